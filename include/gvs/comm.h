@@ -1,0 +1,82 @@
+/*
+ * Communicators: byte-stream connections between a frontend and gvsd,
+ * chosen by URI scheme.  Each transport is a table of function pointers
+ * registered by scheme name; the generic functions below dispatch to it.
+ *
+ *   unix:///absolute/path       AF_UNIX stream socket
+ *   tcp://host:port             TCP (IPv4 or IPv6 literal in [..]), NODELAY
+ *
+ * Later transports (shm, vsock) plug into the same table: a transport
+ * owns how bytes move; the frame layer above only sees send/recv.
+ *
+ * All functions return 0 or a negative GVS_E_* code.
+ */
+#ifndef GVS_COMM_H
+#define GVS_COMM_H
+
+#include <stddef.h>
+#include <sys/uio.h>
+
+struct gvs_conn;
+struct gvs_listener;
+
+struct gvs_uri {
+    char scheme[16];
+    char host[256]; /* tcp: host name or address (no brackets); else "" */
+    char path[108]; /* unix: socket path; else "" */
+    unsigned port;  /* tcp only */
+};
+
+/* Parses a URI; GVS_E_URI if it is malformed, too long or has an unknown
+ * scheme. */
+int gvs_uri_parse(const char *s, struct gvs_uri *out);
+
+/* Writes the canonical text of a URI (for logs and GVS_SERVER). */
+int gvs_uri_format(const struct gvs_uri *u, char *out, size_t outlen);
+
+struct gvs_transport {
+    const char *scheme;
+    int (*listen)(const struct gvs_uri *u, struct gvs_listener **out);
+    int (*accept)(struct gvs_listener *l, struct gvs_conn **out);
+    int (*connect)(const struct gvs_uri *u, struct gvs_conn **out);
+};
+
+/* Looks up a transport by scheme; NULL if none. */
+const struct gvs_transport *gvs_transport_find(const char *scheme);
+
+/* Binds and listens.  unix: an existing socket file at the path is
+ * replaced only if nothing answers on it.  */
+int gvs_listen(const char *uri, struct gvs_listener **out);
+/* Accepts one connection (blocking).  GVS_E_IO on failure; EINTR is
+ * reported as GVS_E_TIMEOUT so the caller can check its signals. */
+int gvs_accept(struct gvs_listener *l, struct gvs_conn **out);
+/* File descriptor to poll for incoming connections. */
+int gvs_listener_fd(const struct gvs_listener *l);
+/* Closes; a unix listener also unlinks its socket file unless
+ * keep_path is set (a forked worker closing the parent's copy). */
+void gvs_listener_close(struct gvs_listener *l, int keep_path);
+/* The URI the listener is bound to (tcp port 0 resolved). */
+const char *gvs_listener_uri(const struct gvs_listener *l);
+
+/* Connects (blocking). GVS_E_CONNECT when nobody answers. */
+int gvs_connect(const char *uri, struct gvs_conn **out);
+
+/* Sends every byte of the iovecs, handling partial writes and EINTR.
+ * GVS_E_CLOSED if the peer has gone, GVS_E_IO otherwise. */
+int gvs_conn_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt);
+int gvs_conn_send(struct gvs_conn *c, const void *p, size_t len);
+/* Receives exactly len bytes, handling partial reads and EINTR.
+ * GVS_E_CLOSED on EOF (at any point), GVS_E_IO otherwise. */
+int gvs_conn_recv(struct gvs_conn *c, void *p, size_t len);
+/* Receives up to len bytes, at least one; *got is set. */
+int gvs_conn_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got);
+/* Descriptor to poll for readability, -1 if the transport has none. */
+int gvs_conn_fd(const struct gvs_conn *c);
+/* Sets the receive timeout in milliseconds (0 = none); GVS_E_TIMEOUT
+ * is then returned by recv when it expires. */
+int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms);
+/* Peer description for logs ("uid=0 pid=42" or "127.0.0.1:5000"). */
+const char *gvs_conn_peer(const struct gvs_conn *c);
+void gvs_conn_close(struct gvs_conn *c);
+
+#endif

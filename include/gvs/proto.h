@@ -1,0 +1,120 @@
+/*
+ * gvs wire protocol: frames and the handshake.  docs/protocol.md is the
+ * normative description; this header is its C binding.
+ *
+ * Frame = 24-byte header + body.  Header fields, little-endian:
+ *   u32 magic   GVS_FRAME_MAGIC
+ *   u32 len     body length, <= the receiver's maximum
+ *   u16 plugin  0 = control, else a plugin id
+ *   u16 op      operation number inside the plugin
+ *   u32 flags   GVS_F_*
+ *   u64 id      request id, chosen by the client, echoed in the reply
+ */
+#ifndef GVS_PROTO_H
+#define GVS_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "gvs/buf.h"
+#include "gvs/comm.h"
+
+#define GVS_FRAME_MAGIC 0x31535647u /* "GVS1" */
+#define GVS_FRAME_HDR_LEN 24u
+#define GVS_PROTO_VERSION 1u
+/* Largest body accepted by default: a bulk chunk plus its arguments. */
+#define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
+/* Bulk data is cut into chunks of this size so no frame exceeds the max. */
+#define GVS_BULK_CHUNK ((size_t)8u << 20)
+
+enum gvs_frame_flags {
+    GVS_F_REPLY = 1u << 0,   /* this frame answers request `id` */
+    GVS_F_NOREPLY = 1u << 1, /* request: the client does not wait */
+};
+#define GVS_F_KNOWN (GVS_F_REPLY | GVS_F_NOREPLY)
+
+struct gvs_frame_hdr {
+    uint32_t len;
+    uint16_t plugin;
+    uint16_t op;
+    uint32_t flags;
+    uint64_t id;
+};
+
+/* Control plugin (id 0) operations. */
+enum gvs_ctl_op {
+    GVS_CTL_HELLO = 1, /* handshake, must be the first frame */
+    GVS_CTL_PING = 2,  /* empty body, empty reply */
+    GVS_CTL_BYE = 3,   /* orderly close, no reply */
+};
+
+/* Encodes a header into 24 bytes. */
+void gvs_frame_hdr_encode(const struct gvs_frame_hdr *h,
+                          uint8_t out[GVS_FRAME_HDR_LEN]);
+/* Decodes and validates a header: GVS_E_PROTO on bad magic or unknown
+ * flags, GVS_E_TOOBIG when len > max.  Zeroes *h on failure. */
+int gvs_frame_hdr_decode(const uint8_t in[GVS_FRAME_HDR_LEN], size_t max,
+                         struct gvs_frame_hdr *h);
+
+/* Sends one frame whose body is the concatenation of iov[0..n-1];
+ * h->len is set from them.  One sendv call: header and body leave
+ * together. */
+int gvs_frame_sendv(struct gvs_conn *c, struct gvs_frame_hdr *h,
+                    const struct iovec *iov, int n);
+/* Sends one frame with the unread bytes of body (NULL: empty body). */
+int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
+                   const struct gvs_buf *body);
+
+/* Receives one frame: validates the header against max before reading
+ * the body, then reads the body into `body` (reset first), growing it
+ * only as bytes arrive.  GVS_E_CLOSED if the peer closed before a header
+ * started, GVS_E_PROTO if it closed mid-frame. */
+int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
+                   struct gvs_buf *body);
+
+/* Handshake ------------------------------------------------------------
+ * HELLO request body:
+ *   u32 proto_version, u32 pid, str program (<= 255 bytes),
+ *   u32 nplugins (<= GVS_MAX_PLUGINS), nplugins x { u16 id, str name,
+ *   u64 table_hash }
+ * HELLO reply body:
+ *   i32 status (0 or GVS_E_*), u32 server proto_version, str message,
+ *   u32 session id.  On status != 0 the server closes the connection.  */
+#define GVS_MAX_PLUGINS 16
+#define GVS_NAME_MAX 255
+
+struct gvs_hello_plugin {
+    uint16_t id;
+    char name[GVS_NAME_MAX + 1];
+    uint64_t table_hash;
+};
+
+struct gvs_hello {
+    uint32_t version;
+    uint32_t pid;
+    char program[GVS_NAME_MAX + 1];
+    uint32_t nplugins;
+    struct gvs_hello_plugin plugins[GVS_MAX_PLUGINS];
+};
+
+int gvs_hello_encode(const struct gvs_hello *h, struct gvs_buf *out);
+/* Strict: rejects truncation, oversize strings, too many plugins and
+ * trailing bytes.  Zeroes *h on failure. */
+int gvs_hello_decode(struct gvs_buf *in, struct gvs_hello *h);
+
+struct gvs_hello_reply {
+    int32_t status;
+    uint32_t version;
+    char message[GVS_NAME_MAX + 1];
+    uint32_t session;
+};
+int gvs_hello_reply_encode(const struct gvs_hello_reply *r,
+                           struct gvs_buf *out);
+int gvs_hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *r);
+
+/* FNV-1a 64 over bytes; used for operation-table hashes. */
+uint64_t gvs_hash64(uint64_t seed, const void *p, size_t len);
+#define GVS_HASH_SEED 0xcbf29ce484222325ull
+
+#endif
