@@ -1,5 +1,5 @@
 /*
- * Every unit test, once.  TEST_ENTRY(name) declares test_name and
+ * Every unit test, once: each entry declares test_<name> and
  * registers it.  Keep one section per module.
  */
 #define TEST_LIST(TEST_ENTRY)                                                \
