@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Runs a CUDA program natively and through gvs, and compares the two runs.
+
+The program's stdout and exit status must be identical.  In --mode gpu both
+runs must also succeed (exit 0); in --mode e2e (a machine without a GPU)
+they must fail the same way.  Through gvs the program runs with `gvs run`:
+over a private Unix-socket gvsd, or over TCP to a gvsd this script starts.
+"""
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+
+TIMEOUT_S = 600
+
+
+def native_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GVS_")}
+    env.pop("LD_LIBRARY_PATH", None)
+    return env
+
+
+def run(cmd, env):
+    start = time.monotonic()
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=TIMEOUT_S)
+    return p, time.monotonic() - start
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_tcp_gvsd(gvsd):
+    port = free_port()
+    uri = f"tcp://127.0.0.1:{port}"
+    r, w = os.pipe()
+    proc = subprocess.Popen([gvsd, "--listen", uri, "--ready-fd", str(w)],
+                            pass_fds=(w,), env=native_env())
+    os.close(w)
+    with os.fdopen(r) as ready:
+        if ready.read().strip() != "ready":
+            proc.kill()
+            sys.exit(f"gvsd did not start on {uri}")
+    return proc, uri
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gvs", required=True)
+    ap.add_argument("--gvsd", required=True)
+    ap.add_argument("--mode", choices=("gpu", "e2e"), required=True)
+    ap.add_argument("--transport", choices=("unix", "tcp"), default="unix")
+    ap.add_argument("program", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    prog = [x for x in a.program if x != "--"]
+
+    native, t_native = run(prog, native_env())
+    daemon = None
+    cmd = [a.gvs, "run"]
+    if a.transport == "tcp":
+        daemon, uri = start_tcp_gvsd(a.gvsd)
+        cmd += ["--server", uri]
+    try:
+        via, t_via = run(cmd + ["--"] + prog, native_env())
+    finally:
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+
+    name = os.path.basename(prog[0])
+    print(f"{name}: native rc={native.returncode} {t_native:.3f}s, "
+          f"gvs/{a.transport} rc={via.returncode} {t_via:.3f}s")
+    out_n = native.stdout.decode(errors="replace")
+    out_v = via.stdout.decode(errors="replace")
+    ok = out_n == out_v and native.returncode == via.returncode
+    if a.mode == "gpu":
+        ok = ok and native.returncode == 0
+    if not ok:
+        print("---- native stdout ----\n" + out_n)
+        print("---- native stderr ----\n" + native.stderr.decode(errors="replace"))
+        print(f"---- gvs/{a.transport} stdout ----\n" + out_v)
+        print(f"---- gvs/{a.transport} stderr ----\n" +
+              via.stderr.decode(errors="replace"))
+        return 1
+    print(out_v, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

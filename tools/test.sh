@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds gvs and runs its tests.  With no argument: every test that needs
+# no GPU (what CI runs).  `tools/test.sh gpu` runs the GPU label instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${GVS_BUILD:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build" -j"$(nproc)"
+cd "$build"
+if [ "${1:-}" = gpu ]; then
+    ctest -L gpu --output-on-failure
+else
+    ctest -LE gpu --output-on-failure -j"$(nproc)"
+fi
