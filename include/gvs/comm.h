@@ -48,7 +48,9 @@ const struct gvs_transport *gvs_transport_find(const char *scheme);
  * replaced only if nothing answers on it.  */
 int gvs_listen(const char *uri, struct gvs_listener **out);
 /* Accepts one connection (blocking).  GVS_E_IO on failure; EINTR is
- * reported as GVS_E_TIMEOUT so the caller can check its signals. */
+ * reported as GVS_E_TIMEOUT so the caller can check its signals, as are
+ * a connection aborted before it was taken and, on a listener the caller
+ * made non-blocking, no pending connection. */
 int gvs_accept(struct gvs_listener *l, struct gvs_conn **out);
 /* File descriptor to poll for incoming connections. */
 int gvs_listener_fd(const struct gvs_listener *l);
@@ -58,7 +60,8 @@ void gvs_listener_close(struct gvs_listener *l, int keep_path);
 /* The URI the listener is bound to (tcp port 0 resolved). */
 const char *gvs_listener_uri(const struct gvs_listener *l);
 
-/* Connects (blocking). GVS_E_CONNECT when nobody answers. */
+/* Connects (blocking). GVS_E_CONNECT when nobody answers or nobody has
+ * answered within $GVS_CONNECT_TIMEOUT_MS milliseconds (default 5000). */
 int gvs_connect(const char *uri, struct gvs_conn **out);
 
 /* Sends every byte of the iovecs, handling partial writes and EINTR.
@@ -75,7 +78,8 @@ int gvs_conn_fd(const struct gvs_conn *c);
 /* Sets the receive timeout in milliseconds (0 = none); GVS_E_TIMEOUT
  * is then returned by recv when it expires. */
 int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms);
-/* Peer description for logs ("uid=0 pid=42" or "127.0.0.1:5000"). */
+/* Peer description for logs ("uid=0 gid=0 pid=42", "127.0.0.1:5000",
+ * "[::1]:5000"). */
 const char *gvs_conn_peer(const struct gvs_conn *c);
 void gvs_conn_close(struct gvs_conn *c);
 

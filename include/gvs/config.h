@@ -32,8 +32,17 @@ void gvs_config_init(struct gvs_config *c);
 
 /* Parses text of length len into *c (on top of what it holds; later
  * values replace earlier scalars, repeatable keys append).  On error
- * returns GVS_E_CONFIG and, if err is not NULL, writes
- * "line N: reason" into err (errlen bytes). */
+ * returns GVS_E_CONFIG (GVS_E_NOMEM when out of memory) and, if err is
+ * not NULL, writes "line N: reason" into err (errlen bytes); *c then
+ * keeps what the lines before held, for gvs_config_free.
+ *
+ * Syntax: "key = value" or "key=value"; keys and values are trimmed; a
+ * '#' at the start of a line or after a blank starts a comment ("a#b"
+ * is a value).  Values are checked: listen and server are URIs that
+ * gvs_uri_parse accepts, log_level one gvs_log_parse_level accepts,
+ * max_frame a decimal byte count with an optional K, M or G suffix in
+ * 4096..GVS_BUF_MAX_CEILING, handshake_timeout_ms in 0..3600000,
+ * max_sessions in 1..4096. */
 int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
                      char *err, size_t errlen);
 

@@ -69,7 +69,10 @@ int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
 /* Receives one frame: validates the header against max before reading
  * the body, then reads the body into `body` (reset first), growing it
  * only as bytes arrive.  GVS_E_CLOSED if the peer closed before a header
- * started, GVS_E_PROTO if it closed mid-frame. */
+ * started, GVS_E_PROTO if it closed mid-frame.  GVS_E_TOOBIG when the
+ * header's len exceeds max or the body buffer's maximum (nothing of the
+ * body is read).  GVS_E_TIMEOUT when the connection's receive timeout
+ * expires; after one mid-frame the stream is out of step: close it. */
 int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
                    struct gvs_buf *body);
 

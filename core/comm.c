@@ -1,0 +1,150 @@
+#include <stdint.h>
+#include <string.h>
+
+#include "comm_impl.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+/* Every transport, by scheme.  A new transport adds one line here. */
+static const struct gvs_transport *const transports[] = {
+    &gvs_transport_unix,
+    &gvs_transport_tcp,
+};
+
+const struct gvs_transport *gvs_transport_find(const char *scheme)
+{
+    for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+        if (strcmp(transports[i]->scheme, scheme) == 0)
+            return transports[i];
+    return NULL;
+}
+
+struct gvs_conn *gvs_conn_alloc(const struct gvs_conn_ops *ops)
+{
+    struct gvs_conn *c = gvs_calloc(1, sizeof(*c));
+    if (c != NULL) {
+        c->ops = ops;
+        c->fd = -1;
+    }
+    return c;
+}
+
+struct gvs_listener *gvs_listener_alloc(const struct gvs_transport *t)
+{
+    struct gvs_listener *l = gvs_calloc(1, sizeof(*l));
+    if (l != NULL) {
+        l->transport = t;
+        l->fd = -1;
+    }
+    return l;
+}
+
+static int lookup(const char *uri, struct gvs_uri *u,
+                  const struct gvs_transport **t)
+{
+    int r = gvs_uri_parse(uri, u);
+    if (r < 0)
+        return r;
+    *t = gvs_transport_find(u->scheme);
+    return *t != NULL ? 0 : GVS_E_URI;
+}
+
+int gvs_listen(const char *uri, struct gvs_listener **out)
+{
+    struct gvs_uri u;
+    const struct gvs_transport *t;
+    *out = NULL;
+    int r = lookup(uri, &u, &t);
+    return r < 0 ? r : t->listen(&u, out);
+}
+
+int gvs_accept(struct gvs_listener *l, struct gvs_conn **out)
+{
+    *out = NULL;
+    return l->transport->accept(l, out);
+}
+
+int gvs_listener_fd(const struct gvs_listener *l)
+{
+    return l->fd;
+}
+
+void gvs_listener_close(struct gvs_listener *l, int keep_path)
+{
+    if (l == NULL)
+        return;
+    l->close(l, keep_path);
+    gvs_free(l);
+}
+
+const char *gvs_listener_uri(const struct gvs_listener *l)
+{
+    return l->uri;
+}
+
+int gvs_connect(const char *uri, struct gvs_conn **out)
+{
+    struct gvs_uri u;
+    const struct gvs_transport *t;
+    *out = NULL;
+    int r = lookup(uri, &u, &t);
+    return r < 0 ? r : t->connect(&u, out);
+}
+
+int gvs_conn_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
+{
+    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL))
+        return GVS_E_INVAL;
+    return c->ops->sendv(c, iov, iovcnt);
+}
+
+int gvs_conn_send(struct gvs_conn *c, const void *p, size_t len)
+{
+    struct iovec iov = {.iov_base = (void *)(uintptr_t)p, .iov_len = len};
+    return c->ops->sendv(c, &iov, 1);
+}
+
+int gvs_conn_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
+{
+    *got = 0;
+    if (len == 0)
+        return 0;
+    return c->ops->recv_some(c, p, len, got);
+}
+
+int gvs_conn_recv(struct gvs_conn *c, void *p, size_t len)
+{
+    uint8_t *dst = p;
+    while (len > 0) {
+        size_t got;
+        int r = c->ops->recv_some(c, dst, len, &got);
+        if (r < 0)
+            return r;
+        dst += got;
+        len -= got;
+    }
+    return 0;
+}
+
+int gvs_conn_fd(const struct gvs_conn *c)
+{
+    return c->fd;
+}
+
+int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms)
+{
+    return c->ops->set_timeout(c, ms);
+}
+
+const char *gvs_conn_peer(const struct gvs_conn *c)
+{
+    return c->peer;
+}
+
+void gvs_conn_close(struct gvs_conn *c)
+{
+    if (c == NULL)
+        return;
+    c->ops->close(c);
+    gvs_free(c);
+}

@@ -1,0 +1,130 @@
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "gvs/err.h"
+
+/* iovecs handed to one sendmsg; more are sent by later calls. */
+#define SENDV_BATCH 64
+
+static int send_errno(int e)
+{
+    return e == EPIPE || e == ECONNRESET ? GVS_E_CLOSED : GVS_E_IO;
+}
+
+/* MSG_NOSIGNAL: a library inside a user's program must never raise
+ * SIGPIPE when the peer has gone. */
+static int fd_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
+{
+    int i = 0;
+    size_t skip = 0; /* bytes of iov[i] already sent */
+    while (i < iovcnt) {
+        struct iovec batch[SENDV_BATCH];
+        int n = 0;
+        for (int j = i; j < iovcnt && n < SENDV_BATCH; j++) {
+            size_t off = j == i ? skip : 0;
+            if (iov[j].iov_len == off)
+                continue;
+            batch[n].iov_base = (uint8_t *)iov[j].iov_base + off;
+            batch[n].iov_len = iov[j].iov_len - off;
+            n++;
+        }
+        if (n == 0)
+            return 0;
+        struct msghdr msg = {.msg_iov = batch, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return send_errno(errno);
+        }
+        size_t sent = (size_t)w;
+        while (i < iovcnt && sent >= iov[i].iov_len - skip) {
+            sent -= iov[i].iov_len - skip;
+            skip = 0;
+            i++;
+        }
+        skip += sent;
+    }
+    return 0;
+}
+
+static int fd_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
+{
+    for (;;) {
+        ssize_t r = recv(c->fd, p, len, 0);
+        if (r > 0) {
+            *got = (size_t)r;
+            return 0;
+        }
+        if (r == 0)
+            return GVS_E_CLOSED;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return GVS_E_TIMEOUT;
+        return errno == ECONNRESET ? GVS_E_CLOSED : GVS_E_IO;
+    }
+}
+
+static int fd_set_timeout(struct gvs_conn *c, unsigned ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+        return GVS_E_IO;
+    return 0;
+}
+
+static void fd_close(struct gvs_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+const struct gvs_conn_ops gvs_fd_conn_ops = {
+    .sendv = fd_sendv,
+    .recv_some = fd_recv_some,
+    .set_timeout = fd_set_timeout,
+    .close = fd_close,
+};
+
+int gvs_fd_conn_new(int fd, struct gvs_conn **out)
+{
+    struct gvs_conn *c = gvs_conn_alloc(&gvs_fd_conn_ops);
+    if (c == NULL) {
+        close(fd);
+        return GVS_E_NOMEM;
+    }
+    c->fd = fd;
+    *out = c;
+    return 0;
+}
+
+int gvs_fd_accept(int lfd, int *fd)
+{
+    *fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (*fd >= 0)
+        return 0;
+    if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN ||
+        errno == EWOULDBLOCK)
+        return GVS_E_TIMEOUT;
+    return GVS_E_IO;
+}
+
+unsigned gvs_connect_timeout_ms(void)
+{
+    const char *s = getenv("GVS_CONNECT_TIMEOUT_MS");
+    if (s == NULL || *s < '0' || *s > '9')
+        return GVS_CONNECT_TIMEOUT_MS_DEFAULT;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v == 0 || v > 3600000ul)
+        return GVS_CONNECT_TIMEOUT_MS_DEFAULT;
+    return (unsigned)v;
+}

@@ -1,0 +1,74 @@
+/*
+ * How a transport builds the objects behind struct gvs_conn and struct
+ * gvs_listener.  Internal to gvs_core.
+ *
+ * A connection is a table of operations plus the little the generic layer
+ * needs (a pollable descriptor and a peer string).  A transport whose fast
+ * path is not a socket (shared memory) supplies its own operations and
+ * keeps its state in `priv`; socket transports share the fd_* helpers.
+ */
+#ifndef GVS_COMM_IMPL_H
+#define GVS_COMM_IMPL_H
+
+#include <stddef.h>
+#include <sys/uio.h>
+
+#include "gvs/comm.h"
+
+#define GVS_PEER_MAX 128
+#define GVS_URI_TEXT_MAX 320
+#define GVS_CONNECT_TIMEOUT_MS_DEFAULT 5000u
+
+struct gvs_conn_ops {
+    /* Sends every byte or fails (GVS_E_CLOSED, GVS_E_IO). */
+    int (*sendv)(struct gvs_conn *c, const struct iovec *iov, int iovcnt);
+    /* Receives 1..len bytes; GVS_E_CLOSED on EOF, GVS_E_TIMEOUT when the
+     * receive timeout expires. */
+    int (*recv_some)(struct gvs_conn *c, void *p, size_t len, size_t *got);
+    int (*set_timeout)(struct gvs_conn *c, unsigned ms);
+    /* Releases the transport's resources; the generic layer frees c. */
+    void (*close)(struct gvs_conn *c);
+};
+
+struct gvs_conn {
+    const struct gvs_conn_ops *ops;
+    int fd; /* descriptor to poll for readability, -1 if none */
+    char peer[GVS_PEER_MAX];
+    void *priv; /* transport state */
+};
+
+struct gvs_listener {
+    const struct gvs_transport *transport;
+    /* Releases the transport's resources; the generic layer frees l. */
+    void (*close)(struct gvs_listener *l, int keep_path);
+    int fd;
+    char uri[GVS_URI_TEXT_MAX];
+    void *priv;
+};
+
+/* Zeroed objects with fd -1, or NULL when out of memory. */
+struct gvs_conn *gvs_conn_alloc(const struct gvs_conn_ops *ops);
+struct gvs_listener *gvs_listener_alloc(const struct gvs_transport *t);
+
+/* Socket helpers shared by socket transports. ---------------------- */
+
+/* Operations of a plain connected stream socket in c->fd; close() closes
+ * the descriptor. */
+extern const struct gvs_conn_ops gvs_fd_conn_ops;
+
+/* Wraps a connected socket; closes fd on failure. */
+int gvs_fd_conn_new(int fd, struct gvs_conn **out);
+
+/* accept4(SOCK_CLOEXEC) on a listening socket: GVS_E_TIMEOUT when
+ * interrupted (EINTR, or a connection aborted before it was taken),
+ * GVS_E_IO otherwise. */
+int gvs_fd_accept(int lfd, int *fd);
+
+/* Connect timeout: $GVS_CONNECT_TIMEOUT_MS when it is a positive
+ * decimal number, else GVS_CONNECT_TIMEOUT_MS_DEFAULT. */
+unsigned gvs_connect_timeout_ms(void);
+
+extern const struct gvs_transport gvs_transport_unix;
+extern const struct gvs_transport gvs_transport_tcp;
+
+#endif

@@ -1,0 +1,193 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+static void format_addr(const struct sockaddr *sa, socklen_t len, char *out,
+                        size_t outlen)
+{
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        snprintf(out, outlen, "tcp peer");
+    else if (sa->sa_family == AF_INET6)
+        snprintf(out, outlen, "[%s]:%s", host, port);
+    else
+        snprintf(out, outlen, "%s:%s", host, port);
+}
+
+static void set_peer(struct gvs_conn *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0)
+        format_addr((struct sockaddr *)&ss, len, c->peer, sizeof(c->peer));
+    else
+        snprintf(c->peer, sizeof(c->peer), "tcp peer");
+}
+
+/* Requests go out as soon as they are written: they are small and the
+ * client waits for each reply. */
+static void set_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int resolve(const struct gvs_uri *u, int passive, struct addrinfo **res)
+{
+    char port[8];
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC,
+        .ai_socktype = SOCK_STREAM,
+        .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0),
+    };
+    snprintf(port, sizeof(port), "%u", u->port);
+    return getaddrinfo(u->host, port, &hints, res) == 0 ? 0 : -1;
+}
+
+static void tcp_listener_close(struct gvs_listener *l, int keep_path)
+{
+    (void)keep_path;
+    if (l->fd >= 0)
+        close(l->fd);
+}
+
+static int listen_on(const struct addrinfo *ai)
+{
+    int one = 1;
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+    if (fd < 0)
+        return -1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+        listen(fd, SOMAXCONN) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int tcp_listen(const struct gvs_uri *u, struct gvs_listener **out)
+{
+    struct addrinfo *res;
+    if (resolve(u, 1, &res) < 0)
+        return GVS_E_IO;
+    int fd = -1;
+    for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
+        fd = listen_on(ai);
+    freeaddrinfo(res);
+    if (fd < 0)
+        return GVS_E_IO;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+        close(fd);
+        return GVS_E_IO;
+    }
+    struct gvs_listener *l = gvs_listener_alloc(&gvs_transport_tcp);
+    if (l == NULL) {
+        close(fd);
+        return GVS_E_NOMEM;
+    }
+    /* Port 0 asks the kernel to choose: report the port it chose. */
+    struct gvs_uri bound = *u;
+    bound.port = ss.ss_family == AF_INET6
+                     ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    gvs_uri_format(&bound, l->uri, sizeof(l->uri));
+    l->fd = fd;
+    l->close = tcp_listener_close;
+    *out = l;
+    return 0;
+}
+
+static int tcp_accept(struct gvs_listener *l, struct gvs_conn **out)
+{
+    int fd;
+    int r = gvs_fd_accept(l->fd, &fd);
+    if (r < 0)
+        return r;
+    set_nodelay(fd);
+    r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        set_peer(*out);
+    return r;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Non-blocking connect bounded by the deadline, so an address that drops
+ * packets cannot hang the client.  Returns a blocking socket or -1. */
+static int connect_one(const struct addrinfo *ai, long long deadline)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+    if (fd < 0)
+        return -1;
+    int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (r < 0 && (errno == EINPROGRESS || errno == EINTR)) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        long long left;
+        while ((left = deadline - now_ms()) > 0) {
+            int n = poll(&pfd, 1, (int)left);
+            if (n > 0 || (n < 0 && errno != EINTR))
+                break;
+        }
+        int err = 0;
+        socklen_t len = sizeof(err);
+        r = -1;
+        if ((pfd.revents & (POLLOUT | POLLERR | POLLHUP)) != 0 &&
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+            r = 0;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (r < 0 || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int tcp_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    struct addrinfo *res;
+    if (resolve(u, 0, &res) < 0)
+        return GVS_E_CONNECT;
+    long long deadline = now_ms() + gvs_connect_timeout_ms();
+    int fd = -1;
+    for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
+        fd = connect_one(ai, deadline);
+    freeaddrinfo(res);
+    if (fd < 0)
+        return GVS_E_CONNECT;
+    set_nodelay(fd);
+    int r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        set_peer(*out);
+    return r;
+}
+
+const struct gvs_transport gvs_transport_tcp = {
+    .scheme = "tcp",
+    .listen = tcp_listen,
+    .accept = tcp_accept,
+    .connect = tcp_connect,
+};

@@ -1,0 +1,161 @@
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+/* Identity of the socket file we created, so close unlinks only ours. */
+struct unix_listener {
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    dev_t dev;
+    ino_t ino;
+};
+
+static void set_addr(struct sockaddr_un *sa, const char *path)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path);
+}
+
+static void set_peer(struct gvs_conn *c)
+{
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+        snprintf(c->peer, sizeof(c->peer), "uid=%u gid=%u pid=%ld",
+                 (unsigned)cr.uid, (unsigned)cr.gid, (long)cr.pid);
+    else
+        snprintf(c->peer, sizeof(c->peer), "unix peer");
+}
+
+/* An existing socket file may be left over from a crashed server.  It is
+ * replaced only when it is a socket nobody answers on; a live server's
+ * socket is never stolen. */
+static int remove_stale(const struct sockaddr_un *sa)
+{
+    struct stat st;
+    if (lstat(sa->sun_path, &st) < 0)
+        return errno == ENOENT ? 0 : GVS_E_IO;
+    if (!S_ISSOCK(st.st_mode))
+        return GVS_E_IO;
+    /* Non-blocking: a live server with a full backlog answers EAGAIN
+     * instead of making us wait. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return GVS_E_IO;
+    int r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+    int e = errno;
+    close(fd);
+    if (r == 0 || e != ECONNREFUSED)
+        return GVS_E_IO;
+    return unlink(sa->sun_path) == 0 || errno == ENOENT ? 0 : GVS_E_IO;
+}
+
+static void unix_listener_close(struct gvs_listener *l, int keep_path)
+{
+    struct unix_listener *ul = l->priv;
+    struct stat st;
+    if (!keep_path && lstat(ul->path, &st) == 0 && st.st_dev == ul->dev &&
+        st.st_ino == ul->ino)
+        unlink(ul->path);
+    if (l->fd >= 0)
+        close(l->fd);
+    gvs_free(ul);
+}
+
+static int bind_listen(int fd, const struct sockaddr_un *sa)
+{
+    int r = bind(fd, (const struct sockaddr *)sa, sizeof(*sa));
+    if (r < 0 && errno == EADDRINUSE) {
+        if (remove_stale(sa) < 0)
+            return GVS_E_IO;
+        r = bind(fd, (const struct sockaddr *)sa, sizeof(*sa));
+    }
+    if (r < 0 || listen(fd, SOMAXCONN) < 0)
+        return GVS_E_IO;
+    return 0;
+}
+
+static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
+{
+    struct sockaddr_un sa;
+    struct stat st;
+    set_addr(&sa, u->path);
+    struct gvs_listener *l = gvs_listener_alloc(&gvs_transport_unix);
+    struct unix_listener *ul = gvs_calloc(1, sizeof(*ul));
+    if (l == NULL || ul == NULL) {
+        gvs_free(l);
+        gvs_free(ul);
+        return GVS_E_NOMEM;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int r = fd < 0 ? GVS_E_IO : bind_listen(fd, &sa);
+    if (r == 0 && lstat(sa.sun_path, &st) < 0)
+        r = GVS_E_IO;
+    if (r < 0) {
+        if (fd >= 0)
+            close(fd);
+        gvs_free(l);
+        gvs_free(ul);
+        return r;
+    }
+    snprintf(ul->path, sizeof(ul->path), "%s", u->path);
+    ul->dev = st.st_dev;
+    ul->ino = st.st_ino;
+    l->priv = ul;
+    l->fd = fd;
+    l->close = unix_listener_close;
+    gvs_uri_format(u, l->uri, sizeof(l->uri));
+    *out = l;
+    return 0;
+}
+
+static int unix_accept(struct gvs_listener *l, struct gvs_conn **out)
+{
+    int fd;
+    int r = gvs_fd_accept(l->fd, &fd);
+    if (r == 0)
+        r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        set_peer(*out);
+    return r;
+}
+
+/* A blocking AF_UNIX connect waits while the server's backlog is full;
+ * SO_SNDTIMEO bounds that wait so a stopped server cannot hang us. */
+static int unix_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    struct sockaddr_un sa;
+    set_addr(&sa, u->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return GVS_E_IO;
+    unsigned ms = gvs_connect_timeout_ms();
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    struct timeval none = {0, 0};
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0) {
+        close(fd);
+        return GVS_E_CONNECT;
+    }
+    int r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        set_peer(*out);
+    return r;
+}
+
+const struct gvs_transport gvs_transport_unix = {
+    .scheme = "unix",
+    .listen = unix_listen,
+    .accept = unix_accept,
+    .connect = unix_connect,
+};

@@ -1,0 +1,278 @@
+#include <limits.h>
+#include <string.h>
+
+#include "le.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+
+/* Body bytes asked of the connection at first; later reads ask for as
+ * much as has already arrived, so memory follows the data, never the
+ * declared length. */
+#define RECV_PIECE_MIN ((size_t)64 << 10)
+/* iovecs gvs_frame_sendv builds on the stack before allocating. */
+#define SENDV_STACK 16
+
+void gvs_frame_hdr_encode(const struct gvs_frame_hdr *h,
+                          uint8_t out[GVS_FRAME_HDR_LEN])
+{
+    gvs_le_store(out, GVS_FRAME_MAGIC, 4);
+    gvs_le_store(out + 4, h->len, 4);
+    gvs_le_store(out + 8, h->plugin, 2);
+    gvs_le_store(out + 10, h->op, 2);
+    gvs_le_store(out + 12, h->flags, 4);
+    gvs_le_store(out + 16, h->id, 8);
+}
+
+int gvs_frame_hdr_decode(const uint8_t in[GVS_FRAME_HDR_LEN], size_t max,
+                         struct gvs_frame_hdr *h)
+{
+    memset(h, 0, sizeof(*h));
+    if (gvs_le_load(in, 4) != GVS_FRAME_MAGIC)
+        return GVS_E_PROTO;
+    uint32_t flags = (uint32_t)gvs_le_load(in + 12, 4);
+    if ((flags & ~(uint32_t)GVS_F_KNOWN) != 0)
+        return GVS_E_PROTO;
+    uint32_t len = (uint32_t)gvs_le_load(in + 4, 4);
+    if (len > max)
+        return GVS_E_TOOBIG;
+    h->len = len;
+    h->plugin = (uint16_t)gvs_le_load(in + 8, 2);
+    h->op = (uint16_t)gvs_le_load(in + 10, 2);
+    h->flags = flags;
+    h->id = gvs_le_load(in + 16, 8);
+    return 0;
+}
+
+int gvs_frame_sendv(struct gvs_conn *c, struct gvs_frame_hdr *h,
+                    const struct iovec *iov, int n)
+{
+    struct iovec stack[SENDV_STACK], *v = stack;
+    uint8_t hdr[GVS_FRAME_HDR_LEN];
+    size_t total = 0;
+    if (n < 0 || n == INT_MAX || (n > 0 && iov == NULL))
+        return GVS_E_INVAL;
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len > UINT32_MAX - total)
+            return GVS_E_TOOBIG;
+        total += iov[i].iov_len;
+    }
+    if (n + 1 > SENDV_STACK) {
+        v = gvs_calloc((size_t)n + 1, sizeof(*v));
+        if (v == NULL)
+            return GVS_E_NOMEM;
+    }
+    h->len = (uint32_t)total;
+    gvs_frame_hdr_encode(h, hdr);
+    v[0].iov_base = hdr;
+    v[0].iov_len = sizeof(hdr);
+    for (int i = 0; i < n; i++)
+        v[i + 1] = iov[i];
+    int r = gvs_conn_sendv(c, v, n + 1);
+    if (v != stack)
+        gvs_free(v);
+    return r;
+}
+
+int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
+                   const struct gvs_buf *body)
+{
+    struct iovec iov = {0};
+    if (body != NULL) {
+        iov.iov_base = (void *)(uintptr_t)gvs_buf_ptr(body);
+        iov.iov_len = gvs_buf_len(body);
+    }
+    return gvs_frame_sendv(c, h, &iov, body != NULL ? 1 : 0);
+}
+
+static int recv_header(struct gvs_conn *c, uint8_t hdr[GVS_FRAME_HDR_LEN])
+{
+    size_t got;
+    int r = gvs_conn_recv_some(c, hdr, GVS_FRAME_HDR_LEN, &got);
+    if (r < 0)
+        return r;
+    r = gvs_conn_recv(c, hdr + got, GVS_FRAME_HDR_LEN - got);
+    return r == GVS_E_CLOSED ? GVS_E_PROTO : r;
+}
+
+static int recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t piece = done > RECV_PIECE_MIN ? done : RECV_PIECE_MIN;
+        if (piece > len - done)
+            piece = len - done;
+        uint8_t *dst;
+        size_t got;
+        int r = gvs_buf_reserve(body, piece, &dst);
+        if (r < 0)
+            return r;
+        r = gvs_conn_recv_some(c, dst, piece, &got);
+        gvs_buf_unput(body, piece - got);
+        if (r < 0)
+            return r == GVS_E_CLOSED ? GVS_E_PROTO : r;
+        done += got;
+    }
+    return 0;
+}
+
+int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
+                   struct gvs_buf *body)
+{
+    uint8_t hdr[GVS_FRAME_HDR_LEN];
+    memset(h, 0, sizeof(*h));
+    gvs_buf_reset(body);
+    int r = recv_header(c, hdr);
+    if (r < 0)
+        return r;
+    if (max > gvs_buf_max(body))
+        max = gvs_buf_max(body);
+    struct gvs_frame_hdr tmp;
+    r = gvs_frame_hdr_decode(hdr, max, &tmp);
+    if (r < 0)
+        return r;
+    r = recv_body(c, tmp.len, body);
+    if (r < 0) {
+        gvs_buf_reset(body);
+        return r;
+    }
+    *h = tmp;
+    return 0;
+}
+
+/* Copies a length-prefixed name of at most GVS_NAME_MAX bytes without a
+ * NUL into out, NUL-terminated. */
+static int get_name(struct gvs_buf *in, char out[GVS_NAME_MAX + 1])
+{
+    const uint8_t *p;
+    size_t len;
+    memset(out, 0, GVS_NAME_MAX + 1);
+    int r = gvs_buf_get_blob(in, &p, &len);
+    if (r < 0)
+        return r;
+    if (len > GVS_NAME_MAX)
+        return GVS_E_TOOBIG;
+    if (len != 0 && memchr(p, '\0', len) != NULL)
+        return GVS_E_PROTO;
+    if (len != 0)
+        memcpy(out, p, len);
+    return 0;
+}
+
+static int put_name(struct gvs_buf *out, const char name[GVS_NAME_MAX + 1])
+{
+    size_t len = strnlen(name, GVS_NAME_MAX + 1);
+    if (len > GVS_NAME_MAX)
+        return GVS_E_INVAL;
+    return gvs_buf_put_blob(out, name, len);
+}
+
+/* An encoder appends all or nothing: on failure it takes back what it
+ * had appended. */
+static int encode_end(struct gvs_buf *out, size_t before, int r)
+{
+    if (r < 0)
+        gvs_buf_unput(out, gvs_buf_len(out) - before);
+    return r;
+}
+
+int gvs_hello_encode(const struct gvs_hello *h, struct gvs_buf *out)
+{
+    size_t before = gvs_buf_len(out);
+    if (h->nplugins > GVS_MAX_PLUGINS)
+        return GVS_E_TOOBIG;
+    int r = gvs_buf_put_u32(out, h->version);
+    if (r == 0)
+        r = gvs_buf_put_u32(out, h->pid);
+    if (r == 0)
+        r = put_name(out, h->program);
+    if (r == 0)
+        r = gvs_buf_put_u32(out, h->nplugins);
+    for (uint32_t i = 0; r == 0 && i < h->nplugins; i++) {
+        r = gvs_buf_put_u16(out, h->plugins[i].id);
+        if (r == 0)
+            r = put_name(out, h->plugins[i].name);
+        if (r == 0)
+            r = gvs_buf_put_u64(out, h->plugins[i].table_hash);
+    }
+    return encode_end(out, before, r);
+}
+
+static int hello_decode(struct gvs_buf *in, struct gvs_hello *h)
+{
+    int r = gvs_buf_get_u32(in, &h->version);
+    if (r == 0)
+        r = gvs_buf_get_u32(in, &h->pid);
+    if (r == 0)
+        r = get_name(in, h->program);
+    if (r == 0)
+        r = gvs_buf_get_u32(in, &h->nplugins);
+    if (r == 0 && h->nplugins > GVS_MAX_PLUGINS)
+        r = GVS_E_TOOBIG;
+    for (uint32_t i = 0; r == 0 && i < h->nplugins; i++) {
+        r = gvs_buf_get_u16(in, &h->plugins[i].id);
+        if (r == 0)
+            r = get_name(in, h->plugins[i].name);
+        if (r == 0)
+            r = gvs_buf_get_u64(in, &h->plugins[i].table_hash);
+    }
+    return r == 0 ? gvs_buf_expect_end(in) : r;
+}
+
+int gvs_hello_decode(struct gvs_buf *in, struct gvs_hello *h)
+{
+    memset(h, 0, sizeof(*h));
+    int r = hello_decode(in, h);
+    if (r < 0)
+        memset(h, 0, sizeof(*h));
+    return r;
+}
+
+int gvs_hello_reply_encode(const struct gvs_hello_reply *rp,
+                           struct gvs_buf *out)
+{
+    size_t before = gvs_buf_len(out);
+    int r = gvs_buf_put_i32(out, rp->status);
+    if (r == 0)
+        r = gvs_buf_put_u32(out, rp->version);
+    if (r == 0)
+        r = put_name(out, rp->message);
+    if (r == 0)
+        r = gvs_buf_put_u32(out, rp->session);
+    return encode_end(out, before, r);
+}
+
+static int hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *rp)
+{
+    int r = gvs_buf_get_i32(in, &rp->status);
+    /* A status is 0 or a GVS_E_* code, never positive. */
+    if (r == 0 && rp->status > 0)
+        r = GVS_E_PROTO;
+    if (r == 0)
+        r = gvs_buf_get_u32(in, &rp->version);
+    if (r == 0)
+        r = get_name(in, rp->message);
+    if (r == 0)
+        r = gvs_buf_get_u32(in, &rp->session);
+    return r == 0 ? gvs_buf_expect_end(in) : r;
+}
+
+int gvs_hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *rp)
+{
+    memset(rp, 0, sizeof(*rp));
+    int r = hello_reply_decode(in, rp);
+    if (r < 0)
+        memset(rp, 0, sizeof(*rp));
+    return r;
+}
+
+uint64_t gvs_hash64(uint64_t seed, const void *p, size_t len)
+{
+    const uint8_t *s = p;
+    uint64_t h = seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

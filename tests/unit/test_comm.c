@@ -1,0 +1,372 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "test.h"
+#include "test_core.h"
+
+#define BIG_LEN ((size_t)32 << 20)
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
+{
+    uint32_t x = seed;
+    for (size_t i = 0; i < len; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (uint8_t)(x >> 16);
+    }
+}
+
+static int is_cloexec(int fd)
+{
+    int fl = fcntl(fd, F_GETFD);
+    return fl >= 0 && (fl & FD_CLOEXEC) != 0;
+}
+
+static void on_tick(int sig)
+{
+    (void)sig;
+}
+
+/* The peer process: receives one big frame, checks it, answers with a
+ * different pattern.  A signal every millisecond, without SA_RESTART,
+ * cuts its sends and receives short (partial writes, EINTR), and a small
+ * send buffer makes each write take many rounds.  Returns the exit
+ * status. */
+static int echo_peer(const char *uri)
+{
+    struct sigaction sa = {.sa_handler = on_tick};
+    struct itimerval it = {{0, 1000}, {0, 1000}};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) < 0 ||
+        setitimer(ITIMER_REAL, &it, NULL) < 0)
+        return 1;
+    struct gvs_conn *c;
+    struct gvs_buf *body = gvs_buf_new(2 * BIG_LEN);
+    uint8_t *want = malloc(BIG_LEN);
+    struct gvs_frame_hdr h;
+    if (body == NULL || want == NULL || gvs_connect(uri, &c) != 0)
+        return 2;
+    int small = 64 << 10;
+    setsockopt(gvs_conn_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    if (gvs_frame_recv(c, 2 * BIG_LEN, &h, body) != 0)
+        return 3;
+    fill_pattern(want, BIG_LEN, 1);
+    if (h.len != BIG_LEN || gvs_buf_len(body) != BIG_LEN ||
+        memcmp(gvs_buf_ptr(body), want, BIG_LEN) != 0)
+        return 4;
+    fill_pattern(want, BIG_LEN, 2);
+    struct iovec iov[2] = {{want, 1000}, {want + 1000, BIG_LEN - 1000}};
+    h.flags = GVS_F_REPLY;
+    if (gvs_frame_sendv(c, &h, iov, 2) != 0)
+        return 5;
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    free(want);
+    return 0;
+}
+
+static int big_transfer(const char *uri)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c;
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT(is_cloexec(gvs_listener_fd(l)));
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        _exit(echo_peer(gvs_listener_uri(l)));
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    ASSERT(is_cloexec(gvs_conn_fd(c)));
+
+    uint8_t *data = malloc(BIG_LEN);
+    struct gvs_buf *body = gvs_buf_new(2 * BIG_LEN);
+    ASSERT(data != NULL && body != NULL);
+    fill_pattern(data, BIG_LEN, 1);
+    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .id = 5};
+    struct iovec iov = {data, BIG_LEN};
+    ASSERT_EQ(gvs_frame_sendv(c, &h, &iov, 1), 0);
+    ASSERT_EQ(gvs_frame_recv(c, 2 * BIG_LEN, &h, body), 0);
+    ASSERT_EQ(h.flags, GVS_F_REPLY);
+    ASSERT_U64_EQ(h.id, 5);
+    ASSERT_EQ(h.len, BIG_LEN);
+    fill_pattern(data, BIG_LEN, 2);
+    ASSERT_EQ(gvs_buf_len(body), BIG_LEN);
+    ASSERT(memcmp(gvs_buf_ptr(body), data, BIG_LEN) == 0);
+
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
+    gvs_conn_close(c);
+    gvs_listener_close(l, 0);
+    gvs_buf_free(body);
+    free(data);
+    return 0;
+}
+
+TEST_IMPL(comm_unix_transfer)
+{
+    char uri[160];
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "big");
+    return big_transfer(uri);
+}
+
+TEST_IMPL(comm_tcp_transfer)
+{
+    return big_transfer("tcp://127.0.0.1:0");
+}
+
+TEST_IMPL(comm_registry)
+{
+    ASSERT(gvs_transport_find("unix") != NULL);
+    ASSERT(gvs_transport_find("tcp") != NULL);
+    ASSERT(gvs_transport_find("shm") == NULL);
+    struct gvs_listener *l = (struct gvs_listener *)1;
+    struct gvs_conn *c = (struct gvs_conn *)1;
+    ASSERT_EQ(gvs_listen("bogus", &l), GVS_E_URI);
+    ASSERT(l == NULL);
+    ASSERT_EQ(gvs_connect("tcp://x", &c), GVS_E_URI);
+    ASSERT(c == NULL);
+    return 0;
+}
+
+TEST_IMPL(comm_peer_and_uri)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    char uri[160], want[160];
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "peer");
+    ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+    ASSERT_STR_EQ(gvs_listener_uri(l), uri);
+    snprintf(want, sizeof(want), "uid=%u gid=%u pid=%ld", (unsigned)getuid(),
+             (unsigned)getgid(), (long)getpid());
+    ASSERT_STR_EQ(gvs_conn_peer(a), want);
+    ASSERT_STR_EQ(gvs_conn_peer(b), want);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &a, &b), 0);
+    const char *bound = gvs_listener_uri(l);
+    ASSERT(strncmp(bound, "tcp://127.0.0.1:", 16) == 0);
+    ASSERT(strcmp(bound, "tcp://127.0.0.1:0") != 0);
+    snprintf(want, sizeof(want), "127.0.0.1:%s", bound + 16);
+    ASSERT_STR_EQ(gvs_conn_peer(a), want);
+    ASSERT(strncmp(gvs_conn_peer(b), "127.0.0.1:", 10) == 0);
+    ASSERT(is_cloexec(gvs_conn_fd(a)));
+    ASSERT_EQ(gvs_conn_send(a, "ping", 4), 0);
+    char got[4];
+    size_t n;
+    ASSERT_EQ(gvs_conn_recv_some(b, got, 4, &n), 0);
+    ASSERT(n >= 1 && n <= 4);
+    ASSERT_EQ(gvs_conn_recv(b, got + n, 4 - n), 0);
+    ASSERT_MEM_EQ(got, "ping", 4);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    gvs_conn_close(NULL);
+    gvs_listener_close(NULL, 0);
+    return 0;
+}
+
+TEST_IMPL(comm_recv_timeout)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    char buf[8];
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &a, &b), 0);
+    ASSERT_EQ(gvs_conn_set_timeout(b, 150), 0);
+    long long t0 = now_ms();
+    ASSERT_EQ(gvs_conn_recv(b, buf, sizeof(buf)), GVS_E_TIMEOUT);
+    long long dt = now_ms() - t0;
+    ASSERT_GE(dt, 100);
+    ASSERT_LT(dt, 5000);
+    /* Timeout 0 restores blocking reads: data still arrives. */
+    ASSERT_EQ(gvs_conn_set_timeout(b, 0), 0);
+    ASSERT_EQ(gvs_conn_send(a, "12345678", 8), 0);
+    ASSERT_EQ(gvs_conn_recv(b, buf, 8), 0);
+    gvs_conn_close(a);
+    ASSERT_EQ(gvs_conn_recv(b, buf, 1), GVS_E_CLOSED);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* A tcp listener with room for a single pending connection, never
+ * accepting; its URI goes to uri. */
+static int black_hole(char *uri, size_t urilen)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        listen(fd, 0) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+        return -1;
+    snprintf(uri, urilen, "tcp://127.0.0.1:%u", ntohs(a.sin_port));
+    return fd;
+}
+
+TEST_IMPL(comm_connect_failures)
+{
+    struct gvs_conn *c;
+    long long t0 = now_ms();
+    ASSERT_EQ(gvs_connect("unix:///tmp/gvs-test-no-such.sock", &c),
+              GVS_E_CONNECT);
+    ASSERT(c == NULL);
+    ASSERT_LT(now_ms() - t0, 1000);
+
+    /* A closed tcp port. */
+    struct gvs_listener *l;
+    char uri[64];
+    ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &l), 0);
+    snprintf(uri, sizeof(uri), "%s", gvs_listener_uri(l));
+    gvs_listener_close(l, 0);
+    ASSERT_EQ(gvs_connect(uri, &c), GVS_E_CONNECT);
+
+    ASSERT_EQ(gvs_connect("tcp://no-such-host.invalid:1", &c), GVS_E_CONNECT);
+
+    /* A black-holed address never hangs past the connect timeout: a
+     * listener whose accept queue is full drops further SYNs. */
+    int fd = black_hole(uri, sizeof(uri));
+    ASSERT_GE(fd, 0);
+    struct gvs_conn *first;
+    ASSERT_EQ(gvs_connect(uri, &first), 0);
+    setenv("GVS_CONNECT_TIMEOUT_MS", "300", 1);
+    t0 = now_ms();
+    ASSERT_EQ(gvs_connect(uri, &c), GVS_E_CONNECT);
+    long long dt = now_ms() - t0;
+    ASSERT_GE(dt, 250);
+    ASSERT_LT(dt, 3000);
+    unsetenv("GVS_CONNECT_TIMEOUT_MS");
+    gvs_conn_close(first);
+    close(fd);
+    return 0;
+}
+
+static int bind_and_abandon(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+TEST_IMPL(comm_unix_socket_file)
+{
+    char uri[160], path[108];
+    struct stat st;
+    struct gvs_listener *l, *l2;
+    struct gvs_conn *c;
+    test_unix_uri(uri, sizeof(uri), path, sizeof(path), "stale");
+    unlink(path);
+
+    /* A stale socket file from a crashed server is replaced. */
+    ASSERT_EQ(bind_and_abandon(path), 0);
+    ASSERT_EQ(lstat(path, &st), 0);
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT_EQ(gvs_connect(uri, &c), 0);
+    gvs_conn_close(c);
+
+    /* A live server's socket is not stolen. */
+    ASSERT_EQ(gvs_listen(uri, &l2), GVS_E_IO);
+    ASSERT(l2 == NULL);
+    ASSERT_EQ(gvs_connect(uri, &c), 0);
+    gvs_conn_close(c);
+
+    /* keep_path leaves the file (a forked worker's copy); close unlinks. */
+    ASSERT_EQ(gvs_listen("unix:///tmp", &l2), GVS_E_IO);
+    gvs_listener_close(l, 0);
+    ASSERT_EQ(lstat(path, &st), -1);
+    ASSERT_EQ(errno, ENOENT);
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    gvs_listener_close(l, 1);
+    ASSERT_EQ(lstat(path, &st), 0);
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    gvs_listener_close(l, 0);
+    ASSERT_EQ(lstat(path, &st), -1);
+
+    /* Something that is not a socket is never removed. */
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    ASSERT_EQ(gvs_listen(uri, &l), GVS_E_IO);
+    ASSERT_EQ(lstat(path, &st), 0);
+    ASSERT(S_ISREG(st.st_mode));
+    unlink(path);
+    return 0;
+}
+
+TEST_IMPL(comm_no_sigpipe)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    char uri[160];
+    static uint8_t chunk[1 << 16];
+    signal(SIGPIPE, SIG_DFL);
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "pipe");
+    ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+    gvs_conn_close(b);
+    int r = 0;
+    for (int i = 0; i < 100 && r == 0; i++)
+        r = gvs_conn_send(a, chunk, sizeof(chunk));
+    ASSERT_EQ(r, GVS_E_CLOSED);
+    gvs_conn_close(a);
+    gvs_listener_close(l, 0);
+
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &a, &b), 0);
+    gvs_conn_close(b);
+    r = 0;
+    for (int i = 0; i < 1000 && r == 0; i++)
+        r = gvs_conn_send(a, chunk, sizeof(chunk));
+    ASSERT_EQ(r, GVS_E_CLOSED);
+    gvs_conn_close(a);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+TEST_IMPL(comm_accept_interrupted)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c = (struct gvs_conn *)1;
+    struct sigaction sa = {.sa_handler = on_alarm};
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+    ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &l), 0);
+    struct itimerval it = {.it_value = {.tv_usec = 100000}};
+    ASSERT_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
+    ASSERT_EQ(gvs_accept(l, &c), GVS_E_TIMEOUT);
+    ASSERT(c == NULL);
+    gvs_listener_close(l, 0);
+    return 0;
+}

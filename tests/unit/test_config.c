@@ -1,0 +1,202 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gvs/config.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "test.h"
+
+static int parse(struct gvs_config *c, const char *text, char *err)
+{
+    return gvs_config_parse(c, text, strlen(text), err, 128);
+}
+
+TEST_IMPL(config_defaults_and_keys)
+{
+    struct gvs_config c;
+    char err[128];
+    gvs_config_init(&c);
+    ASSERT_EQ(c.nlisten, 0);
+    ASSERT_EQ(c.nplugins, 0);
+    ASSERT_EQ(c.max_frame, GVS_FRAME_MAX_DEFAULT);
+    ASSERT_EQ(c.handshake_timeout_ms, 5000);
+    ASSERT_EQ(c.max_sessions, 64);
+    ASSERT(c.server == NULL && c.plugin_dir == NULL && c.log_level == NULL);
+
+    const char *text =
+        "# gvsd configuration\n"
+        "\n"
+        "listen = unix:///run/gvs/gvsd.sock\n"
+        "listen=tcp://0.0.0.0:7000   # trailing comment\n"
+        "  plugin_dir =  /usr/lib/gvs/plugins  \n"
+        "plugin = cudart\n"
+        "plugin = test#1\n"
+        "\tlog_level = debug\r\n"
+        "max_frame = 32M\n"
+        "handshake_timeout_ms = 250\n"
+        "max_sessions = 4096\n"
+        "server = tcp://[::1]:7000\n"
+        "   # indented comment";
+    ASSERT_EQ(parse(&c, text, err), 0);
+    ASSERT_STR_EQ(err, "");
+    ASSERT_EQ(c.nlisten, 2);
+    ASSERT_STR_EQ(c.listen[0], "unix:///run/gvs/gvsd.sock");
+    ASSERT_STR_EQ(c.listen[1], "tcp://0.0.0.0:7000");
+    ASSERT_STR_EQ(c.plugin_dir, "/usr/lib/gvs/plugins");
+    ASSERT_EQ(c.nplugins, 2);
+    ASSERT_STR_EQ(c.plugins[0], "cudart");
+    ASSERT_STR_EQ(c.plugins[1], "test#1");
+    ASSERT_STR_EQ(c.log_level, "debug");
+    ASSERT_EQ(c.max_frame, 32u << 20);
+    ASSERT_EQ(c.handshake_timeout_ms, 250);
+    ASSERT_EQ(c.max_sessions, 4096);
+    ASSERT_STR_EQ(c.server, "tcp://[::1]:7000");
+
+    /* Later scalars replace, repeatable keys append. */
+    ASSERT_EQ(parse(&c, "server = unix:///tmp/s\nplugin = x\nmax_frame=4096",
+                    err), 0);
+    ASSERT_STR_EQ(c.server, "unix:///tmp/s");
+    ASSERT_EQ(c.nplugins, 3);
+    ASSERT_EQ(c.max_frame, 4096);
+    ASSERT_EQ(parse(&c, "max_frame = 1G\n", err), 0);
+    ASSERT_EQ(c.max_frame, (size_t)1 << 30);
+    ASSERT_EQ(parse(&c, "max_frame = 64k\n", err), 0);
+    ASSERT_EQ(c.max_frame, 65536);
+
+    gvs_config_free(&c);
+    ASSERT_EQ(c.nplugins, 0);
+    ASSERT(c.server == NULL);
+    ASSERT_EQ(c.max_sessions, 64);
+    ASSERT_EQ(parse(&c, "", err), 0);
+    gvs_config_free(&c);
+    return 0;
+}
+
+/* Parses text into a fresh config and checks the error message. */
+static int expect_error(const char *text, const char *message)
+{
+    struct gvs_config c;
+    char err[128];
+    gvs_config_init(&c);
+    int r = parse(&c, text, err);
+    gvs_config_free(&c);
+    if (r != GVS_E_CONFIG || strcmp(err, message) != 0) {
+        fprintf(stderr, "text \"%s\": got %d \"%s\", want \"%s\"\n", text, r,
+                err, message);
+        return 1;
+    }
+    return 0;
+}
+
+TEST_IMPL(config_errors)
+{
+    ASSERT_EQ(expect_error("\n\nfoo = 1\n", "line 3: unknown key 'foo'"), 0);
+    ASSERT_EQ(expect_error("listen unix:///x", "line 1: expected 'key = value'"), 0);
+    ASSERT_EQ(expect_error("# c\n = x", "line 2: missing key before '='"), 0);
+    ASSERT_EQ(expect_error("server =   # nothing", "line 1: empty value for 'server'"), 0);
+    ASSERT_EQ(expect_error("server = http://x", "line 1: 'server': malformed or unsupported URI"), 0);
+    ASSERT_EQ(expect_error("x\n\nlisten = tcp://h", "line 1: expected 'key = value'"), 0);
+    ASSERT_EQ(expect_error("listen = unix:///a\nlisten = tcp://h", "line 2: 'listen': malformed or unsupported URI"), 0);
+    ASSERT_EQ(expect_error("log_level = loud", "line 1: 'log_level' must be error, warn, info or debug"), 0);
+    ASSERT_EQ(expect_error("max_sessions = 0", "line 1: 'max_sessions' must be a number in 1..4096"), 0);
+    ASSERT_EQ(expect_error("max_sessions = 4097", "line 1: 'max_sessions' must be a number in 1..4096"), 0);
+    ASSERT_EQ(expect_error("max_sessions = -1", "line 1: 'max_sessions' must be a number in 1..4096"), 0);
+    ASSERT_EQ(expect_error("max_sessions = 99999999999999999999999", "line 1: 'max_sessions' must be a number in 1..4096"), 0);
+    ASSERT_EQ(expect_error("handshake_timeout_ms = 5s", "line 1: 'handshake_timeout_ms' must be a number in 0..3600000"), 0);
+
+    static const char *const bad_frames[] = {"4095", "2G", "1025M", "16 M",
+                                             "16MB", "M", "0x1000", "-1",
+                                             "18446744073709551616"};
+    for (size_t i = 0; i < sizeof(bad_frames) / sizeof(bad_frames[0]); i++) {
+        char text[64];
+        snprintf(text, sizeof(text), "max_frame = %s", bad_frames[i]);
+        ASSERT_EQ(expect_error(text, "line 1: 'max_frame' must be a size in "
+                                     "4096..1073741824 bytes (suffix K, M or G)"), 0);
+    }
+
+    char text[1024] = "";
+    for (int i = 0; i < GVS_CONFIG_MAX_LISTEN + 1; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 "listen = unix:///tmp/s%d\n", i);
+    ASSERT_EQ(expect_error(text, "line 9: too many 'listen' entries (at most 8)"), 0);
+    text[0] = '\0';
+    for (int i = 0; i < GVS_CONFIG_MAX_PLUGINS + 1; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 "plugin = p%d\n", i);
+    ASSERT_EQ(expect_error(text, "line 17: too many 'plugin' entries (at most 16)"), 0);
+
+    struct gvs_config c;
+    char err[128];
+    gvs_config_init(&c);
+    static const char nul[] = "plugin = a\nplugin = b\0c\n";
+    ASSERT_EQ(gvs_config_parse(&c, nul, sizeof(nul) - 1, err, sizeof(err)),
+              GVS_E_CONFIG);
+    ASSERT_STR_EQ(err, "line 2: NUL byte in line");
+    ASSERT_EQ(gvs_config_parse(&c, "bogus", 5, NULL, 0), GVS_E_CONFIG);
+    char tiny[8];
+    ASSERT_EQ(gvs_config_parse(&c, "bogus", 5, tiny, sizeof(tiny)), GVS_E_CONFIG);
+    ASSERT_STR_EQ(tiny, "line 1:");
+    gvs_config_free(&c);
+    return 0;
+}
+
+TEST_IMPL(config_load)
+{
+    struct gvs_config c;
+    char err[256];
+    char path[] = "/tmp/gvs-config-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const char *text = "plugin = cudart\nmax_sessions = 3\n";
+    ASSERT_EQ(write(fd, text, strlen(text)), (long long)strlen(text));
+    gvs_config_init(&c);
+    ASSERT_EQ(gvs_config_load(&c, path, err, sizeof(err)), 0);
+    ASSERT_EQ(c.max_sessions, 3);
+    ASSERT_STR_EQ(c.plugins[0], "cudart");
+    gvs_config_free(&c);
+
+    /* Larger than 1 MiB: refused without parsing. */
+    ASSERT_EQ(ftruncate(fd, (1 << 20) + 1), 0);
+    ASSERT_EQ(gvs_config_load(&c, path, err, sizeof(err)), GVS_E_CONFIG);
+    ASSERT(strstr(err, "larger than 1 MiB") != NULL);
+    close(fd);
+    unlink(path);
+    gvs_config_free(&c);
+
+    ASSERT_EQ(gvs_config_load(&c, "/nonexistent/gvs.conf", err, sizeof(err)),
+              GVS_E_IO);
+    ASSERT(strstr(err, "/nonexistent/gvs.conf") != NULL);
+
+    setenv("GVS_CONFIG", "/tmp/other.conf", 1);
+    ASSERT_STR_EQ(gvs_config_default_path(), "/tmp/other.conf");
+    unsetenv("GVS_CONFIG");
+    ASSERT_STR_EQ(gvs_config_default_path(), "/etc/gvs/gvs.conf");
+    return 0;
+}
+
+TEST_IMPL(config_alloc_failure)
+{
+    const char *text = "listen = unix:///tmp/a\nplugin = cudart\n"
+                       "plugin_dir = /p\nserver = tcp://h:1\nlog_level = info\n";
+    int ok = 0;
+    for (long n = 0; n < 32 && !ok; n++) {
+        struct gvs_config c;
+        char err[128];
+        gvs_config_init(&c);
+        gvs_mem_fail_after(n);
+        int r = gvs_config_parse(&c, text, strlen(text), err, sizeof(err));
+        gvs_mem_fail_after(-1);
+        if (r == 0) {
+            ok = 1;
+            ASSERT_STR_EQ(c.log_level, "info");
+        } else {
+            ASSERT_EQ(r, GVS_E_NOMEM);
+            ASSERT(strstr(err, "out of memory") != NULL);
+        }
+        gvs_config_free(&c);
+    }
+    ASSERT(ok);
+    return 0;
+}

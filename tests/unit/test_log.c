@@ -1,0 +1,57 @@
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "gvs/err.h"
+#include "gvs/log.h"
+#include "test.h"
+
+TEST_IMPL(log_levels)
+{
+    enum gvs_log_level l = GVS_LOG_ERROR;
+    ASSERT_EQ(gvs_log_get_level(), GVS_LOG_WARN);
+    ASSERT_EQ(gvs_log_parse_level("debug", &l), 0);
+    ASSERT_EQ(l, GVS_LOG_DEBUG);
+    ASSERT_EQ(gvs_log_parse_level("error", &l), 0);
+    ASSERT_EQ(l, GVS_LOG_ERROR);
+    ASSERT_EQ(gvs_log_parse_level("info", &l), 0);
+    ASSERT_EQ(gvs_log_parse_level("warn", &l), 0);
+    ASSERT_EQ(l, GVS_LOG_WARN);
+    ASSERT_EQ(gvs_log_parse_level("WARN", &l), GVS_E_INVAL);
+    ASSERT_EQ(gvs_log_parse_level("", &l), GVS_E_INVAL);
+    ASSERT_EQ(gvs_log_parse_level("debug2", &l), GVS_E_INVAL);
+    return 0;
+}
+
+TEST_IMPL(log_format)
+{
+    int p[2];
+    char out[4096], want[128];
+    ASSERT_EQ(pipe(p), 0);
+    ASSERT_EQ(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+    ASSERT_GE(dup2(p[1], STDERR_FILENO), 0);
+    gvs_log_setup("gvsd", GVS_LOG_INFO);
+    ASSERT_EQ(gvs_log_get_level(), GVS_LOG_INFO);
+    gvs_info("hello %d", 5);
+    gvs_debug("hidden %d", 6);
+    gvs_log(GVS_LOG_DEBUG, "hidden too");
+    gvs_error("bad %s", "thing");
+    ssize_t n = read(p[0], out, sizeof(out) - 1);
+    ASSERT_GT(n, 0);
+    out[n] = '\0';
+    snprintf(want, sizeof(want), "gvsd[%ld] INFO: hello 5\ngvsd[%ld] ERROR: bad thing\n",
+             (long)getpid(), (long)getpid());
+    ASSERT_STR_EQ(out, want);
+
+    /* An overlong message is cut but still ends its line. */
+    char big[3000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    gvs_warn("%s", big);
+    n = read(p[0], out, sizeof(out) - 1);
+    ASSERT_GT(n, 100);
+    ASSERT_LT(n, 1100);
+    ASSERT_EQ(out[n - 1], '\n');
+    ASSERT(memchr(out, '\n', (size_t)n - 1) == NULL);
+    return 0;
+}
