@@ -47,4 +47,43 @@
     /* core/log */                                                           \
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \
+    /* server */                                                             \
+    TEST_ENTRY(server_echo)                                                  \
+    TEST_ENTRY(server_posted_notes)                                          \
+    TEST_ENTRY(server_crash_isolated)                                        \
+    TEST_ENTRY(server_many_sessions)                                         \
+    TEST_ENTRY(server_sigterm)                                               \
+    TEST_ENTRY(server_max_sessions)                                          \
+    TEST_ENTRY(server_config_file)                                           \
+    TEST_ENTRY(server_options)                                               \
+    TEST_ENTRY(server_bad_plugins)                                           \
+    TEST_ENTRY(server_bad_magic)                                             \
+    TEST_ENTRY(server_oversized_length)                                      \
+    TEST_ENTRY(server_unknown_plugin)                                        \
+    TEST_ENTRY(server_unknown_op)                                            \
+    TEST_ENTRY(server_disconnect_mid_frame)                                  \
+    TEST_ENTRY(server_no_hello_first)                                        \
+    TEST_ENTRY(server_wrong_version)                                         \
+    TEST_ENTRY(server_wrong_table_hash)                                      \
+    TEST_ENTRY(server_handshake_timeout)                                     \
+    TEST_ENTRY(server_malformed_request)                                     \
+    TEST_ENTRY(server_bad_flags)                                             \
+    /* client */                                                             \
+    TEST_ENTRY(client_lazy_connect)                                          \
+    TEST_ENTRY(client_register)                                              \
+    TEST_ENTRY(client_no_server)                                             \
+    TEST_ENTRY(client_silent_server)                                         \
+    TEST_ENTRY(client_handshake_refused)                                     \
+    TEST_ENTRY(client_threads)                                               \
+    TEST_ENTRY(client_stats)                                                 \
+    TEST_ENTRY(client_pipelining)                                            \
+    TEST_ENTRY(client_server_killed)                                         \
+    TEST_ENTRY(client_reply_mismatch)                                        \
+    TEST_ENTRY(client_fork)                                                  \
+    /* tools/gvs */                                                          \
+    TEST_ENTRY(cli_run_private)                                              \
+    TEST_ENTRY(cli_run_server)                                               \
+    TEST_ENTRY(cli_run_status)                                               \
+    TEST_ENTRY(cli_run_gvsd_fails)                                           \
+    TEST_ENTRY(cli_usage)                                                    \
     /* end */

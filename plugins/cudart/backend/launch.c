@@ -1,0 +1,77 @@
+#include "be.h"
+
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+#define ARGS_ON_STACK 256u
+
+/* Only the streams that exist without being created; the frontend
+ * creates none yet, and any other value would be a pointer of ours. */
+static int stream_known(uint64_t s)
+{
+    return s == 0 || s == (uint64_t)(uintptr_t)cudaStreamLegacy ||
+           s == (uint64_t)(uintptr_t)cudaStreamPerThread;
+}
+
+/* Request: u32 module id, u32 kernel index, u32 grid x/y/z, u32 block
+ * x/y/z, u64 dynamic shared memory, u64 stream, blob parameter block of
+ * exactly the kernel's parameter size.  Reply: i32 result. */
+int cudart_be_launch(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t mod_id, index;
+    dim3 grid, block;
+    uint64_t shmem, stream;
+    const uint8_t *blob;
+    size_t len;
+    apigen_get_u32(&c, &mod_id);
+    apigen_get_u32(&c, &index);
+    apigen_get_u32(&c, &grid.x);
+    apigen_get_u32(&c, &grid.y);
+    apigen_get_u32(&c, &grid.z);
+    apigen_get_u32(&c, &block.x);
+    apigen_get_u32(&c, &block.y);
+    apigen_get_u32(&c, &block.z);
+    apigen_get_u64(&c, &shmem);
+    apigen_get_u64(&c, &stream);
+    apigen_get_blob(&c, &blob, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_module *m = be_module_get(call->state, mod_id);
+    if (m == NULL || index >= m->nfuncs)
+        return GVS_E_RANGE;
+    const struct be_func *f = &m->funcs[index];
+    cudaError_t e = f->status;
+    if (e == cudaSuccess && len != f->param_bytes)
+        return GVS_E_PROTO;
+    if (e == cudaSuccess && !stream_known(stream))
+        e = cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess && shmem > SIZE_MAX)
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess) {
+        /* An aligned copy: CUDA reads each argument through args[i]. */
+        uint64_t params[(BE_PARAM_MAX + 7) / 8];
+        void *args[ARGS_ON_STACK];
+        void **argv = f->nparams <= ARGS_ON_STACK
+                          ? args
+                          : gvs_calloc(f->nparams, sizeof(*argv));
+        memcpy(params, blob, len);
+        if (argv == NULL) {
+            e = cudaErrorMemoryAllocation;
+        } else {
+            for (uint32_t i = 0; i < f->nparams; i++)
+                argv[i] = (uint8_t *)params + f->params[i].offset;
+            e = cudaLaunchKernel((const void *)f->kernel, grid, block, argv,
+                                 (size_t)shmem,
+                                 (cudaStream_t)(uintptr_t)stream);
+        }
+        if (argv != args)
+            gvs_free(argv);
+    }
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

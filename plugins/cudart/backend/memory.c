@@ -1,0 +1,123 @@
+#include "be.h"
+
+#include "apigen_rt.h"
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+
+static int is_device_memory(uint64_t p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, (const void *)(uintptr_t)p) !=
+        cudaSuccess) {
+        /* Leaves nothing behind for a later cudaGetLastError. */
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+cudaError_t be_check_device_range(uint64_t p, uint64_t len)
+{
+    if (len == 0)
+        return cudaSuccess;
+    if (p + len < p || !is_device_memory(p) || !is_device_memory(p + len - 1))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+int cudart_be_cudamemset(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t ptr, count;
+    int32_t value;
+    apigen_get_u64(&c, &ptr);
+    apigen_get_i32(&c, &value);
+    apigen_get_u64(&c, &count);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaError_t e = be_check_device_range(ptr, count);
+    if (e == cudaSuccess)
+        e = cudaMemset((void *)(uintptr_t)ptr, value, (size_t)count);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+/* Posted chunks latch the first failure and are skipped after it; the
+ * final chunk (the only one waited for) reports it and clears the latch
+ * for the next transfer. */
+int cudart_be_memcpy_h2d(struct gvs_call *call)
+{
+    struct be_session *s = call->state;
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t dst;
+    const uint8_t *data;
+    size_t len;
+    apigen_get_u64(&c, &dst);
+    apigen_get_blob(&c, &data, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (s->latched == cudaSuccess) {
+        cudaError_t e = be_check_device_range(dst, len);
+        if (e == cudaSuccess && len > 0)
+            e = cudaMemcpy((void *)(uintptr_t)dst, data, len,
+                           cudaMemcpyHostToDevice);
+        s->latched = e;
+    }
+    if (!call->noreply) {
+        apigen_put_i32(&c, s->latched);
+        s->latched = cudaSuccess;
+    }
+    return c.rc;
+}
+
+int cudart_be_memcpy_d2h(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t src, len;
+    uint8_t *dst;
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (len > GVS_BULK_CHUNK)
+        return GVS_E_RANGE;
+    cudaError_t e = be_check_device_range(src, len);
+    if (e == cudaSuccess) {
+        /* The data goes straight into the reply, behind its result and
+         * length, and is taken back out if the copy fails. */
+        apigen_put_i32(&c, cudaSuccess);
+        apigen_put_u32(&c, (uint32_t)len);
+        if (c.rc == 0)
+            c.rc = gvs_buf_reserve(call->out, len, &dst);
+        if (c.rc < 0)
+            return c.rc;
+        if (len > 0)
+            e = cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
+                           cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess)
+            c.rc = gvs_buf_unput(call->out, len + 8);
+    }
+    if (e != cudaSuccess)
+        apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_memcpy_d2d(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t dst, src, count;
+    apigen_get_u64(&c, &dst);
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &count);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaError_t e = be_check_device_range(dst, count);
+    if (e == cudaSuccess)
+        e = be_check_device_range(src, count);
+    if (e == cudaSuccess && count > 0)
+        e = cudaMemcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src,
+                       (size_t)count, cudaMemcpyDeviceToDevice);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

@@ -1,0 +1,304 @@
+#include "be.h"
+
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+#define FATBIN_MAGIC 0xba55ed50u
+#define FATBIN_HDR_MIN 16u
+
+struct be_module *be_module_get(struct be_session *s, uint32_t id)
+{
+    if (id >= s->nmods || s->mods[id].lib == NULL)
+        return NULL;
+    return &s->mods[id];
+}
+
+static void module_release(struct be_module *m)
+{
+    if (m->lib != NULL)
+        (void)cudaLibraryUnload(m->lib);
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        gvs_free(m->funcs[i].params);
+    for (uint32_t i = 0; i < m->nvars; i++)
+        gvs_free(m->vars[i]);
+    gvs_free(m->funcs);
+    gvs_free(m->vars);
+    gvs_free(m->image);
+    memset(m, 0, sizeof(*m));
+}
+
+void be_modules_free(struct be_session *s)
+{
+    for (uint32_t i = 0; i < s->nmods; i++)
+        module_release(&s->mods[i]);
+    gvs_free(s->mods);
+    s->mods = NULL;
+    s->nmods = s->cap_mods = 0;
+}
+
+int cudart_be_module_stage(struct gvs_call *call)
+{
+    struct be_session *s = call->state;
+    struct apigen_call c = {call->out, call->in, 0};
+    uint8_t first;
+    const uint8_t *piece;
+    size_t len;
+    apigen_get_u8(&c, &first);
+    apigen_get_blob(&c, &piece, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (first > 1)
+        return GVS_E_PROTO;
+    if (first)
+        s->stage_len = 0;
+    if (len > GVS_BUF_MAX_CEILING - s->stage_len)
+        return GVS_E_TOOBIG;
+    uint8_t *p = gvs_realloc(s->stage, s->stage_len + len + 1);
+    if (p == NULL)
+        return GVS_E_NOMEM;
+    memcpy(p + s->stage_len, piece, len);
+    s->stage = p;
+    s->stage_len += len;
+    return 0;
+}
+
+/* Names of a MODULE_LOAD request: u32 count, count strs. */
+static int get_names(struct apigen_call *c, uint32_t *n, char ***out)
+{
+    apigen_get_u32(c, n);
+    if (c->rc < 0)
+        return c->rc;
+    /* Each name takes at least its 4-byte length. */
+    if (*n > BE_MAX_NAMES || (size_t)*n * 4 > gvs_buf_len(c->get))
+        return GVS_E_RANGE;
+    *out = gvs_calloc(*n ? *n : 1, sizeof(**out));
+    if (*out == NULL)
+        return GVS_E_NOMEM;
+    for (uint32_t i = 0; i < *n && c->rc == 0; i++)
+        c->rc = gvs_buf_get_str(c->get, BE_NAME_MAX_LEN, &(*out)[i]);
+    return c->rc;
+}
+
+static void free_names(char **names, uint32_t n)
+{
+    if (names == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        gvs_free(names[i]);
+    gvs_free(names);
+}
+
+/* A fat binary whose header does not account for exactly its bytes is
+ * refused before CUDA parses it. */
+static int fatbin_ok(const uint8_t *p, size_t len)
+{
+    uint32_t magic;
+    uint16_t hdr_size;
+    uint64_t fat_size;
+    if (len < FATBIN_HDR_MIN)
+        return 0;
+    memcpy(&magic, p, 4);
+    memcpy(&hdr_size, p + 6, 2);
+    memcpy(&fat_size, p + 8, 8);
+    return magic == FATBIN_MAGIC && hdr_size >= FATBIN_HDR_MIN &&
+           fat_size == len - hdr_size;
+}
+
+/* Layout of one kernel: cudaFuncGetParamInfo answers index by index until
+ * cudaErrorInvalidValue marks the end of the list. */
+static void learn_kernel(struct be_func *f, cudaLibrary_t lib,
+                         const char *name)
+{
+    f->status = cudaLibraryGetKernel(&f->kernel, lib, name);
+    for (uint32_t i = 0; f->status == cudaSuccess && i <= BE_PARAM_MAX; i++) {
+        size_t off, size;
+        cudaError_t e = cudaFuncGetParamInfo((const void *)f->kernel, i, &off,
+                                             &size);
+        if (e == cudaErrorInvalidValue) {
+            (void)cudaGetLastError();
+            break;
+        }
+        if (e == cudaSuccess && (size == 0 || off > BE_PARAM_MAX ||
+                                 size > BE_PARAM_MAX - off || i == BE_PARAM_MAX))
+            e = cudaErrorInvalidKernelImage;
+        if (e == cudaSuccess && f->nparams % 16 == 0) {
+            struct be_param *p = gvs_realloc(
+                f->params, (f->nparams + 16) * sizeof(*p));
+            if (p == NULL)
+                e = cudaErrorMemoryAllocation;
+            else
+                f->params = p;
+        }
+        if (e != cudaSuccess) {
+            f->status = e;
+            break;
+        }
+        f->params[f->nparams++] = (struct be_param){(uint32_t)off,
+                                                    (uint32_t)size};
+        if (off + size > f->param_bytes)
+            f->param_bytes = (uint32_t)(off + size);
+    }
+    if (f->status != cudaSuccess)
+        f->nparams = f->param_bytes = 0;
+}
+
+static void put_layout(struct apigen_call *c, const struct be_func *f)
+{
+    apigen_put_i32(c, f->status);
+    apigen_put_u32(c, f->nparams);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        apigen_put_u32(c, f->params[i].offset);
+        apigen_put_u32(c, f->params[i].size);
+    }
+}
+
+/* Every global's (status, address, size) on the current device. */
+static void put_globals(struct apigen_call *c, const struct be_module *m)
+{
+    apigen_put_u32(c, m->nvars);
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        void *p = NULL;
+        size_t size = 0;
+        cudaError_t e = cudaLibraryGetGlobal(&p, &size, m->lib, m->vars[i]);
+        apigen_put_i32(c, e);
+        apigen_put_u64(c, e == cudaSuccess ? (uint64_t)(uintptr_t)p : 0);
+        apigen_put_u64(c, e == cudaSuccess ? size : 0);
+    }
+}
+
+static int grow_modules(struct be_session *s)
+{
+    if (s->nmods < s->cap_mods)
+        return 0;
+    uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
+    struct be_module *m = gvs_realloc(s->mods, cap * sizeof(*m));
+    if (m == NULL)
+        return GVS_E_NOMEM;
+    s->mods = m;
+    s->cap_mods = cap;
+    return 0;
+}
+
+/* Request: u8 staged, [blob fatbin unless staged], u32 nfuncs, names,
+ * u32 nvars, names.  Reply: i32 result, and on success u32 module id,
+ * u32 nfuncs, per kernel {i32 status, u32 nparams, nparams x {u32 offset,
+ * u32 size}}, u32 nvars, per global {i32 status, u64 address, u64 size}. */
+int cudart_be_module_load(struct gvs_call *call)
+{
+    struct be_session *s = call->state;
+    struct apigen_call c = {call->out, call->in, 0};
+    struct be_module m;
+    uint8_t staged;
+    const uint8_t *blob = NULL;
+    size_t blob_len = 0;
+    char **fnames = NULL;
+    uint32_t nf = 0;
+    int rc;
+
+    memset(&m, 0, sizeof(m));
+    apigen_get_u8(&c, &staged);
+    if (c.rc == 0 && staged > 1)
+        c.rc = GVS_E_PROTO;
+    if (c.rc == 0 && !staged)
+        apigen_get_blob(&c, &blob, &blob_len);
+    rc = c.rc;
+    if (rc == 0)
+        rc = get_names(&c, &nf, &fnames);
+    if (rc == 0)
+        rc = get_names(&c, &m.nvars, &m.vars);
+    if (rc == 0)
+        rc = apigen_end(&c);
+    if (rc == 0 && s->nmods >= BE_MAX_MODULES)
+        rc = GVS_E_RANGE;
+    if (rc == 0)
+        rc = grow_modules(s);
+    if (rc == 0 && staged) {
+        m.image = s->stage;
+        blob_len = s->stage_len;
+        s->stage = NULL;
+        s->stage_len = 0;
+    } else if (rc == 0) {
+        m.image = gvs_malloc(blob_len ? blob_len : 1);
+        if (m.image == NULL)
+            rc = GVS_E_NOMEM;
+        else
+            memcpy(m.image, blob, blob_len);
+    }
+    if (rc == 0 && nf > 0) {
+        m.funcs = gvs_calloc(nf, sizeof(*m.funcs));
+        if (m.funcs == NULL)
+            rc = GVS_E_NOMEM;
+    }
+    if (rc < 0) {
+        free_names(fnames, nf);
+        module_release(&m);
+        return rc;
+    }
+
+    cudaError_t e = fatbin_ok(m.image, blob_len)
+                        ? cudaLibraryLoadData(&m.lib, m.image, NULL, NULL, 0,
+                                              NULL, NULL, 0)
+                        : cudaErrorInvalidKernelImage;
+    if (e == cudaSuccess) {
+        m.nfuncs = nf;
+        for (uint32_t i = 0; i < nf; i++)
+            learn_kernel(&m.funcs[i], m.lib, fnames[i]);
+    }
+    free_names(fnames, nf);
+    apigen_put_i32(&c, e);
+    if (e != cudaSuccess) {
+        m.lib = NULL;
+        module_release(&m);
+        return c.rc;
+    }
+    apigen_put_u32(&c, s->nmods);
+    apigen_put_u32(&c, m.nfuncs);
+    for (uint32_t i = 0; i < m.nfuncs; i++)
+        put_layout(&c, &m.funcs[i]);
+    put_globals(&c, &m);
+    if (c.rc < 0) {
+        module_release(&m);
+        return c.rc;
+    }
+    s->mods[s->nmods++] = m;
+    return 0;
+}
+
+/* Request: u32 module id.  Reply: i32 result (cudaSuccess), then the
+ * globals as in MODULE_LOAD's reply, for the current device. */
+int cudart_be_module_globals(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t id;
+    apigen_get_u32(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_module *m = be_module_get(call->state, id);
+    if (m == NULL)
+        return GVS_E_RANGE;
+    apigen_put_i32(&c, cudaSuccess);
+    put_globals(&c, m);
+    return c.rc;
+}
+
+/* Request: u32 module id.  Reply (when one is waited for): i32 result. */
+int cudart_be_module_unload(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t id;
+    apigen_get_u32(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_module *m = be_module_get(call->state, id);
+    if (m == NULL)
+        return GVS_E_RANGE;
+    cudaError_t e = cudaLibraryUnload(m->lib);
+    m->lib = NULL;
+    module_release(m);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

@@ -1,0 +1,103 @@
+#include "fe.h"
+
+#include <stdatomic.h>
+
+#include "cudart_fe_gen.h"
+#include "cudart_ops.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+
+/* The device each thread works on, as in the real runtime.  The backend
+ * has a single current device per session; it is moved only when a
+ * device-dependent call comes from a thread on another device. */
+static _Thread_local int thread_dev;
+static int session_dev; /* guarded by the client lock */
+
+int fe_thread_device(void)
+{
+    return thread_dev;
+}
+
+int fe_device_sync_locked(struct gvs_client *cl)
+{
+    if (session_dev == thread_dev)
+        return 0;
+    struct gvs_buf *b = gvs_buf_new(sizeof(int32_t));
+    if (b == NULL)
+        return GVS_E_NOMEM;
+    int rc = gvs_buf_put_i32(b, thread_dev);
+    if (rc == 0) {
+        struct iovec iov = {(void *)gvs_buf_ptr(b), gvs_buf_len(b)};
+        rc = gvs_client_send_locked(cl, CUDART_PLUGIN_ID,
+                                    CUDART_OP_cudaSetDevice, GVS_F_NOREPLY,
+                                    &iov, 1, NULL);
+    }
+    gvs_buf_free(b);
+    if (rc == 0)
+        session_dev = thread_dev;
+    return rc;
+}
+
+void fe_device_forget_session(void)
+{
+    session_dev = 0;
+}
+
+static cudaError_t device_count_get(int *count)
+{
+    struct gvs_client *cl;
+    cudaError_t e = fe_client(&cl);
+    if (e == cudaSuccess)
+        *count = fe_device_count();
+    return e;
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (count == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(device_count_get(count));
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    int n;
+    cudaError_t e = device_count_get(&n);
+    if (e != cudaSuccess)
+        return cudart_fe_ret(e);
+    if (device < 0 || device >= n)
+        return cudart_fe_ret(cudaErrorInvalidDevice);
+    thread_dev = device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    struct gvs_client *cl;
+    if (device == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    cudaError_t e = fe_client(&cl);
+    if (e != cudaSuccess)
+        return cudart_fe_ret(e);
+    *device = thread_dev;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    cudaError_t e = cudart_rpc_cudaDeviceReset();
+    if (e == cudaSuccess) {
+        fe_mem_forget_device(thread_dev);
+        fe_modules_forget_device(thread_dev);
+    }
+    return cudart_fe_ret(e);
+}
+
+/* The runtime version is the frontend's own: the one it was built for. */
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
+{
+    if (runtimeVersion == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    *runtimeVersion = CUDART_VERSION;
+    return cudaSuccess;
+}

@@ -1,0 +1,192 @@
+/*
+ * Private contracts between the files of the cudart frontend
+ * (libcudart.so.13).  The library is built with hidden visibility; the
+ * CUDA declarations below are given default visibility so that the
+ * functions defined against them are exported, and the version script
+ * keeps everything else out of the dynamic symbol table.
+ *
+ * Must be included before any CUDA header.
+ */
+#ifndef CUDART_FE_H
+#define CUDART_FE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#pragma GCC visibility push(default)
+#include <cuda_runtime_api.h>
+
+/* Entry points nvcc-generated host code calls (crt/host_runtime.h and
+ * crt/device_functions.h declare them for C++ only). */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaUnregisterFatBinary(void **handle);
+void __cudaRegisterFunction(void **handle, const char *hostFun,
+                            char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
+                       const char *deviceName, int ext, size_t size,
+                       int constant, int global);
+void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress,
+                              char *deviceAddress, const char *deviceName,
+                              int ext, size_t size, int constant, int global);
+void __cudaRegisterHostVar(void **handle, const char *deviceName,
+                           char *hostVar, size_t size);
+char __cudaInitModule(void **handle);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,
+                                     size_t sharedMem,
+                                     struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
+                                       size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
+                               dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
+                                    dim3 blockDim, void **args,
+                                    size_t sharedMem, cudaStream_t stream);
+
+/* What --default-stream per-thread compiles the slice's calls to
+ * (cuda_runtime_api.h declares them only under that option). */
+cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+                            enum cudaMemcpyKind kind);
+cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count);
+cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
+                                    size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol,
+                                      size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind);
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim,
+                                  dim3 blockDim, void **args,
+                                  size_t sharedMem, cudaStream_t stream);
+#pragma GCC visibility pop
+
+#include "apigen_rt.h"
+#include "gvs/client.h"
+
+/* Largest reply of a call that moves no bulk data. */
+#define FE_SMALL_REPLY_MAX ((size_t)64 << 10)
+/* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
+#define FE_PARAM_MAX 32764u
+
+/* call.c: the connection and round trips --------------------------------
+ *
+ * Results of hand-written and generated calls alike: a backend that was
+ * never reached gives cudaErrorInsufficientDriver, one that went away
+ * mid-session cudaErrorDevicesUnavailable, an undecodable reply
+ * cudaErrorUnknown. */
+
+/* The process's connected client, connecting and initializing the
+ * session's runtime on first use.  Returns the sticky failure code once
+ * the connection or the initialization has failed. */
+cudaError_t fe_client(struct gvs_client **out);
+/* Devices the backend shows, known once fe_client has succeeded. */
+int fe_device_count(void);
+/* The code for a failed gvs_client_* call. */
+cudaError_t fe_transport_error(int rc);
+/* The connection's failure code once it has failed, else cudaSuccess.
+ * Never connects. */
+cudaError_t fe_dead_code(void);
+/* Whether a connection has been made: calls that merely release backend
+ * resources use it so that they never connect (at exit, say). */
+int fe_connected(void);
+
+/* Caller holds the client lock.  Sends one request; with APIGEN_DEVICE
+ * in flags, first brings the session's device in line with the calling
+ * thread's (device.c).  id may be NULL for a noreply request. */
+int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
+                   int noreply, const struct iovec *iov, int n,
+                   uint64_t *id);
+
+/* Hooks of the generated stubs (tools/apigen/README.md).  begin takes
+ * this thread's request and reply buffers; run sends and waits, and
+ * returns the transport error or the reply's leading result; end checks
+ * that the reply was read exactly and turns a decoding failure into
+ * cudaErrorUnknown. */
+cudaError_t cudart_fe_begin(struct apigen_call *c);
+cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
+                          unsigned flags);
+cudaError_t cudart_fe_post(struct apigen_call *c, uint16_t op,
+                           unsigned flags);
+cudaError_t cudart_fe_end(struct apigen_call *c, cudaError_t r);
+
+/* Reads a reply's leading result; cudaErrorUnknown if absent. */
+cudaError_t fe_reply_result(struct apigen_call *c);
+
+/* errors.c: per-thread last error ---------------------------------------- */
+
+/* Records r as this thread's last error when it is a failure; returns r.
+ * Every public function returns through it. */
+cudaError_t cudart_fe_ret(cudaError_t r);
+
+/* device.c: per-thread current device ------------------------------------ */
+
+int fe_thread_device(void);
+/* Caller holds the client lock: sends SET_DEVICE (without waiting) when
+ * the session's device is not the calling thread's. */
+int fe_device_sync_locked(struct gvs_client *cl);
+/* A forked child starts a new session on device 0. */
+void fe_device_forget_session(void);
+
+/* memory.c: device allocations made through us --------------------------- */
+
+/* Whether p lies inside an allocation or a module global known here. */
+int fe_is_device_ptr(const void *p);
+void fe_mem_forget_device(int dev);
+/* fork(): lock before, unlock in the parent; the child forgets every
+ * allocation (its session is new) and unlocks. */
+void fe_mem_fork_lock(void);
+void fe_mem_fork_unlock(void);
+void fe_mem_fork_child(void);
+
+/* memcpy.c: bulk transfers, shared with the symbol copies ---------------- */
+
+cudaError_t fe_copy(void *dst, const void *src, size_t count,
+                    enum cudaMemcpyKind kind);
+
+/* module.c: registered modules ------------------------------------------- */
+
+struct fe_param {
+    uint32_t offset;
+    uint32_t size;
+};
+
+struct fe_module;
+
+/* A kernel; its address is the cudaKernel_t handed to the program. */
+struct fe_func {
+    uint32_t index; /* in its module, as uploaded */
+    struct fe_module *mod;
+    const void *host; /* the host stub nvcc registered */
+    char *name;
+    /* Valid once the module is uploaded. */
+    cudaError_t status;
+    uint32_t nparams;
+    uint32_t param_bytes; /* end of the last parameter */
+    struct fe_param *params;
+};
+
+/* Finds the kernel registered for a host stub, or whose handle is p. */
+struct fe_func *fe_func_lookup(const void *p);
+/* Uploads the kernel's module if needed; returns its remote id in *id. */
+cudaError_t fe_module_ready(struct fe_module *m, uint32_t *id);
+
+/* A module global resolved for the calling thread's device. */
+struct fe_symbol {
+    uint64_t addr;
+    uint64_t size;
+};
+cudaError_t fe_symbol_resolve(const void *symbol, struct fe_symbol *out);
+/* Whether p lies inside a resolved module global. */
+int fe_symbol_contains(const void *p);
+/* Global addresses of dev are stale after a reset. */
+void fe_modules_forget_device(int dev);
+/* fork(): as for memory; the child's session has no uploaded module. */
+void fe_modules_fork_lock(void);
+void fe_modules_fork_unlock(void);
+void fe_modules_fork_child(void);
+
+#endif

@@ -1,0 +1,202 @@
+// cudart.mock_e2e: an unmodified -cudart shared program against our
+// libcudart.so.13 and a gvsd whose cudart plugin runs on mock_cudart.c.
+// Checks results, content and round-trip counts of the first slice.
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+#define OK(call)                                                             \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess) {                                             \
+            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
+                   cudaGetErrorName(e_));                                    \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
+struct S {
+    char a;
+    double b;
+    int c[3];
+};
+
+__device__ int dv[4];
+__constant__ float cv[8];
+__global__ void fill(int *p, int n, double d, char c) {}
+__global__ void take_struct(S s, int *out) {}
+__global__ void add_dv(int *p) {}
+__global__ void empty() {}
+
+struct stats {
+    uint64_t round_trips, posts, bytes_sent, bytes_received;
+};
+static void (*get_stats)(struct stats *);
+
+static struct stats now()
+{
+    struct stats s;
+    get_stats(&s);
+    return s;
+}
+
+static const size_t CHUNK = (size_t)8 << 20;
+
+static void copy_round(size_t size)
+{
+    unsigned char *h = (unsigned char *)malloc(size), *back = (unsigned char *)malloc(size);
+    void *d;
+    CHECK(h != NULL && back != NULL);
+    for (size_t i = 0; i < size; i++)
+        h[i] = (unsigned char)(i * 131 + size);
+    memset(back, 0, size);
+    OK(cudaMalloc(&d, size));
+    struct stats s0 = now();
+    OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
+    struct stats s1 = now();
+    CHECK(s1.round_trips - s0.round_trips == 1);
+    CHECK(s1.posts - s0.posts == (size - 1) / CHUNK);
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(h, back, size) == 0);
+    memset(back, 0, size);
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDefault));
+    CHECK(memcmp(h, back, size) == 0);
+    OK(cudaFree(d));
+    free(h);
+    free(back);
+}
+
+int main()
+{
+    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
+    CHECK(get_stats != NULL);
+    // Registration ran before main and sent nothing.
+    CHECK(now().round_trips == 0 && now().posts == 0);
+
+    int n = 0, v = 0;
+    OK(cudaGetDeviceCount(&n));
+    CHECK(n == 2);
+    uint64_t rt = now().round_trips;
+    OK(cudaGetDeviceCount(&n));
+    CHECK(now().round_trips == rt);
+
+    cudaDeviceProp prop;
+    OK(cudaGetDeviceProperties(&prop, 1));
+    CHECK(strcmp(prop.name, "gvs mock 1") == 0 && prop.major == 9);
+    OK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, 0));
+    CHECK(v == 1024);
+    CHECK(cudaGetDeviceProperties(&prop, 7) == cudaErrorInvalidDevice);
+    CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+    CHECK(cudaGetLastError() == cudaSuccess);
+
+    // The device is per thread; the backend follows with posted
+    // SET_DEVICEs, only when a device-dependent call needs it.
+    CHECK(cudaSetDevice(2) == cudaErrorInvalidDevice);
+    CHECK(cudaPeekAtLastError() == cudaErrorInvalidDevice);
+    CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+    struct stats s0 = now();
+    OK(cudaSetDevice(1));
+    OK(cudaGetDevice(&v));
+    CHECK(v == 1);
+    CHECK(now().round_trips == s0.round_trips && now().posts == s0.posts);
+    OK(cudaDeviceSynchronize());
+    OK(cudaDriverGetVersion(&v));
+    CHECK(v == 13001);
+    CHECK(now().posts == s0.posts + 1);
+    OK(cudaSetDevice(0));
+    OK(cudaDeviceSynchronize());
+    OK(cudaDeviceSynchronize());
+    OK(cudaDriverGetVersion(&v));
+    CHECK(v == 13000);
+    CHECK(now().posts == s0.posts + 2);
+
+    // Bulk copies at and around the chunk boundaries.
+    size_t sizes[] = {1, 7, 4096, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 1,
+                      (size_t)256 << 20};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        copy_round(sizes[i]);
+
+    int *d, *d2, h[256];
+    OK(cudaMalloc(&d, sizeof(h)));
+    OK(cudaMalloc(&d2, sizeof(h)));
+    OK(cudaMemset(d, 0x01, sizeof(h)));
+    OK(cudaMemcpy(d2, d, sizeof(h), cudaMemcpyDefault));
+    OK(cudaMemcpy(h, d2, sizeof(h), cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 0x01010101 && h[255] == 0x01010101);
+    int hh[4] = {1, 2, 3, 4}, hc[4];
+    OK(cudaMemcpy(hc, hh, sizeof(hh), cudaMemcpyDefault));
+    CHECK(hc[3] == 4);
+    CHECK(cudaMemcpy(h, d, 4, (cudaMemcpyKind)7) == cudaErrorInvalidMemcpyDirection);
+    CHECK(cudaMemcpy(h, hh, 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+    CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+
+    // Kernels: the first launch uploads the module (one round trip), then
+    // one round trip per launch.
+    s0 = now();
+    fill<<<2, 64>>>(d, 100, 1.0, 2);
+    OK(cudaGetLastError());
+    CHECK(now().round_trips == s0.round_trips + 2);
+    fill<<<2, 64>>>(d, 100, 1.0, 2);
+    OK(cudaGetLastError());
+    CHECK(now().round_trips == s0.round_trips + 3);
+    OK(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 3 && h[99] == 102 && h[100] == 0x01010101);
+
+    S s = {5, 2.0, {1, 2, 3}};
+    take_struct<<<1, 1>>>(s, d2);
+    OK(cudaGetLastError());
+    OK(cudaMemcpy(h, d2, 4, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 13);
+
+    void *args[] = {&d2};
+    OK(cudaLaunchKernel((const void *)add_dv, dim3(1), dim3(1), args, 0, 0));
+    OK(cudaLaunchKernel((const void *)empty, dim3(1), dim3(1), NULL, 0, 0));
+    CHECK(cudaLaunchKernel((const void *)main, dim3(1), dim3(1), NULL, 0, 0) ==
+          cudaErrorInvalidDeviceFunction);
+    fill<<<1, 2048>>>(d, 1, 0.0, 0);
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+    CHECK(strcmp(cudaGetErrorString(cudaErrorInvalidConfiguration),
+                 "invalid configuration argument") == 0);
+
+    // Symbols.
+    int hv[4] = {10, 20, 30, 40}, got[4];
+    float hf[8] = {0, 100.0f};
+    OK(cudaMemcpyToSymbol(dv, hv, sizeof(hv)));
+    OK(cudaMemcpyToSymbol(cv, hf, sizeof(hf)));
+    OK(cudaMemcpyFromSymbol(got, dv, 8, 8));
+    CHECK(got[0] == 30 && got[1] == 40);
+    CHECK(cudaMemcpyToSymbol(dv, hv, 16, 4) == cudaErrorInvalidValue);
+    CHECK(cudaMemcpyToSymbol(hv, hv, 4) == cudaErrorInvalidSymbol);
+    CHECK(cudaGetLastError() == cudaErrorInvalidSymbol);
+    size_t size = 0;
+    void *addr = NULL;
+    OK(cudaGetSymbolSize(&size, dv));
+    CHECK(size == 16);
+    OK(cudaGetSymbolAddress(&addr, dv));
+    OK(cudaMemcpy(got, addr, 16, cudaMemcpyDefault));
+    CHECK(got[3] == 40);
+    OK(cudaMemcpy(h, d2, 4, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 13);
+    add_dv<<<1, 1>>>(d2);
+    OK(cudaMemcpy(h, d2, 4, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 13 + 10 + 100);
+
+    OK(cudaFree(d));
+    OK(cudaFree(d2));
+    OK(cudaFree(NULL));
+    OK(cudaRuntimeGetVersion(&v));
+    CHECK(v == 13000);
+    OK(cudaDeviceReset());
+    CHECK(cudaGetLastError() == cudaSuccess);
+    printf("ok\n");
+    return 0;
+}

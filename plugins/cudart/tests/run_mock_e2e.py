@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""cudart.mock_e2e: builds mock_e2e.cu with nvcc -cudart shared, serves it
+with a private gvsd whose plugin dir holds the mock-backed gvs-cudart.so,
+and runs it against our libcudart.so.13.
+
+usage: run_mock_e2e.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR NVCC SOURCE
+Exit 77 (skipped) when nvcc cannot build the program."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main(argv):
+    gvsd, plugin_dir, frontend_dir, nvcc, source = argv
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "mock_e2e")
+        r = subprocess.run([nvcc, "-cudart", "shared", "-o", exe, source],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            print("skipped: nvcc could not build the program")
+            return 77
+        sock = "unix://%s/gvsd.sock" % tmp
+        conf = os.path.join(tmp, "gvs.conf")
+        with open(conf, "w") as f:
+            f.write("# empty: the command line says it all\n")
+        rfd, wfd = os.pipe()
+        server = subprocess.Popen(
+            [gvsd, "--listen", sock, "--plugin-dir", plugin_dir,
+             "--log-level", "warn", "--ready-fd", str(wfd),
+             "--config", conf],
+            pass_fds=(wfd,))
+        os.close(wfd)
+        try:
+            with os.fdopen(rfd) as ready:
+                if not ready.read().startswith("ready"):
+                    print("FAIL: gvsd did not get ready")
+                    return 1
+            env = dict(os.environ)
+            env["GVS_SERVER"] = sock
+            env["GVS_CONFIG"] = conf
+            env["LD_LIBRARY_PATH"] = frontend_dir
+            r = subprocess.run([exe], env=env, capture_output=True, text=True,
+                               timeout=240)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        sys.stdout.write(r.stdout)
+        sys.stderr.write(r.stderr)
+        if r.returncode != 0 or r.stdout.strip().splitlines()[-1:] != ["ok"]:
+            print("FAIL: exit status %d" % r.returncode)
+            return 1
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

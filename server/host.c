@@ -1,0 +1,47 @@
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "gvs/log.h"
+#include "plugins.h"
+
+/* The host API's log function takes no context, so each plugin slot gets
+ * its own trampoline that knows which name to prefix.  This stays right
+ * even for threads a plugin starts itself. */
+static const char *slot_names[GVS_MAX_PLUGINS];
+
+static void host_vlog(int slot, enum gvs_log_level level, const char *fmt,
+                      va_list ap)
+{
+    char msg[900];
+    if ((int)level > (int)gvs_log_get_level())
+        return;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    gvs_log(level, "%s: %s", slot_names[slot], msg);
+}
+
+#define HOST_LOG_FN(i)                                                       \
+    __attribute__((format(printf, 2, 3))) static void host_log_##i(          \
+        enum gvs_log_level level, const char *fmt, ...)                      \
+    {                                                                        \
+        va_list ap;                                                          \
+        va_start(ap, fmt);                                                   \
+        host_vlog(i, level, fmt, ap);                                        \
+        va_end(ap);                                                          \
+    }
+#define HOST_SLOTS(X)                                                        \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)      \
+    X(13) X(14) X(15)
+
+HOST_SLOTS(HOST_LOG_FN)
+
+#define HOST_API_ROW(i) {GVS_PLUGIN_ABI, host_log_##i},
+static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
+
+_Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,
+               "one host API per plugin slot");
+
+const struct gvs_host_api *gvsd_host_api(int slot, const char *name)
+{
+    slot_names[slot] = name;
+    return &host_apis[slot];
+}

@@ -1,0 +1,16 @@
+#include "daemon.h"
+#include "gvs/log.h"
+#include "options.h"
+
+int main(int argc, char **argv)
+{
+    struct gvsd_options o;
+    int rc = gvsd_options_parse(&o, argc, argv);
+    int status = rc == GVSD_OPTIONS_EXIT ? 0 : 2;
+    if (rc == 0) {
+        gvs_log_setup("gvsd", o.log_level);
+        status = gvsd_run(&o.cfg, o.ready_fd);
+    }
+    gvsd_options_free(&o);
+    return status;
+}

@@ -1,0 +1,237 @@
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "options.h"
+
+/* Flags as given, applied over the config file once it is read. */
+struct flags {
+    const char *config;
+    const char *listen[GVS_CONFIG_MAX_LISTEN];
+    int nlisten;
+    const char *plugins[GVS_CONFIG_MAX_PLUGINS];
+    int nplugins;
+    const char *plugin_dir;
+    const char *log_level;
+    const char *max_frame;
+    const char *max_sessions;
+    const char *ready_fd;
+};
+
+enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_PLUGIN_DIR, OPT_PLUGIN,
+       OPT_LOG_LEVEL, OPT_MAX_FRAME, OPT_MAX_SESSIONS, OPT_READY_FD,
+       OPT_HELP, OPT_VERSION };
+
+static const struct option long_opts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"plugin", required_argument, NULL, OPT_PLUGIN},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
+    {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+    {"ready-fd", required_argument, NULL, OPT_READY_FD},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage[] =
+    "usage: gvsd [OPTION]...\n"
+    "Serves virtualized GPU API calls to gvs frontends.\n"
+    "\n"
+    "  --config FILE       config file (default $GVS_CONFIG or "
+    "/etc/gvs/gvs.conf)\n"
+    "  --listen URI        listen on URI (unix:///path, tcp://host:port); "
+    "repeatable\n"
+    "  --plugin-dir DIR    where gvs-NAME.so plugins live\n"
+    "  --plugin NAME       load plugin NAME only; repeatable (default: all)\n"
+    "  --log-level LEVEL   error, warn, info or debug (default info)\n"
+    "  --max-frame BYTES   largest request body accepted\n"
+    "  --max-sessions N    concurrent sessions (default 64)\n"
+    "  --ready-fd FD       write \"ready\" to FD once listening\n"
+    "  --help, --version\n";
+
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gvsd: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n(try gvsd --help)\n", stderr);
+    va_end(ap);
+    return GVS_E_INVAL;
+}
+
+static int collect(struct flags *f, int argc, char **argv)
+{
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_CONFIG: f->config = optarg; break;
+        case OPT_PLUGIN_DIR: f->plugin_dir = optarg; break;
+        case OPT_LOG_LEVEL: f->log_level = optarg; break;
+        case OPT_MAX_FRAME: f->max_frame = optarg; break;
+        case OPT_MAX_SESSIONS: f->max_sessions = optarg; break;
+        case OPT_READY_FD: f->ready_fd = optarg; break;
+        case OPT_LISTEN:
+            if (f->nlisten == GVS_CONFIG_MAX_LISTEN)
+                return bad("at most %d --listen", GVS_CONFIG_MAX_LISTEN);
+            f->listen[f->nlisten++] = optarg;
+            break;
+        case OPT_PLUGIN:
+            if (f->nplugins == GVS_CONFIG_MAX_PLUGINS)
+                return bad("at most %d --plugin", GVS_CONFIG_MAX_PLUGINS);
+            f->plugins[f->nplugins++] = optarg;
+            break;
+        case OPT_HELP:
+            fputs(usage, stdout);
+            return GVSD_OPTIONS_EXIT;
+        case OPT_VERSION:
+            printf("gvsd %s (protocol %u)\n", GVS_VERSION, GVS_PROTO_VERSION);
+            return GVSD_OPTIONS_EXIT;
+        default:
+            return bad("bad option %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bad("unexpected argument %s", argv[optind]);
+    return 0;
+}
+
+static int parse_ull(const char *s, unsigned long long min,
+                     unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < min ||
+        v > max)
+        return GVS_E_RANGE;
+    *out = v;
+    return 0;
+}
+
+/* Replaces a repeatable key's values with the flags' copies. */
+static int replace_list(char **dst, int *n, const char *const *src, int m)
+{
+    for (int i = 0; i < *n; i++)
+        gvs_free(dst[i]);
+    *n = 0;
+    for (int i = 0; i < m; i++) {
+        if ((dst[i] = gvs_strdup(src[i])) == NULL)
+            return GVS_E_NOMEM;
+        *n = i + 1;
+    }
+    return 0;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+    char *copy = gvs_strdup(src);
+    if (copy == NULL)
+        return GVS_E_NOMEM;
+    gvs_free(*dst);
+    *dst = copy;
+    return 0;
+}
+
+static int load_config(struct gvs_config *cfg, const char *given)
+{
+    const char *path = given != NULL ? given : gvs_config_default_path();
+    char err[256] = "";
+    if (given == NULL && access(path, F_OK) != 0)
+        return 0;
+    int rc = gvs_config_load(cfg, path, err, sizeof(err));
+    if (rc < 0)
+        return bad("config %s: %s", path,
+                   err[0] != '\0' ? err : gvs_strerror(rc));
+    return 0;
+}
+
+/* <dir of /proc/self/exe>/../lib/gvs/plugins: the build and install
+ * trees share this layout. */
+static int default_plugin_dir(char **out)
+{
+    char exe[PATH_MAX], dir[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return bad("cannot find my own executable; give --plugin-dir");
+    exe[n] = '\0';
+    *strrchr(exe, '/') = '\0';
+    snprintf(dir, sizeof(dir), "%s/../lib/gvs/plugins", exe);
+    return replace_str(out, dir);
+}
+
+static int apply(struct gvsd_options *o, const struct flags *f)
+{
+    struct gvs_config *cfg = &o->cfg;
+    unsigned long long v;
+    int rc = 0;
+    if (f->nlisten > 0)
+        rc = replace_list(cfg->listen, &cfg->nlisten, f->listen, f->nlisten);
+    if (rc == 0 && f->nplugins > 0)
+        rc = replace_list(cfg->plugins, &cfg->nplugins, f->plugins,
+                          f->nplugins);
+    if (rc == 0 && f->plugin_dir != NULL)
+        rc = replace_str(&cfg->plugin_dir, f->plugin_dir);
+    if (rc == 0 && f->log_level != NULL)
+        rc = replace_str(&cfg->log_level, f->log_level);
+    if (rc == 0 && cfg->plugin_dir == NULL)
+        rc = default_plugin_dir(&cfg->plugin_dir);
+    if (rc < 0)
+        return rc == GVS_E_NOMEM ? bad("out of memory") : rc;
+    if (cfg->log_level != NULL &&
+        gvs_log_parse_level(cfg->log_level, &o->log_level) < 0)
+        return bad("bad log level %s", cfg->log_level);
+    if (f->max_frame != NULL) {
+        if (parse_ull(f->max_frame, GVS_FRAME_HDR_LEN, GVS_BUF_MAX_CEILING,
+                      &v) < 0)
+            return bad("bad --max-frame %s", f->max_frame);
+        cfg->max_frame = (size_t)v;
+    }
+    if (f->max_sessions != NULL) {
+        if (parse_ull(f->max_sessions, 1, INT_MAX, &v) < 0)
+            return bad("bad --max-sessions %s", f->max_sessions);
+        cfg->max_sessions = (int)v;
+    }
+    if (f->ready_fd != NULL) {
+        if (parse_ull(f->ready_fd, 0, INT_MAX, &v) < 0)
+            return bad("bad --ready-fd %s", f->ready_fd);
+        o->ready_fd = (int)v;
+    }
+    if (cfg->nlisten == 0)
+        return bad("no listen URI (give --listen or the config key listen)");
+    if (cfg->max_sessions < 1 || cfg->max_frame > GVS_BUF_MAX_CEILING)
+        return bad("max_sessions or max_frame out of range");
+    return 0;
+}
+
+int gvsd_options_parse(struct gvsd_options *o, int argc, char **argv)
+{
+    struct flags f = {0};
+    gvs_config_init(&o->cfg);
+    o->log_level = GVS_LOG_INFO;
+    o->ready_fd = -1;
+    int rc = collect(&f, argc, argv);
+    if (rc == 0)
+        rc = load_config(&o->cfg, f.config);
+    if (rc == 0)
+        rc = apply(o, &f);
+    return rc;
+}
+
+void gvsd_options_free(struct gvsd_options *o)
+{
+    gvs_config_free(&o->cfg);
+}

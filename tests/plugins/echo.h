@@ -1,0 +1,23 @@
+/*
+ * The test-only "echo" backend plugin's wire contract, shared by the
+ * plugin and the tests that speak to it.
+ */
+#ifndef GVS_TEST_ECHO_H
+#define GVS_TEST_ECHO_H
+
+#define ECHO_PLUGIN_ID 200
+#define ECHO_PLUGIN_NAME "echo"
+/* Fixed by hand: bump it whenever an op below changes. */
+#define ECHO_TABLE_HASH 0x6563686f00000001ull
+
+enum echo_op {
+    ECHO_OP_ECHO = 1,   /* reply = request body */
+    ECHO_OP_CRASH = 2,  /* abort()s the worker */
+    ECHO_OP_SLEEP = 3,  /* u32 ms; empty reply after sleeping */
+    ECHO_OP_NOTE = 4,   /* u32 v; may be posted; counts v */
+    ECHO_OP_COUNT = 5,  /* reply: u64 notes seen, u64 sum of their v */
+    ECHO_OP_BADREQ = 6, /* always a malformed request */
+    ECHO_OP_PID = 7,    /* reply: u32 pid of the worker */
+};
+
+#endif

@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""gvs API generator: one description of a plugin's operations in, the
+C code both halves need out.  Syntax and the generated interface are in
+tools/apigen/README.md.  Standard library only; output is deterministic.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+
+# Scalar argument types: C type, apigen_rt codec suffix, wire integer type.
+SCALARS = {
+    "int": ("int", "i32", "int32_t"),
+    "uint": ("unsigned int", "u32", "uint32_t"),
+    "i64": ("long long", "i64", "int64_t"),
+    "u64": ("unsigned long long", "u64", "uint64_t"),
+    "size": ("size_t", "u64", "uint64_t"),
+    "devptr": ("void *", "u64", "uint64_t"),
+}
+FE_KINDS = ("auto", "rpc", "manual")
+BE_KINDS = ("auto", "manual")
+OP_FLAGS = ("device", "async")
+
+
+class DescError(Exception):
+    def __init__(self, path, line, msg):
+        super().__init__("%s:%d: %s" % (path, line, msg))
+
+
+class Arg:
+    def __init__(self, direction, typ, name):
+        self.direction = direction  # "in" or "out"
+        self.typ = typ              # key of SCALARS, "enum:T" or "struct:T"
+        self.name = name
+
+    @property
+    def kind(self):
+        return self.typ.split(":", 1)[0]
+
+    @property
+    def tname(self):
+        return self.typ.split(":", 1)[1]
+
+    def c_type(self):
+        if self.kind == "enum":
+            return "enum %s" % self.tname
+        if self.kind == "struct":
+            return "struct %s" % self.tname
+        return SCALARS[self.typ][0]
+
+    def c_param(self):
+        t = self.c_type()
+        if self.direction == "out":
+            t += " *" if not t.endswith("*") else "*"
+        sep = "" if t.endswith("*") else " "
+        return "%s%s%s" % (t, sep, self.name)
+
+    def codec(self):
+        if self.kind == "enum":
+            return "i32", "int32_t"
+        return SCALARS[self.typ][1], SCALARS[self.typ][2]
+
+
+class Op:
+    def __init__(self, num, name, fe, be, flags, args, line):
+        self.num, self.name, self.fe, self.be = num, name, fe, be
+        self.flags, self.args, self.line = flags, args, line
+
+    @property
+    def ins(self):
+        return [a for a in self.args if a.direction == "in"]
+
+    @property
+    def outs(self):
+        return [a for a in self.args if a.direction == "out"]
+
+    def canonical(self):
+        args = ",".join("%s %s" % (a.direction, a.typ) for a in self.args)
+        return ("op %d %s fe=%s be=%s %s : %s" % (
+            self.num, self.name, self.fe, self.be,
+            ",".join(sorted(self.flags)) or "-", args)).rstrip()
+
+
+class Desc:
+    def __init__(self):
+        self.plugin = None
+        self.plugin_id = None
+        self.result = None
+        self.success = None
+        self.invalid = None
+        self.includes = []
+        self.fe_includes = []
+        self.be_includes = []
+        self.ops = []
+
+    def canonical(self):
+        lines = ["plugin %s %d" % (self.plugin, self.plugin_id)]
+        lines += [op.canonical() for op in sorted(self.ops, key=lambda o: o.num)]
+        return "\n".join(lines) + "\n"
+
+    def table_hash(self):
+        h = FNV_OFFSET
+        for byte in self.canonical().encode("utf-8"):
+            h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+        return h
+
+
+def parse_args(path, lineno, text):
+    args = []
+    if not text.strip():
+        return args
+    for part in text.split(","):
+        words = part.split()
+        if len(words) != 3:
+            raise DescError(path, lineno, "argument must be 'in|out TYPE NAME': %r" % part.strip())
+        direction, typ, name = words
+        if direction not in ("in", "out"):
+            raise DescError(path, lineno, "argument direction must be in or out, not %r" % direction)
+        if not IDENT.match(name):
+            raise DescError(path, lineno, "bad argument name %r" % name)
+        if ":" in typ:
+            kind, tname = typ.split(":", 1)
+            if kind not in ("enum", "struct") or not IDENT.match(tname):
+                raise DescError(path, lineno, "unknown type %r" % typ)
+            if kind == "struct" and direction != "out":
+                raise DescError(path, lineno, "struct arguments can only be out")
+        elif typ not in SCALARS:
+            raise DescError(path, lineno, "unknown type %r" % typ)
+        if any(a.name == name for a in args):
+            raise DescError(path, lineno, "duplicate argument %r" % name)
+        args.append(Arg(direction, typ, name))
+    return args
+
+
+def parse_op(path, lineno, rest):
+    head, _, argtext = rest.partition(":")
+    words = head.split()
+    if len(words) < 2:
+        raise DescError(path, lineno, "op needs a number and a name")
+    try:
+        num = int(words[0], 10)
+    except ValueError:
+        raise DescError(path, lineno, "op number %r is not a decimal integer" % words[0])
+    if not 1 <= num <= 65535:
+        raise DescError(path, lineno, "op number %d out of range 1..65535" % num)
+    name = words[1]
+    if not IDENT.match(name):
+        raise DescError(path, lineno, "bad op name %r" % name)
+    fe, be, flags = "auto", "auto", set()
+    for w in words[2:]:
+        if w == "manual":
+            fe, be = "manual", "manual"
+        elif w.startswith("fe="):
+            fe = w[3:]
+            if fe not in FE_KINDS:
+                raise DescError(path, lineno, "fe= must be one of %s" % "|".join(FE_KINDS))
+        elif w.startswith("be="):
+            be = w[3:]
+            if be not in BE_KINDS:
+                raise DescError(path, lineno, "be= must be one of %s" % "|".join(BE_KINDS))
+        elif w in OP_FLAGS:
+            flags.add(w)
+        else:
+            raise DescError(path, lineno, "unknown op attribute %r" % w)
+    args = parse_args(path, lineno, argtext)
+    if fe == "manual" and be == "manual" and args:
+        raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
+    if "async" in flags and fe != "manual" and any(a.direction == "out" for a in args):
+        raise DescError(path, lineno, "an async op cannot have out arguments")
+    return Op(num, name, fe, be, flags, args, lineno)
+
+
+def parse(path, text):
+    d = Desc()
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if key == "plugin":
+            words = rest.split()
+            if d.plugin is not None:
+                raise DescError(path, lineno, "plugin given twice")
+            if len(words) != 2 or not IDENT.match(words[0]) or not words[1].isdigit():
+                raise DescError(path, lineno, "expected 'plugin NAME ID'")
+            d.plugin, d.plugin_id = words[0], int(words[1])
+            if not 1 <= d.plugin_id <= 65535:
+                raise DescError(path, lineno, "plugin id out of range 1..65535")
+        elif key == "result":
+            words = rest.split()
+            opts = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+            if (len(words) != 3 or not IDENT.match(words[0])
+                    or set(opts) != {"success", "invalid"}
+                    or not all(IDENT.match(v) for v in opts.values())):
+                raise DescError(path, lineno, "expected 'result TYPE success=NAME invalid=NAME'")
+            d.result, d.success, d.invalid = words[0], opts["success"], opts["invalid"]
+        elif key in ("include", "fe-include", "be-include"):
+            if not re.match(r'^(<[^<>"\s]+>|"[^<>"\s]+")$', rest):
+                raise DescError(path, lineno, "expected <header> or \"header\"")
+            {"include": d.includes, "fe-include": d.fe_includes,
+             "be-include": d.be_includes}[key].append(rest)
+        elif key == "op":
+            if d.plugin is None or d.result is None:
+                raise DescError(path, lineno, "'plugin' and 'result' must come before the first op")
+            op = parse_op(path, lineno, rest)
+            for other in d.ops:
+                if other.num == op.num:
+                    raise DescError(path, lineno, "op number %d already used on line %d" % (op.num, other.line))
+                if other.name == op.name:
+                    raise DescError(path, lineno, "op name %s already used on line %d" % (op.name, other.line))
+            d.ops.append(op)
+        else:
+            raise DescError(path, lineno, "unknown directive %r" % key)
+    if d.plugin is None:
+        raise DescError(path, 1, "missing 'plugin NAME ID'")
+    if not d.ops:
+        raise DescError(path, 1, "no op described")
+    return d
+
+
+def banner(src):
+    return ("/* Generated by tools/apigen/gvs_apigen.py from %s.  Do not edit. */\n"
+            % os.path.basename(src))
+
+
+def op_enum(d, op):
+    return "%s_OP_%s" % (d.plugin.upper(), op.name)
+
+
+def gen_ops_h(d, src):
+    guard = "GVS_%s_OPS_H" % d.plugin.upper()
+    p = d.plugin.upper()
+    out = [banner(src), "#ifndef %s\n#define %s\n\n" % (guard, guard)]
+    out.append("#define %s_PLUGIN_ID %du\n" % (p, d.plugin_id))
+    out.append("#define %s_PLUGIN_NAME \"%s\"\n" % (p, d.plugin))
+    out.append("/* FNV-1a 64 of the canonical description:\n")
+    for line in d.canonical().splitlines():
+        out.append(" *   %s\n" % line)
+    out.append(" */\n#define %s_TABLE_HASH 0x%016xull\n\n" % (p, d.table_hash()))
+    out.append("enum %s_op {\n" % d.plugin)
+    for op in sorted(d.ops, key=lambda o: o.num):
+        out.append("    %s = %d,\n" % (op_enum(d, op), op.num))
+    out.append("};\n\n#endif\n")
+    return "".join(out)
+
+
+def prototype(d, op, name):
+    params = ", ".join(a.c_param() for a in op.args) or "void"
+    return "%s %s(%s)" % (d.result, name, params)
+
+
+def rpc_name(d, op):
+    return "%s_rpc_%s" % (d.plugin, op.name)
+
+
+def handler_name(d, op):
+    return "%s_be_%s" % (d.plugin, op.name.lower())
+
+
+def includes(d, own, generated):
+    # The plugin's own header comes first: it may set visibility or feature
+    # macros that must precede the library headers.
+    lines = ["#include %s\n" % i for i in own]
+    lines += ["#include %s\n" % i for i in ["<stdint.h>", "<string.h>"] + d.includes]
+    lines += ['#include "apigen_rt.h"\n']
+    lines += ["#include %s\n" % i for i in generated]
+    return "".join(lines)
+
+
+def gen_fe_h(d, src):
+    guard = "GVS_%s_FE_GEN_H" % d.plugin.upper()
+    out = [banner(src), "#ifndef %s\n#define %s\n\n" % (guard, guard)]
+    out.append("".join("#include %s\n" % i for i in d.includes) + "\n")
+    out.append("/* Round trips behind hand-written public functions; no last-error\n"
+               " * bookkeeping. */\n")
+    for op in d.ops:
+        if op.fe == "rpc":
+            out.append("%s;\n" % prototype(d, op, rpc_name(d, op)))
+    out.append("\n#endif\n")
+    return "".join(out)
+
+
+def fe_stub(d, op):
+    pub = op.fe == "auto"
+    name = op.name if pub else rpc_name(d, op)
+    ret = ("%s_fe_ret(%%s)" % d.plugin) if pub else "%s"
+    flags = "APIGEN_DEVICE" if "device" in op.flags else "0"
+    o = ["%s\n{\n" % prototype(d, op, name)]
+    o.append("    struct apigen_call c;\n    %s r;\n" % d.result)
+    for a in op.outs:
+        if a.kind == "struct":
+            o.append("    %s o_%s;\n" % (a.c_type(), a.name))
+        else:
+            o.append("    %s o_%s;\n" % (a.codec()[1], a.name))
+    o.append("\n")
+    for a in op.outs:
+        o.append("    if (%s == NULL)\n        return %s;\n" % (a.name, ret % d.invalid))
+    o.append("    r = %s_fe_begin(&c);\n" % d.plugin)
+    o.append("    if (r != %s)\n        return %s;\n" % (d.success, ret % "r"))
+    for a in op.ins:
+        codec, wtype = a.codec()
+        if a.kind == "devptr":
+            val = "(uint64_t)(uintptr_t)%s" % a.name
+        else:
+            val = "(%s)%s" % (wtype, a.name)
+        o.append("    apigen_put_%s(&c, %s);\n" % (codec, val))
+    if "async" in op.flags:
+        o.append("    r = %s_fe_post(&c, %s, %s);\n" % (d.plugin, op_enum(d, op), flags))
+        o.append("    return %s;\n}\n" % (ret % "r"))
+        return "".join(o)
+    o.append("    r = %s_fe_run(&c, %s, %s);\n" % (d.plugin, op_enum(d, op), flags))
+    if op.outs:
+        o.append("    if (r == %s) {\n" % d.success)
+        for a in op.outs:
+            if a.kind == "struct":
+                o.append("        apigen_get_bytes(&c, &o_%s, sizeof(o_%s));\n" % (a.name, a.name))
+            else:
+                o.append("        apigen_get_%s(&c, &o_%s);\n" % (a.codec()[0], a.name))
+        o.append("    }\n")
+    o.append("    r = %s_fe_end(&c, r);\n" % d.plugin)
+    if op.outs:
+        o.append("    if (r == %s) {\n" % d.success)
+        for a in op.outs:
+            if a.kind == "struct":
+                o.append("        *%s = o_%s;\n" % (a.name, a.name))
+            elif a.kind == "devptr":
+                o.append("        *%s = (void *)(uintptr_t)o_%s;\n" % (a.name, a.name))
+            else:
+                o.append("        *%s = (%s)o_%s;\n" % (a.name, a.c_type(), a.name))
+        o.append("    }\n")
+    o.append("    return %s;\n}\n" % (ret % "r"))
+    return "".join(o)
+
+
+def gen_fe_c(d, src):
+    out = [banner(src), includes(d, d.fe_includes, ['"%s_fe_gen.h"' % d.plugin,
+                                                   '"%s_ops.h"' % d.plugin])]
+    for op in d.ops:
+        if op.fe != "manual":
+            out.append("\n" + fe_stub(d, op))
+    return "".join(out)
+
+
+def gen_be_h(d, src):
+    guard = "GVS_%s_BE_GEN_H" % d.plugin.upper()
+    out = [banner(src), "#ifndef %s\n#define %s\n\n" % (guard, guard)]
+    out.append('#include "gvs/plugin.h"\n\n')
+    out.append("/* Hand-written handlers the generated table names. */\n")
+    for op in d.ops:
+        if op.be == "manual":
+            out.append("int %s(struct gvs_call *call);\n" % handler_name(d, op))
+    out.append("\n/* The plugin's op table, ending with GVS_OP_END. */\n")
+    out.append("extern const struct gvs_op %s_op_table[];\n\n#endif\n" % d.plugin)
+    return "".join(out)
+
+
+def be_handler(d, op):
+    o = ["static int gen_%s(struct gvs_call *call)\n{\n" % op.name]
+    o.append("    struct apigen_call c = {call->out, call->in, 0};\n")
+    for a in op.ins:
+        o.append("    %s a_%s;\n" % (a.codec()[1], a.name))
+    for a in op.outs:
+        if a.kind == "struct":
+            o.append("    %s o_%s;\n" % (a.c_type(), a.name))
+        elif a.kind == "devptr":
+            o.append("    void *o_%s = NULL;\n" % a.name)
+        else:
+            o.append("    %s o_%s = 0;\n" % (a.c_type(), a.name))
+    o.append("    %s r;\n\n" % d.result)
+    for a in op.outs:
+        if a.kind == "struct":
+            o.append("    memset(&o_%s, 0, sizeof(o_%s));\n" % (a.name, a.name))
+    for a in op.ins:
+        o.append("    apigen_get_%s(&c, &a_%s);\n" % (a.codec()[0], a.name))
+    o.append("    if (apigen_end(&c) < 0)\n        return c.rc;\n")
+    params = []
+    for a in op.args:
+        if a.direction == "out":
+            params.append("&o_%s" % a.name)
+        elif a.kind == "devptr":
+            params.append("(void *)(uintptr_t)a_%s" % a.name)
+        else:
+            params.append("(%s)a_%s" % (a.c_type(), a.name))
+    o.append("    r = %s(%s);\n" % (op.name, ", ".join(params)))
+    o.append("    apigen_put_i32(&c, (int32_t)r);\n")
+    if op.outs:
+        o.append("    if (r == %s) {\n" % d.success)
+        for a in op.outs:
+            if a.kind == "struct":
+                o.append("        apigen_put_bytes(&c, &o_%s, sizeof(o_%s));\n" % (a.name, a.name))
+            elif a.kind == "devptr":
+                o.append("        apigen_put_u64(&c, (uint64_t)(uintptr_t)o_%s);\n" % a.name)
+            else:
+                codec, wtype = a.codec()
+                o.append("        apigen_put_%s(&c, (%s)o_%s);\n" % (codec, wtype, a.name))
+        o.append("    }\n")
+    o.append("    return c.rc;\n}\n")
+    return "".join(o)
+
+
+def gen_be_c(d, src):
+    out = [banner(src), includes(d, d.be_includes, ['"%s_be_gen.h"' % d.plugin,
+                                                   '"%s_ops.h"' % d.plugin])]
+    for op in d.ops:
+        if op.be == "auto":
+            out.append("\n" + be_handler(d, op))
+    out.append("\nconst struct gvs_op %s_op_table[] = {\n" % d.plugin)
+    for op in sorted(d.ops, key=lambda o: o.num):
+        fn = "gen_%s" % op.name if op.be == "auto" else handler_name(d, op)
+        fl = "GVS_OP_ASYNC_OK" if "async" in op.flags else "0"
+        out.append("    {%s, %s, \"%s\", %s},\n" % (op_enum(d, op), fl, op.name, fn))
+    out.append("    GVS_OP_END,\n};\n")
+    return "".join(out)
+
+
+def write_file(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def generate(desc_path, out_dir):
+    with open(desc_path, encoding="utf-8") as f:
+        d = parse(desc_path, f.read())
+    files = {
+        "%s_ops.h" % d.plugin: gen_ops_h(d, desc_path),
+        "%s_fe_gen.h" % d.plugin: gen_fe_h(d, desc_path),
+        "%s_fe_gen.c" % d.plugin: gen_fe_c(d, desc_path),
+        "%s_be_gen.h" % d.plugin: gen_be_h(d, desc_path),
+        "%s_be_gen.c" % d.plugin: gen_be_c(d, desc_path),
+    }
+    os.makedirs(out_dir, exist_ok=True)
+    for name, text in sorted(files.items()):
+        write_file(os.path.join(out_dir, name), text)
+    return d
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("description", help="the plugin's .api file")
+    ap.add_argument("--out-dir", required=True, help="where the generated files go")
+    ap.add_argument("--print-hash", action="store_true", help="print the table hash")
+    ns = ap.parse_args(argv)
+    try:
+        d = generate(ns.description, ns.out_dir)
+    except (DescError, OSError) as e:
+        print("gvs_apigen: %s" % e, file=sys.stderr)
+        return 1
+    if ns.print_hash:
+        print("0x%016x" % d.table_hash())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
