@@ -8,6 +8,14 @@
 /* Room for the largest HELLO or HELLO reply. */
 #define HANDSHAKE_BUF_MAX 8192
 
+/* Copies s into out, cut to fit: a long program name is still useful. */
+static void copy_cut(char *out, size_t len, const char *s)
+{
+    size_t n = strnlen(s, len - 1);
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
 /* argv[0]'s base name, else the kernel's (truncated) comm. */
 static void program_name(char *out, size_t len)
 {
@@ -20,7 +28,7 @@ static void program_name(char *out, size_t len)
         tmp[n] = '\0';
         if (tmp[0] != '\0') {
             const char *slash = strrchr(tmp, '/');
-            snprintf(out, len, "%s", slash != NULL ? slash + 1 : tmp);
+            copy_cut(out, len, slash != NULL ? slash + 1 : tmp);
             return;
         }
     }
@@ -28,7 +36,7 @@ static void program_name(char *out, size_t len)
     if (f != NULL) {
         if (fgets(tmp, sizeof(tmp), f) != NULL) {
             tmp[strcspn(tmp, "\n")] = '\0';
-            snprintf(out, len, "%s", tmp);
+            copy_cut(out, len, tmp);
         }
         fclose(f);
     }

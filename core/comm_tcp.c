@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,7 +18,8 @@
 static void format_addr(const struct sockaddr *sa, socklen_t len, char *out,
                         size_t outlen)
 {
-    char host[NI_MAXHOST], port[NI_MAXSERV];
+    /* Numeric forms only, so these bound the text and the peer buffer. */
+    char host[INET6_ADDRSTRLEN + 16], port[8];
     if (getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
                     NI_NUMERICHOST | NI_NUMERICSERV) != 0)
         snprintf(out, outlen, "tcp peer");

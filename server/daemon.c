@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -13,6 +12,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "plugins.h"
+#include "refusals.h"
 #include "session.h"
 #include "signals.h"
 #include "workers.h"
@@ -24,6 +24,7 @@ struct gvsd {
     int nlisteners;
     struct gvsd_plugins plugins;
     struct gvsd_workers workers;
+    struct gvsd_refusals refusals;
     struct gvsd_session_opts session; /* id: the next session's */
 };
 
@@ -60,23 +61,10 @@ __attribute__((noreturn)) static void worker_main(struct gvsd *d,
     if (getppid() != d->pid)
         _exit(1);
     close_listeners(d, 1);
+    gvsd_refusals_close_all(&d->refusals);
     gvsd_workers_free(&d->workers);
     int rc = gvsd_session_run(c, &d->plugins, &d->session);
     exit(rc == 0 ? 0 : 1);
-}
-
-/* Answers the HELLO that has not been read yet (id 0 by convention of
- * refusals) and closes.  What the client sent is drained first so that
- * the close does not reset a TCP connection before the refusal is read. */
-static void refuse(struct gvs_conn *c, int max)
-{
-    gvs_warn("refusing connection from %s: too many sessions (%d)",
-             gvs_conn_peer(c), max);
-    gvsd_hello_reply(c, 0, GVS_E_RANGE, "too many sessions", 0);
-    char sink[4096];
-    while (recv(gvs_conn_fd(c), sink, sizeof(sink), MSG_DONTWAIT) > 0)
-        ;
-    gvs_conn_close(c);
 }
 
 static void accept_one(struct gvsd *d, struct gvs_listener *l)
@@ -91,7 +79,7 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
         return;
     }
     if (gvsd_workers_full(&d->workers)) {
-        refuse(c, d->workers.max);
+        gvsd_refuse(&d->refusals, c, d->workers.max);
         return;
     }
     uint32_t id = d->session.id;
@@ -111,13 +99,17 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
 
 static int serve(struct gvsd *d)
 {
-    struct pollfd pfd[1 + GVS_CONFIG_MAX_LISTEN];
+    struct pollfd pfd[1 + GVS_CONFIG_MAX_LISTEN + GVSD_REFUSALS_MAX];
+    struct pollfd *lpfd = &pfd[1];
+    struct pollfd *rpfd = &pfd[1 + d->nlisteners];
     pfd[0] = (struct pollfd){.fd = d->sig_fd, .events = POLLIN};
     for (int i = 0; i < d->nlisteners; i++)
-        pfd[1 + i] = (struct pollfd){.fd = gvs_listener_fd(d->listeners[i]),
-                                     .events = POLLIN};
+        lpfd[i] = (struct pollfd){.fd = gvs_listener_fd(d->listeners[i]),
+                                  .events = POLLIN};
     for (;;) {
-        int n = poll(pfd, (nfds_t)(1 + d->nlisteners), -1);
+        int nref = gvsd_refusals_pollfds(&d->refusals, rpfd);
+        int n = poll(pfd, (nfds_t)(1 + d->nlisteners + nref),
+                     gvsd_refusals_timeout(&d->refusals));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -132,8 +124,9 @@ static int serve(struct gvsd *d)
             if (stop)
                 return 0;
         }
+        gvsd_refusals_service(&d->refusals, rpfd);
         for (int i = 0; i < d->nlisteners; i++)
-            if (pfd[1 + i].revents)
+            if (lpfd[i].revents)
                 accept_one(d, d->listeners[i]);
     }
 }
@@ -180,6 +173,7 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
         gvs_error("cannot start: %s", gvs_strerror(rc));
     }
     close_listeners(&d, 0);
+    gvsd_refusals_close_all(&d.refusals);
     gvsd_workers_stop(&d.workers, GVSD_STOP_GRACE_MS);
     gvsd_workers_free(&d.workers);
     gvsd_plugins_unload(&d.plugins);

@@ -109,40 +109,46 @@ static int collect(struct flags *f, int argc, char **argv)
     return 0;
 }
 
-static int parse_ull(const char *s, unsigned long long min,
-                     unsigned long long max, unsigned long long *out)
+static int parse_fd(const char *s, int *out)
 {
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < min ||
-        v > max)
+    long v = strtol(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v > INT_MAX)
         return GVS_E_RANGE;
-    *out = v;
+    *out = (int)v;
     return 0;
 }
 
-/* Replaces a repeatable key's values with the flags' copies. */
-static int replace_list(char **dst, int *n, const char *const *src, int m)
+/* Applies one flag through the config parser, so that a flag accepts
+ * exactly what its key accepts in the file. */
+static int set_key(struct gvs_config *cfg, const char *flag, const char *key,
+                   const char *value)
 {
+    char line[1024], err[256];
+    int n = snprintf(line, sizeof(line), "%s = %s\n", key, value);
+    if (n < 0 || (size_t)n >= sizeof(line) || strpbrk(value, "\n#") != NULL)
+        return bad("bad --%s %s", flag, value);
+    if (gvs_config_parse(cfg, line, (size_t)n, err, sizeof(err)) < 0)
+        return bad("bad --%s %s: %s", flag, value, err);
+    return 0;
+}
+
+/* A repeatable flag given at least once replaces the file's values. */
+static int set_list(struct gvs_config *cfg, char **list, int *n,
+                    const char *flag, const char *key,
+                    const char *const *values, int nvalues)
+{
+    if (nvalues == 0)
+        return 0;
     for (int i = 0; i < *n; i++)
-        gvs_free(dst[i]);
+        gvs_free(list[i]);
     *n = 0;
-    for (int i = 0; i < m; i++) {
-        if ((dst[i] = gvs_strdup(src[i])) == NULL)
-            return GVS_E_NOMEM;
-        *n = i + 1;
+    for (int i = 0; i < nvalues; i++) {
+        int rc = set_key(cfg, flag, key, values[i]);
+        if (rc < 0)
+            return rc;
     }
-    return 0;
-}
-
-static int replace_str(char **dst, const char *src)
-{
-    char *copy = gvs_strdup(src);
-    if (copy == NULL)
-        return GVS_E_NOMEM;
-    gvs_free(*dst);
-    *dst = copy;
     return 0;
 }
 
@@ -161,7 +167,7 @@ static int load_config(struct gvs_config *cfg, const char *given)
 
 /* <dir of /proc/self/exe>/../lib/gvs/plugins: the build and install
  * trees share this layout. */
-static int default_plugin_dir(char **out)
+static int default_plugin_dir(struct gvs_config *cfg)
 {
     char exe[PATH_MAX], dir[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -170,50 +176,40 @@ static int default_plugin_dir(char **out)
     exe[n] = '\0';
     *strrchr(exe, '/') = '\0';
     snprintf(dir, sizeof(dir), "%s/../lib/gvs/plugins", exe);
-    return replace_str(out, dir);
+    return set_key(cfg, "plugin-dir", "plugin_dir", dir);
 }
 
 static int apply(struct gvsd_options *o, const struct flags *f)
 {
     struct gvs_config *cfg = &o->cfg;
-    unsigned long long v;
-    int rc = 0;
-    if (f->nlisten > 0)
-        rc = replace_list(cfg->listen, &cfg->nlisten, f->listen, f->nlisten);
-    if (rc == 0 && f->nplugins > 0)
-        rc = replace_list(cfg->plugins, &cfg->nplugins, f->plugins,
-                          f->nplugins);
-    if (rc == 0 && f->plugin_dir != NULL)
-        rc = replace_str(&cfg->plugin_dir, f->plugin_dir);
-    if (rc == 0 && f->log_level != NULL)
-        rc = replace_str(&cfg->log_level, f->log_level);
+    const struct {
+        const char *flag, *key, *value;
+    } scalars[] = {
+        {"plugin-dir", "plugin_dir", f->plugin_dir},
+        {"log-level", "log_level", f->log_level},
+        {"max-frame", "max_frame", f->max_frame},
+        {"max-sessions", "max_sessions", f->max_sessions},
+    };
+    int rc = set_list(cfg, cfg->listen, &cfg->nlisten, "listen", "listen",
+                      f->listen, f->nlisten);
+    if (rc == 0)
+        rc = set_list(cfg, cfg->plugins, &cfg->nplugins, "plugin", "plugin",
+                      f->plugins, f->nplugins);
+    for (size_t i = 0; rc == 0 && i < sizeof(scalars) / sizeof(scalars[0]);
+         i++)
+        if (scalars[i].value != NULL)
+            rc = set_key(cfg, scalars[i].flag, scalars[i].key,
+                         scalars[i].value);
     if (rc == 0 && cfg->plugin_dir == NULL)
-        rc = default_plugin_dir(&cfg->plugin_dir);
+        rc = default_plugin_dir(cfg);
     if (rc < 0)
-        return rc == GVS_E_NOMEM ? bad("out of memory") : rc;
-    if (cfg->log_level != NULL &&
-        gvs_log_parse_level(cfg->log_level, &o->log_level) < 0)
-        return bad("bad log level %s", cfg->log_level);
-    if (f->max_frame != NULL) {
-        if (parse_ull(f->max_frame, GVS_FRAME_HDR_LEN, GVS_BUF_MAX_CEILING,
-                      &v) < 0)
-            return bad("bad --max-frame %s", f->max_frame);
-        cfg->max_frame = (size_t)v;
-    }
-    if (f->max_sessions != NULL) {
-        if (parse_ull(f->max_sessions, 1, INT_MAX, &v) < 0)
-            return bad("bad --max-sessions %s", f->max_sessions);
-        cfg->max_sessions = (int)v;
-    }
-    if (f->ready_fd != NULL) {
-        if (parse_ull(f->ready_fd, 0, INT_MAX, &v) < 0)
-            return bad("bad --ready-fd %s", f->ready_fd);
-        o->ready_fd = (int)v;
-    }
+        return rc;
+    if (cfg->log_level != NULL)
+        gvs_log_parse_level(cfg->log_level, &o->log_level);
+    if (f->ready_fd != NULL && parse_fd(f->ready_fd, &o->ready_fd) < 0)
+        return bad("bad --ready-fd %s", f->ready_fd);
     if (cfg->nlisten == 0)
         return bad("no listen URI (give --listen or the config key listen)");
-    if (cfg->max_sessions < 1 || cfg->max_frame > GVS_BUF_MAX_CEILING)
-        return bad("max_sessions or max_frame out of range");
     return 0;
 }
 

@@ -70,10 +70,13 @@ static int program_env(const char *exe_dir, const char *server)
 {
     char dir[PATH_MAX];
     const char *env = getenv("GVS_FRONTEND_DIR");
+    int n;
     if (env != NULL && env[0] != '\0')
-        snprintf(dir, sizeof(dir), "%s", env);
+        n = snprintf(dir, sizeof(dir), "%s", env);
     else
-        snprintf(dir, sizeof(dir), "%s/../lib/gvs/frontend", exe_dir);
+        n = snprintf(dir, sizeof(dir), "%s/../lib/gvs/frontend", exe_dir);
+    if (n < 0 || (size_t)n >= sizeof(dir))
+        return -1;
     const char *old = getenv("LD_LIBRARY_PATH");
     size_t len = strlen(dir) + (old != NULL ? strlen(old) : 0) + 2;
     char *path = malloc(len);

@@ -26,8 +26,10 @@ int main()
     printf("bad copy kind: %s\n", cudaGetErrorName(e));
     cudaGetLastError();
 
-    e = cudaMalloc(&d, (size_t)1 << 60);
-    printf("huge malloc: %s\n", cudaGetErrorName(e));
+    int *huge = (int *)&e;
+    e = cudaMalloc(&huge, (size_t)1 << 60);
+    printf("huge malloc: %s, pointer left %s\n", cudaGetErrorName(e),
+           huge == nullptr ? "null" : "set");
     cudaGetLastError();
 
     for (int code : {0, 1, 2, 35, 100, 209, 700, 999, 12345})

@@ -266,10 +266,19 @@ TEST_IMPL(server_options)
                                    "--listen", g.unix_uri, NULL};
     st = test_gvsd_run_once(&g, missing);
     ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
-    const char *const listen[] = {"--listen", "bogus://x", NULL};
+    const char *const scheme[] = {"--listen", "bogus://x", NULL};
+    st = test_gvsd_run_once(&g, scheme);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    ASSERT(test_gvsd_log_has(&g, "bad --listen bogus://x", 0));
+    const char *const frame[] = {"--listen", g.unix_uri, "--max-frame", "1K",
+                                 NULL};
+    st = test_gvsd_run_once(&g, frame);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    const char *const listen[] = {"--listen", "unix:///nonexistent/gvsd.sock",
+                                  NULL};
     st = test_gvsd_run_once(&g, listen);
     ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
-    ASSERT(test_gvsd_log_has(&g, "cannot listen on bogus://x", 0));
+    ASSERT(test_gvsd_log_has(&g, "cannot listen on unix:///nonexistent/", 0));
     test_gvsd_stop(&g);
     return 0;
 }

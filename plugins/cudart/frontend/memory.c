@@ -151,6 +151,8 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     void *p;
     if (devPtr == NULL)
         return cudart_fe_ret(cudaErrorInvalidValue);
+    /* As natively, a failed allocation leaves a null pointer behind. */
+    *devPtr = NULL;
     cudaError_t e = cudart_rpc_cudaMalloc(&p, size);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);

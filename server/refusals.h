@@ -1,0 +1,41 @@
+/*
+ * Connections refused for lack of room (max_sessions).  The refusal is a
+ * HELLO reply sent at once; the parent then holds the connection, write
+ * side shut, until the client closes or a deadline passes.  Closing at
+ * once would make the client's HELLO, sent after we closed, fail with a
+ * broken pipe before it ever reads why.
+ */
+#ifndef GVSD_REFUSALS_H
+#define GVSD_REFUSALS_H
+
+#include <poll.h>
+
+#include "gvs/comm.h"
+
+#define GVSD_REFUSALS_MAX 16
+#define GVSD_REFUSAL_LINGER_MS 1000
+
+struct gvsd_refusals {
+    struct gvs_conn *conn[GVSD_REFUSALS_MAX];
+    long long deadline[GVSD_REFUSALS_MAX];
+    int n;
+};
+
+/* Tells c "too many sessions" and holds it (closes it at once when the
+ * table is full or the connection has no descriptor). */
+void gvsd_refuse(struct gvsd_refusals *r, struct gvs_conn *c,
+                 int max_sessions);
+
+/* Fills pfd[0..n) for the held connections; returns n. */
+int gvsd_refusals_pollfds(const struct gvsd_refusals *r, struct pollfd *pfd);
+
+/* Milliseconds until the next deadline, -1 when nothing is held. */
+int gvsd_refusals_timeout(const struct gvsd_refusals *r);
+
+/* After poll: drains what each client sent, closes those that closed or
+ * whose deadline passed.  pfd is what gvsd_refusals_pollfds filled. */
+void gvsd_refusals_service(struct gvsd_refusals *r, const struct pollfd *pfd);
+
+void gvsd_refusals_close_all(struct gvsd_refusals *r);
+
+#endif
