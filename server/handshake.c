@@ -146,8 +146,10 @@ int gvsd_handshake(struct gvsd_session *s)
         return rc;
     }
     struct gvs_hello *hello = gvs_malloc(sizeof(*hello));
-    if (hello == NULL)
+    if (hello == NULL) {
+        gvs_error("session %u: out of memory", id);
         return GVS_E_NOMEM;
+    }
     char why[GVS_NAME_MAX + 1];
     rc = check_hello(s, &h, hello, why, sizeof(why));
     if (rc == 0)

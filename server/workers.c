@@ -32,6 +32,7 @@ void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session)
     struct gvsd_worker *w = &ws->w[ws->n++];
     w->pid = pid;
     w->session = session;
+    w->stopping = 0;
     clock_gettime(CLOCK_MONOTONIC, &w->start);
 }
 
@@ -41,7 +42,10 @@ static void log_end(const struct gvsd_worker *w, int status)
     clock_gettime(CLOCK_MONOTONIC, &now);
     double secs = (double)(now.tv_sec - w->start.tv_sec) +
                   (double)(now.tv_nsec - w->start.tv_nsec) / 1e9;
-    if (WIFSIGNALED(status))
+    if (WIFSIGNALED(status) && w->stopping && WTERMSIG(status) == SIGTERM)
+        gvs_info("session %u: worker %ld stopped by the shutdown after %.3f s",
+                 w->session, (long)w->pid, secs);
+    else if (WIFSIGNALED(status))
         gvs_warn("session %u: worker %ld killed by signal %d (%s) after "
                  "%.3f s",
                  w->session, (long)w->pid, WTERMSIG(status),
@@ -68,8 +72,10 @@ void gvsd_workers_reap(struct gvsd_workers *ws)
 
 void gvsd_workers_stop(struct gvsd_workers *ws, unsigned grace_ms)
 {
-    for (int i = 0; i < ws->n; i++)
+    for (int i = 0; i < ws->n; i++) {
+        ws->w[i].stopping = 1;
         kill(ws->w[i].pid, SIGTERM);
+    }
     for (unsigned waited = 0; ws->n > 0 && waited < grace_ms;
          waited += STOP_POLL_MS) {
         gvsd_workers_reap(ws);

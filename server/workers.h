@@ -13,6 +13,7 @@ struct gvsd_worker {
     pid_t pid;
     uint32_t session;
     struct timespec start;
+    int stopping; /* gvsd sent SIGTERM while shutting down */
 };
 
 struct gvsd_workers {
@@ -34,7 +35,7 @@ static inline int gvsd_workers_full(const struct gvsd_workers *ws)
 void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session);
 
 /* Reaps every worker that has ended, logging how (a signal is a
- * warning), without blocking. */
+ * warning, unless it is the SIGTERM of a shutdown), without blocking. */
 void gvsd_workers_reap(struct gvsd_workers *ws);
 
 /* SIGTERMs every worker, waits up to grace_ms for them, then SIGKILLs

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gvs.h"
+#include "gvs/mem.h"
 
 static const char run_usage[] =
     "usage: gvs run [--server URI] [--gvsd PATH] [--log-level LEVEL] -- "
@@ -79,13 +80,13 @@ static int program_env(const char *exe_dir, const char *server)
         return -1;
     const char *old = getenv("LD_LIBRARY_PATH");
     size_t len = strlen(dir) + (old != NULL ? strlen(old) : 0) + 2;
-    char *path = malloc(len);
+    char *path = gvs_malloc(len);
     if (path == NULL)
         return -1;
     snprintf(path, len, "%s%s%s", dir, old != NULL && old[0] ? ":" : "",
              old != NULL ? old : "");
     int rc = setenv("LD_LIBRARY_PATH", path, 1) | setenv("GVS_SERVER", server, 1);
-    free(path);
+    gvs_free(path);
     return rc;
 }
 
