@@ -268,18 +268,29 @@ int cudart_be_module_load(struct gvs_call *call)
     return 0;
 }
 
+/* Decodes a request that is only a module id, and finds the module in
+ * the session's table. */
+static int decode_module_id(struct gvs_call *call, struct apigen_call *c,
+                            struct be_module **m)
+{
+    uint32_t id;
+    *m = NULL;
+    apigen_get_u32(c, &id);
+    if (apigen_end(c) < 0)
+        return c->rc;
+    *m = be_module_get(call->state, id);
+    return *m != NULL ? 0 : GVS_E_RANGE;
+}
+
 /* Request: u32 module id.  Reply: i32 result (cudaSuccess), then the
  * globals as in MODULE_LOAD's reply, for the current device. */
 int cudart_be_module_globals(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint32_t id;
-    apigen_get_u32(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct be_module *m = be_module_get(call->state, id);
-    if (m == NULL)
-        return GVS_E_RANGE;
+    struct be_module *m;
+    int rc = decode_module_id(call, &c, &m);
+    if (rc < 0)
+        return rc;
     apigen_put_i32(&c, cudaSuccess);
     put_globals(&c, m);
     return c.rc;
@@ -289,13 +300,10 @@ int cudart_be_module_globals(struct gvs_call *call)
 int cudart_be_module_unload(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint32_t id;
-    apigen_get_u32(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct be_module *m = be_module_get(call->state, id);
-    if (m == NULL)
-        return GVS_E_RANGE;
+    struct be_module *m;
+    int rc = decode_module_id(call, &c, &m);
+    if (rc < 0)
+        return rc;
     cudaError_t e = cudaLibraryUnload(m->lib);
     m->lib = NULL;
     module_release(m);
