@@ -21,7 +21,8 @@ void gvs_frame_hdr_encode(const struct gvs_frame_hdr *h,
     gvs_le_store(out + 8, h->plugin, 2);
     gvs_le_store(out + 10, h->op, 2);
     gvs_le_store(out + 12, h->flags, 4);
-    gvs_le_store(out + 16, h->id, 8);
+    gvs_le_store(out + 16, h->lane, 4);
+    gvs_le_store(out + 20, h->id, 8);
 }
 
 int gvs_frame_hdr_decode(const uint8_t in[GVS_FRAME_HDR_LEN], size_t max,
@@ -40,7 +41,8 @@ int gvs_frame_hdr_decode(const uint8_t in[GVS_FRAME_HDR_LEN], size_t max,
     h->plugin = (uint16_t)gvs_le_load(in + 8, 2);
     h->op = (uint16_t)gvs_le_load(in + 10, 2);
     h->flags = flags;
-    h->id = gvs_le_load(in + 16, 8);
+    h->lane = (uint32_t)gvs_le_load(in + 16, 4);
+    h->id = gvs_le_load(in + 20, 8);
     return 0;
 }
 

@@ -6,8 +6,12 @@
  * Server choice, first match wins: $GVS_SERVER, the "server" key of the
  * config file (gvs_config_default_path()), GVS_DEFAULT_SERVER.
  *
- * Thread safety: every function may be called from any thread.  A call
- * holds the connection from sending its request to reading its reply.
+ * Threads: every function may be called from any thread.  Each calling
+ * thread is a lane (include/gvs/proto.h): its requests carry its lane id,
+ * and a thread waiting for a reply never holds up other threads' calls.
+ * A receiver thread, started with the connection, reads every frame:
+ * replies are handed to the threads waiting for them, notifications
+ * (GVS_F_NOTIFY) to the plugin's notify handler.
  */
 #ifndef GVS_CLIENT_H
 #define GVS_CLIENT_H
@@ -32,6 +36,18 @@ struct gvs_client_plugin {
 };
 int gvs_client_register(const struct gvs_client_plugin *p);
 
+/* Server-initiated frames of plugin `plugin` go to fn, which runs on one
+ * notify thread of the client, one frame at a time, in arrival order
+ * (never on the receiver thread, so fn may make calls and wait for their
+ * replies).  body is valid during the call only.  Register before the
+ * first gvs_client_get, like gvs_client_register.  GVS_E_INVAL if the
+ * plugin is not registered. */
+typedef void (*gvs_notify_fn)(uint16_t op, struct gvs_buf *body, void *arg);
+int gvs_client_on_notify(uint16_t plugin, gvs_notify_fn fn, void *arg);
+
+/* The calling thread's lane id (>= 1, stable for the thread's life). */
+uint32_t gvs_client_lane(void);
+
 /* Returns the process's connected client, connecting and handshaking on
  * the first call.  On failure returns a negative GVS_E_* code, and the
  * first failure prints one line on stderr naming the server tried and
@@ -54,16 +70,21 @@ int gvs_client_call(struct gvs_client *c, uint16_t plugin, uint16_t op,
 int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
                     const struct iovec *iov, int n);
 
-/* Pipelining: hold the connection, send several requests, then read
- * their replies in order.  Between lock and unlock only the *_locked
- * functions may be used on c. */
+/* Batching and pipelining.  lock/unlock hold the sending side only, so
+ * that several requests leave back to back (a later issue coalesces them
+ * into one write).  send_locked sends one request; unless flags has
+ * GVS_F_NOREPLY, its reply must then be collected with gvs_client_wait,
+ * which needs no lock (release it before waiting).  Replies may be
+ * collected in any order; one that arrives before its wait is kept. */
 void gvs_client_lock(struct gvs_client *c);
 void gvs_client_unlock(struct gvs_client *c);
 int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                            uint16_t op, uint32_t flags,
                            const struct iovec *iov, int n, uint64_t *id);
-int gvs_client_recv_locked(struct gvs_client *c, uint64_t id,
-                           struct gvs_buf *reply);
+/* Waits for request id's reply and moves its body into reply (reset
+ * first).  GVS_E_TOOBIG if it does not fit reply's maximum (the
+ * connection stays usable), GVS_E_CLOSED / GVS_E_PROTO when broken. */
+int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply);
 
 /* Counters for tests and `GVS_STATS=1` (printed to stderr at exit). */
 struct gvs_client_stats {

@@ -15,23 +15,42 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 1u
+#define GVS_PLUGIN_ABI 2u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
+
+/* A session as the host knows it; opaque to plugins. */
+struct gvs_session;
 
 /* What gvsd offers a plugin's session. */
 struct gvs_host_api {
     uint32_t abi;
     void (*log)(enum gvs_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+    /* Sends the client a frame it did not ask for (GVS_F_NOTIFY) on behalf
+     * of plugin `plugin`: e.g. "run host callback N now".  Callable from
+     * any thread of the worker, a CUDA callback thread included, while
+     * the session is open.  Returns 0 or a negative GVS_E_* code
+     * (GVS_E_CLOSED once the client has gone). */
+    int (*notify)(struct gvs_session *session, uint16_t plugin, uint16_t op,
+                  const void *body, size_t len);
 };
 
-/* One request being served. */
+/* One request being served.
+ *
+ * Threads: a session's requests are read by one thread and run in
+ * arrival order by one executor thread, except GVS_OP_BLOCKING ops, which
+ * run on a thread of their lane (the executor goes on with other lanes),
+ * and GVS_OP_INLINE ops, which run on the reader thread.  So a
+ * plugin's handlers of one session may run concurrently on several
+ * threads and must guard their shared session state. */
 struct gvs_call {
     struct gvs_buf *in;  /* request body, to be decoded completely */
     struct gvs_buf *out; /* reply body, empty on entry */
     void *state;         /* the plugin's per-session state */
     uint64_t id;         /* request id */
+    uint32_t lane;       /* the client thread the request comes from */
     int noreply;         /* the client does not wait: out is discarded */
+    struct gvs_session *session; /* for host->notify */
 };
 
 /* Returns 0 (out is sent as the reply) or a negative GVS_E_* code when
@@ -41,7 +60,16 @@ typedef int (*gvs_handler_fn)(struct gvs_call *call);
 
 enum gvs_op_flags {
     GVS_OP_ASYNC_OK = 1u << 0, /* may be sent with GVS_F_NOREPLY */
+    /* May wait for the GPU or for the client: run on the lane's own
+     * thread, so the session's other lanes go on meanwhile.  The lane's
+     * later requests wait for it. */
+    GVS_OP_BLOCKING = 1u << 1,
+    /* Never blocks: run on the reader thread as soon as it arrives, ahead
+     * of queued work (completions the client reports, e.g. "host callback
+     * N has returned"). */
+    GVS_OP_INLINE = 1u << 2,
 };
+#define GVS_OP_FLAGS_KNOWN (GVS_OP_ASYNC_OK | GVS_OP_BLOCKING | GVS_OP_INLINE)
 
 struct gvs_op {
     uint16_t op; /* >= 1; 0 ends the table */
@@ -59,8 +87,9 @@ struct gvs_plugin {
     const struct gvs_op *ops; /* ends with GVS_OP_END */
     /* Called in the worker process once the handshake named this plugin;
      * returns 0 and sets *state, or a negative GVS_E_* code (session is
-     * refused). */
-    int (*session_open)(const struct gvs_host_api *host, void **state);
+     * refused).  session stays valid until session_close returns. */
+    int (*session_open)(const struct gvs_host_api *host,
+                        struct gvs_session *session, void **state);
     /* Called in the worker when the session ends normally. */
     void (*session_close)(void *state);
 };

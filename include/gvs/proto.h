@@ -2,13 +2,21 @@
  * gvs wire protocol: frames and the handshake.  docs/protocol.md is the
  * normative description; this header is its C binding.
  *
- * Frame = 24-byte header + body.  Header fields, little-endian:
+ * Frame = 28-byte header + body.  Header fields, little-endian:
  *   u32 magic   GVS_FRAME_MAGIC
  *   u32 len     body length, <= the receiver's maximum
  *   u16 plugin  0 = control, else a plugin id
  *   u16 op      operation number inside the plugin
  *   u32 flags   GVS_F_*
- *   u64 id      request id, chosen by the client, echoed in the reply
+ *   u32 lane    the client thread the request comes from (0 = none);
+ *               echoed in the reply
+ *   u64 id      request id, chosen by the client, echoed in the reply;
+ *               for a GVS_F_NOTIFY frame, chosen by the server
+ *
+ * Lanes: each application thread of a client is a lane.  gvsd keeps the
+ * requests of one lane in order and runs blocking operations (a
+ * synchronization waiting for the GPU) on a thread of that lane, so one
+ * application thread waiting never holds up the others.
  */
 #ifndef GVS_PROTO_H
 #define GVS_PROTO_H
@@ -21,8 +29,8 @@
 #include "gvs/comm.h"
 
 #define GVS_FRAME_MAGIC 0x31535647u /* "GVS1" */
-#define GVS_FRAME_HDR_LEN 24u
-#define GVS_PROTO_VERSION 1u
+#define GVS_FRAME_HDR_LEN 28u
+#define GVS_PROTO_VERSION 2u
 /* Largest body accepted by default: a bulk chunk plus its arguments. */
 #define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
 /* Bulk data is cut into chunks of this size so no frame exceeds the max. */
@@ -31,14 +39,17 @@
 enum gvs_frame_flags {
     GVS_F_REPLY = 1u << 0,   /* this frame answers request `id` */
     GVS_F_NOREPLY = 1u << 1, /* request: the client does not wait */
+    GVS_F_NOTIFY = 1u << 2,  /* server to client, unasked: an event such as
+                              * a host callback to run; never answered */
 };
-#define GVS_F_KNOWN (GVS_F_REPLY | GVS_F_NOREPLY)
+#define GVS_F_KNOWN (GVS_F_REPLY | GVS_F_NOREPLY | GVS_F_NOTIFY)
 
 struct gvs_frame_hdr {
     uint32_t len;
     uint16_t plugin;
     uint16_t op;
     uint32_t flags;
+    uint32_t lane;
     uint64_t id;
 };
 

@@ -86,4 +86,9 @@
     TEST_ENTRY(cli_run_status)                                               \
     TEST_ENTRY(cli_run_gvsd_fails)                                           \
     TEST_ENTRY(cli_usage)                                                    \
+    /* core/handles */                                                       \
+    TEST_ENTRY(handles_basic)                                                \
+    TEST_ENTRY(handles_many)                                                 \
+    TEST_ENTRY(handles_foreign)                                              \
+    TEST_ENTRY(handles_nomem)                                                \
     /* end */

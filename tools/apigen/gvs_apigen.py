@@ -24,7 +24,10 @@ SCALARS = {
 }
 FE_KINDS = ("auto", "rpc", "manual")
 BE_KINDS = ("auto", "manual")
-OP_FLAGS = ("device", "async")
+OP_FLAGS = ("device", "async", "blocking", "inline")
+# Op attributes that are flags of the backend's op table (include/gvs/plugin.h).
+OP_FLAG_BITS = {"async": "GVS_OP_ASYNC_OK", "blocking": "GVS_OP_BLOCKING",
+                "inline": "GVS_OP_INLINE"}
 
 
 class DescError(Exception):
@@ -177,6 +180,33 @@ def parse_op(path, lineno, rest):
 
 def parse(path, text):
     d = Desc()
+    parse_into(d, path, text, set())
+    if d.plugin is None:
+        raise DescError(path, 1, "missing 'plugin NAME ID'")
+    if not d.ops:
+        raise DescError(path, 1, "no op described")
+    return d
+
+
+def parse_part(d, path, lineno, rest, seen):
+    """A `part "FILE"` directive: FILE (relative to the including file)
+    describes more ops of the same plugin."""
+    m = re.match(r'^"([^"\s]+\.api)"$', rest)
+    if not m:
+        raise DescError(path, lineno, 'expected part "FILE.api"')
+    sub = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
+    if sub in seen:
+        raise DescError(path, lineno, "%s is included twice" % m.group(1))
+    seen.add(sub)
+    try:
+        with open(sub, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise DescError(path, lineno, "cannot read %s: %s" % (m.group(1), e.strerror))
+    parse_into(d, sub, text, seen)
+
+
+def parse_into(d, path, text, seen):
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -215,13 +245,12 @@ def parse(path, text):
                 if other.name == op.name:
                     raise DescError(path, lineno, "op name %s already used on line %d" % (op.name, other.line))
             d.ops.append(op)
+        elif key == "part":
+            if d.plugin is None or d.result is None:
+                raise DescError(path, lineno, "'plugin' and 'result' must come before the first part")
+            parse_part(d, path, lineno, rest, seen)
         else:
             raise DescError(path, lineno, "unknown directive %r" % key)
-    if d.plugin is None:
-        raise DescError(path, 1, "missing 'plugin NAME ID'")
-    if not d.ops:
-        raise DescError(path, 1, "no op described")
-    return d
 
 
 def banner(src):
@@ -413,7 +442,7 @@ def gen_be_c(d, src):
     out.append("\nconst struct gvs_op %s_op_table[] = {\n" % d.plugin)
     for op in sorted(d.ops, key=lambda o: o.num):
         fn = "gen_%s" % op.name if op.be == "auto" else handler_name(d, op)
-        fl = "GVS_OP_ASYNC_OK" if "async" in op.flags else "0"
+        fl = "|".join(OP_FLAG_BITS[f] for f in sorted(op.flags) if f in OP_FLAG_BITS) or "0"
         out.append("    {%s, %s, \"%s\", %s},\n" % (op_enum(d, op), fl, op.name, fn))
     out.append("    GVS_OP_END,\n};\n")
     return "".join(out)

@@ -1,5 +1,5 @@
 // First of two translation units: two fatbins, two modules in one program.
-#include "check.h"
+#include "../check.h"
 
 __device__ int module_a_value = 11;
 

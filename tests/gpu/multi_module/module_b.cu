@@ -1,6 +1,6 @@
 // Second translation unit, with a kernel of the same shape as module A's
 // and a device variable of its own.
-#include "check.h"
+#include "../check.h"
 
 __device__ int module_b_value = 1000;
 
