@@ -1,0 +1,96 @@
+// Micro-benchmarks of the costs a remoting layer adds: launches, a small
+// synchronous call, and cudaMemcpy at 4 B, 1 MiB and 256 MiB from pinned
+// and pageable memory.  `micro launch` runs only the launch-rate part
+// (used for the concurrent-clients measurement).
+#include "bench.h"
+#include <cstring>
+#include <string>
+
+__global__ void empty() {}
+
+static void launch_rate(int n)
+{
+    for (int i = 0; i < 1000; i++)
+        empty<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+    double t = now_s();
+    for (int i = 0; i < n; i++)
+        empty<<<1, 1>>>();
+    double enqueue = now_s() - t;
+    CK(cudaDeviceSynchronize());
+    report("launch_async", n / enqueue, "launch/s");
+}
+
+static void launch_sync(int n)
+{
+    double t = now_s();
+    for (int i = 0; i < n; i++) {
+        empty<<<1, 1>>>();
+        CK(cudaStreamSynchronize(0));
+    }
+    report("launch_sync", (now_s() - t) / n * 1e6, "us");
+}
+
+static void small_call(int n)
+{
+    int v;
+    double t = now_s();
+    for (int i = 0; i < n; i++)
+        CK(cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0));
+    report("attribute_query", (now_s() - t) / n * 1e6, "us");
+}
+
+static void copies(const char *kind, char *host, char *dev)
+{
+    const size_t sizes[] = {4, 1u << 20, 256u << 20};
+    const char *names[] = {"4B", "1MiB", "256MiB"};
+    for (int s = 0; s < 3; s++) {
+        size_t size = sizes[s];
+        int reps = size < (1u << 20) ? 20000 : size < (64u << 20) ? 500 : 5;
+        CK(cudaMemcpy(dev, host, size, cudaMemcpyHostToDevice));
+        double t = now_s();
+        for (int i = 0; i < reps; i++)
+            CK(cudaMemcpy(dev, host, size, cudaMemcpyHostToDevice));
+        double h2d = (now_s() - t) / reps;
+        CK(cudaMemcpy(host, dev, size, cudaMemcpyDeviceToHost));
+        t = now_s();
+        for (int i = 0; i < reps; i++)
+            CK(cudaMemcpy(host, dev, size, cudaMemcpyDeviceToHost));
+        double d2h = (now_s() - t) / reps;
+        std::string m = std::string("h2d_") + kind + "_" + names[s];
+        if (size < (1u << 20)) {
+            report(m.c_str(), h2d * 1e6, "us");
+            m = std::string("d2h_") + kind + "_" + names[s];
+            report(m.c_str(), d2h * 1e6, "us");
+        } else {
+            report(m.c_str(), size / h2d / 1e9, "GB/s");
+            m = std::string("d2h_") + kind + "_" + names[s];
+            report(m.c_str(), size / d2h / 1e9, "GB/s");
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    CK(cudaFree(0));
+    if (argc > 1 && strcmp(argv[1], "launch") == 0) {
+        launch_rate(100000);
+        return 0;
+    }
+    launch_rate(200000);
+    launch_sync(20000);
+    small_call(20000);
+    const size_t max = 256u << 20;
+    char *dev, *pinned;
+    CK(cudaMalloc(&dev, max));
+    CK(cudaMallocHost(&pinned, max));
+    char *pageable = (char *)malloc(max);
+    memset(pageable, 1, max);
+    memset(pinned, 1, max);
+    copies("pinned", pinned, dev);
+    copies("pageable", pageable, dev);
+    CK(cudaFreeHost(pinned));
+    CK(cudaFree(dev));
+    free(pageable);
+    return 0;
+}

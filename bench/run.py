@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Runs the benchmark programs natively and through gvs over each transport
+in one go, and prints one table of ratios to native (markdown).
+
+    bench/run.py --build BUILD_DIR [--transports unix,tcp] [--repeat 3]
+
+Every number in the table comes from this run: native and gvs side by
+side on the same machine, never from different runs.
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+APPS = ("histogram", "matrixMul", "scalarProd")
+CLIENTS = (1, 4, 16)
+
+
+def native_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GVS_")}
+    env.pop("LD_LIBRARY_PATH", None)
+    return env
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Target:
+    """How to run a program: natively, or through gvs over a transport."""
+
+    def __init__(self, name, build):
+        self.name, self.build, self.daemon, self.uri = name, build, None, None
+
+    def __enter__(self):
+        if self.name == "tcp":
+            self.uri = "tcp://127.0.0.1:%d" % free_port()
+        elif self.name != "native":
+            self.uri = "%s:///tmp/gvs-bench-%d.sock" % (self.name, os.getpid())
+        if self.uri:
+            r, w = os.pipe()
+            self.daemon = subprocess.Popen(
+                [os.path.join(self.build, "bin", "gvsd"), "--listen", self.uri,
+                 "--ready-fd", str(w), "--max-sessions", "64"],
+                pass_fds=(w,), env=native_env())
+            os.close(w)
+            with os.fdopen(r) as ready:
+                if ready.read().strip() != "ready":
+                    sys.exit("gvsd did not start on %s" % self.uri)
+        return self
+
+    def __exit__(self, *exc):
+        if self.daemon:
+            self.daemon.terminate()
+            self.daemon.wait(timeout=30)
+
+    def cmd(self, prog):
+        if self.name == "native":
+            return prog
+        return [os.path.join(self.build, "bin", "gvs"), "run", "--server",
+                self.uri, "--"] + prog
+
+    def start(self, prog):
+        return subprocess.Popen(self.cmd(prog), env=native_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def parse(out):
+    res = {}
+    for line in out.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            try:
+                res[parts[0]] = (float(parts[1]), parts[2])
+            except ValueError:
+                pass
+    return res
+
+
+def run(target, prog):
+    p = target.start(prog)
+    out, err = p.communicate(timeout=600)
+    if p.returncode != 0:
+        sys.exit("%s via %s failed (%d): %s" % (prog[0], target.name,
+                                                 p.returncode, err.decode()[-2000:]))
+    return parse(out)
+
+
+def measure(target, bench_dir, repeat):
+    res = {}
+    micro = [os.path.join(bench_dir, "micro")]
+    runs = [run(target, micro) for _ in range(repeat)]
+    for k, (_, unit) in runs[0].items():
+        vals = [r[k][0] for r in runs]
+        best = min(vals) if unit in ("us", "s") else max(vals)
+        res[k] = (best, unit)
+    for app in APPS:
+        vals = [run(target, [os.path.join(bench_dir, app)])[app][0]
+                for _ in range(repeat)]
+        res[app] = (min(vals), "s")
+    for n in CLIENTS:
+        procs = [target.start(micro + ["launch"]) for _ in range(n)]
+        total = 0.0
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            if p.returncode != 0:
+                sys.exit("concurrent micro via %s failed: %s" % (target.name, err.decode()))
+            total += parse(out)["launch_async"][0]
+        res["clients_%d" % n] = (total, "launch/s")
+    return res
+
+
+def fmt(v, unit):
+    if unit == "launch/s":
+        return "%.0f/s" % v
+    if unit == "GB/s":
+        return "%.2f GB/s" % v
+    if unit == "us":
+        return "%.2f us" % v
+    return "%.4f s" % v
+
+
+def ratio(metric, nat, val, unit):
+    if unit in ("launch/s", "GB/s"):
+        return "%.0f%%" % (100.0 * val / nat)
+    if metric == "launch_sync" or unit == "us":
+        return "%.2fx (+%.2f us)" % (val / nat, val - nat)
+    return "%.3fx" % (val / nat)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--transports", default="unix,tcp")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    bench_dir = os.path.join(a.build, "bench")
+    names = ["native"] + [t for t in a.transports.split(",") if t]
+    results = {}
+    for name in names:
+        with Target(name, a.build) as t:
+            results[name] = measure(t, bench_dir, a.repeat)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True,
+                         text=True).stdout.strip()
+    print("device: %s; %s" % (gpu, time.strftime("%Y-%m-%d %H:%M")))
+    print()
+    print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
+    print("|---|---|" + "---|" * (len(names) - 1))
+    for metric, (nat, unit) in results["native"].items():
+        cells = [fmt(nat, unit)]
+        for n in names[1:]:
+            v = results[n].get(metric)
+            cells.append("%s (%s)" % (fmt(v[0], unit), ratio(metric, nat, v[0], unit))
+                         if v else "-")
+        print("| %s | %s |" % (metric, " | ".join(cells)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
