@@ -3,51 +3,50 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "gvs/err.h"
 #include "internal.h"
 
-enum client_state { CLIENT_IDLE, CLIENT_READY, CLIENT_FAILED };
-
-/* The process's only client.  state and err are atomic so that
- * gvs_client_get can answer without the lock, which a long round trip
- * may hold; everything else is guarded by lock. */
-struct gvs_client {
-    pthread_mutex_t lock;
-    _Atomic int state;
-    _Atomic int err;
-    struct gvs_conn *conn;
-    uint64_t next_id;
-    char server[512];
+static struct gvs_client the_client = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wlock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static struct gvs_client the_client = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-/* Holding the lock across fork() leaves the child's copy of the client in
- * a consistent state. */
+/* Holding every lock across fork() leaves the child's copy of the client
+ * in a consistent state. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&the_client.lock);
+    pthread_mutex_lock(&the_client.wlock);
+    client_notify_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+    client_notify_fork_parent();
+    pthread_mutex_unlock(&the_client.wlock);
     pthread_mutex_unlock(&the_client.lock);
 }
 
-/* The child must not talk on the parent's session: it closes its copy of
- * the descriptor without a BYE and connects afresh on its next call.  A
- * failed client stays failed. */
+/* The child must not talk on the parent's session, and its copy has no
+ * receiver thread: it closes its copy of the descriptor (no shutdown,
+ * which would cut the parent's session too) and connects afresh on its
+ * next call.  A failed client stays failed. */
 static void fork_child(void)
 {
     struct gvs_client *c = &the_client;
-    if (atomic_load(&c->state) == CLIENT_READY) {
+    if (c->conn != NULL) {
         gvs_conn_close(c->conn);
         c->conn = NULL;
-        atomic_store(&c->state, CLIENT_IDLE);
     }
+    if (atomic_load(&c->state) == CLIENT_READY)
+        atomic_store(&c->state, CLIENT_IDLE);
+    client_pending_fork_child(c);
+    client_notify_fork_child();
     client_stats_reset();
+    pthread_mutex_unlock(&c->wlock);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -61,7 +60,8 @@ static void ensure_init(void)
     pthread_once(&init_once, client_init);
 }
 
-/* Enters the failed state for good, reporting why on one stderr line. */
+/* Enters the failed state for good, reporting why on one stderr line.
+ * Caller holds the lock, before the connection is ready. */
 __attribute__((format(printf, 3, 4))) static int fail(struct gvs_client *c,
                                                       int err,
                                                       const char *fmt, ...)
@@ -81,10 +81,18 @@ __attribute__((format(printf, 3, 4))) static int fail(struct gvs_client *c,
     return err;
 }
 
-static int broken(struct gvs_client *c, int err)
+int client_break(struct gvs_client *c, int err)
 {
-    return fail(c, err, "connection to server %s lost: %s", c->server,
+    int none = 0;
+    if (atomic_compare_exchange_strong(&c->err, &none, err)) {
+        fprintf(stderr, "gvs: connection to server %s lost: %s\n", c->server,
                 gvs_strerror(err));
+        atomic_store(&c->state, CLIENT_FAILED);
+        int fd = gvs_conn_fd(c->conn);
+        if (fd >= 0)
+            shutdown(fd, SHUT_RDWR);
+    }
+    return atomic_load(&c->err);
 }
 
 static int client_open(struct gvs_client *c)
@@ -108,7 +116,15 @@ static int client_open(struct gvs_client *c)
     }
     c->conn = conn;
     c->next_id = CLIENT_HELLO_ID + 1;
+    /* Ready before the receiver starts: a break it sees at once must
+     * not be overwritten. */
     atomic_store(&c->state, CLIENT_READY);
+    rc = client_notify_start();
+    if (rc == 0)
+        rc = client_receiver_start(c);
+    if (rc < 0)
+        return fail(c, rc, "cannot use server %s: cannot start a thread: %s",
+                    c->server, gvs_strerror(rc));
     return 0;
 }
 
@@ -134,6 +150,31 @@ int gvs_client_register(const struct gvs_client_plugin *p)
     int rc = atomic_load(&the_client.state) == CLIENT_READY
                  ? GVS_E_INVAL
                  : client_registry_add(p);
+    pthread_mutex_unlock(&the_client.lock);
+    return rc;
+}
+
+int gvs_client_on_notify(uint16_t plugin, gvs_notify_fn fn, void *arg)
+{
+    ensure_init();
+    pthread_mutex_lock(&the_client.lock);
+    /* The notify thread reads the handlers without a lock. */
+    int rc = atomic_load(&the_client.state) == CLIENT_READY
+                 ? GVS_E_INVAL
+                 : client_registry_set_notify(plugin, fn, arg);
+    pthread_mutex_unlock(&the_client.lock);
+    return rc;
+}
+
+int gvs_client_on_notify_inline(uint16_t plugin, uint16_t op,
+                                gvs_notify_fn fn, void *arg)
+{
+    ensure_init();
+    pthread_mutex_lock(&the_client.lock);
+    /* The receiver thread reads the handlers without a lock. */
+    int rc = atomic_load(&the_client.state) == CLIENT_READY
+                 ? GVS_E_INVAL
+                 : client_registry_set_inline(plugin, op, fn, arg);
     pthread_mutex_unlock(&the_client.lock);
     return rc;
 }
@@ -189,31 +230,24 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
     int rc = client_usable(c);
     if (rc < 0)
         return rc;
-    struct gvs_frame_hdr h = {
-        .plugin = plugin, .op = op, .flags = flags, .id = c->next_id++};
+    int post = (flags & GVS_F_NOREPLY) != 0;
+    struct gvs_frame_hdr h = {.plugin = plugin,
+                              .op = op,
+                              .flags = flags,
+                              .lane = gvs_client_lane(),
+                              .id = c->next_id++};
+    /* Registered before it leaves: the reply may beat the wait. */
+    if (!post && (rc = client_pending_add(c, h.id)) < 0)
+        return rc;
     rc = gvs_frame_sendv(c->conn, &h, iov, n);
-    if (rc < 0)
-        return broken(c, rc);
-    client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len,
-                      (flags & GVS_F_NOREPLY) != 0);
+    if (rc < 0) {
+        if (!post)
+            client_pending_drop(c, h.id);
+        return client_break(c, rc);
+    }
+    client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
     if (id != NULL)
         *id = h.id;
-    return 0;
-}
-
-int gvs_client_recv_locked(struct gvs_client *c, uint64_t id,
-                           struct gvs_buf *reply)
-{
-    if (atomic_load(&c->state) != CLIENT_READY)
-        return atomic_load(&c->state) == CLIENT_FAILED ? atomic_load(&c->err)
-                                                       : GVS_E_INVAL;
-    struct gvs_frame_hdr h;
-    int rc = gvs_frame_recv(c->conn, gvs_buf_max(reply), &h, reply);
-    if (rc < 0)
-        return broken(c, rc);
-    if (!(h.flags & GVS_F_REPLY) || h.id != id)
-        return broken(c, GVS_E_PROTO);
-    client_stats_reply(GVS_FRAME_HDR_LEN + (uint64_t)h.len);
     return 0;
 }
 
@@ -223,10 +257,8 @@ int gvs_client_call(struct gvs_client *c, uint16_t plugin, uint16_t op,
     uint64_t id;
     gvs_client_lock(c);
     int rc = gvs_client_send_locked(c, plugin, op, 0, iov, n, &id);
-    if (rc == 0)
-        rc = gvs_client_recv_locked(c, id, reply);
     gvs_client_unlock(c);
-    return rc;
+    return rc < 0 ? rc : gvs_client_wait(c, id, reply);
 }
 
 int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,

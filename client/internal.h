@@ -12,19 +12,95 @@
 #include "gvs/client.h"
 #pragma GCC visibility pop
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "gvs/comm.h"
 #include "gvs/proto.h"
 
+enum client_state { CLIENT_IDLE, CLIENT_READY, CLIENT_FAILED };
+
+struct client_pending;
+
+/* The process's only client.
+ *
+ * lock guards the sending side: conn's writes, next_id, opening the
+ * connection.  The receiver thread reads conn without it (it alone reads)
+ * and closes conn, under lock, when the connection has broken: so a
+ * holder of lock that sees CLIENT_READY may use conn.  wlock guards the
+ * table of requests whose reply is awaited.  Lock order: lock, wlock.
+ *
+ * state and err are atomic so that gvs_client_get can answer without the
+ * lock; err is set once, before the state becomes CLIENT_FAILED. */
+struct gvs_client {
+    pthread_mutex_t lock;
+    _Atomic int state;
+    _Atomic int err;
+    struct gvs_conn *conn;
+    uint64_t next_id;
+    char server[512];
+    pthread_mutex_t wlock;
+    struct client_pending *pending;
+};
+
+/* client.c ---------------------------------------------------------- */
+
+/* Marks the connection broken with err, unless it already is: the first
+ * caller prints the one stderr line and shuts the connection down, which
+ * wakes the receiver and any blocked sender.  Returns the client's
+ * sticky error.  The caller holds lock, or is the receiver. */
+int client_break(struct gvs_client *c, int err);
+
+/* receiver.c --------------------------------------------------------
+ * The receiver thread and the replies it hands over. */
+
+/* Starts the receiver of c->conn (detached, signals blocked).  Caller
+ * holds lock. */
+int client_receiver_start(struct gvs_client *c);
+/* Caller holds lock: request id, about to be sent, awaits a reply.
+ * GVS_E_NOMEM. */
+int client_pending_add(struct gvs_client *c, uint64_t id);
+/* Caller holds lock: request id could not be sent after all. */
+void client_pending_drop(struct gvs_client *c, uint64_t id);
+/* fork(): the child forgets every awaited reply (their waiters are
+ * threads of the parent).  Caller holds lock and wlock. */
+void client_pending_fork_child(struct gvs_client *c);
+
+/* notify.c ----------------------------------------------------------
+ * Notifications, run on one notify thread per process in arrival order. */
+
+/* Queues a notification; takes body (freed after the handler ran). */
+int client_notify_push(uint16_t plugin, uint16_t op, struct gvs_buf *body);
+/* Starts the notify thread unless it runs already.  Caller holds lock. */
+int client_notify_start(void);
+/* fork(): lock before, unlock in the parent; the child drops the queue
+ * (its thread does not exist there) and unlocks. */
+void client_notify_fork_prepare(void);
+void client_notify_fork_parent(void);
+void client_notify_fork_child(void);
+
 /* registry.c --------------------------------------------------------
- * Callers hold the client lock. */
+ * Writers hold the client lock, before the connection is made; the
+ * notify and receiver threads read after it. */
 
 /* Adds a plugin; an identical re-registration is accepted.  GVS_E_INVAL
  * on a bad descriptor or a conflicting id, GVS_E_TOOBIG when full. */
 int client_registry_add(const struct gvs_client_plugin *p);
 /* Copies the registered plugins into a HELLO. */
 void client_registry_fill(struct gvs_hello *h);
+/* Sets a registered plugin's notify handler; GVS_E_INVAL if the plugin
+ * is not registered. */
+int client_registry_set_notify(uint16_t plugin, gvs_notify_fn fn, void *arg);
+/* 1 and the plugin's notify handler, or 0 when it has none. */
+int client_registry_notify(uint16_t plugin, gvs_notify_fn *fn, void **arg);
+/* Sets the receiver-thread handler of one notification op of a
+ * registered plugin; GVS_E_INVAL if the plugin is not registered,
+ * GVS_E_TOOBIG when the table is full. */
+int client_registry_set_inline(uint16_t plugin, uint16_t op, gvs_notify_fn fn,
+                               void *arg);
+/* 1 and the receiver-thread handler of (plugin, op), or 0. */
+int client_registry_inline(uint16_t plugin, uint16_t op, gvs_notify_fn *fn,
+                           void **arg);
 
 /* settings.c -------------------------------------------------------- */
 
@@ -49,6 +125,12 @@ int client_settings_load(struct client_settings *s, char *why, size_t len);
  * (the server's message when it refused us). */
 int client_handshake(struct gvs_conn *c, unsigned timeout_ms, char *why,
                      size_t len);
+
+/* threads.c --------------------------------------------------------- */
+
+/* Starts a detached thread with every signal blocked: the program's
+ * signal handlers must run on its own threads.  GVS_E_NOMEM. */
+int client_thread_start(void *(*fn)(void *), void *arg);
 
 /* stats.c ----------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 
 #include "gvs/comm.h"
 #include "gvs/config.h"
+#include "gvs/devices.h"
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
@@ -164,6 +165,19 @@ static int set_max_sessions(struct gvs_config *c, const char *key,
     return r;
 }
 
+static int set_devices(struct gvs_config *c, const char *key, const char *v,
+                       char *why)
+{
+    if (gvs_devices_check(v) < 0) {
+        snprintf(why, WHY_MAX,
+                 "'%s' must be a comma-separated list of device ordinals "
+                 "or UUIDs (GPU-..., MIG-...)",
+                 key);
+        return GVS_E_CONFIG;
+    }
+    return set_string(&c->devices, v);
+}
+
 static int set_server(struct gvs_config *c, const char *key, const char *v,
                       char *why)
 {
@@ -182,6 +196,7 @@ static const struct {
     {"max_frame", set_max_frame},
     {"handshake_timeout_ms", set_handshake_timeout},
     {"max_sessions", set_max_sessions},
+    {"devices", set_devices},
     {"server", set_server},
 };
 
@@ -202,6 +217,7 @@ void gvs_config_free(struct gvs_config *c)
     gvs_free(c->plugin_dir);
     gvs_free(c->log_level);
     gvs_free(c->server);
+    gvs_free(c->devices);
     gvs_config_init(c);
 }
 

@@ -118,22 +118,56 @@ static int recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body)
     return 0;
 }
 
-int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
-                   struct gvs_buf *body)
+int gvs_frame_recv_hdr(struct gvs_conn *c, size_t max,
+                       struct gvs_frame_hdr *h)
 {
     uint8_t hdr[GVS_FRAME_HDR_LEN];
     memset(h, 0, sizeof(*h));
-    gvs_buf_reset(body);
     int r = recv_header(c, hdr);
+    return r < 0 ? r : gvs_frame_hdr_decode(hdr, max, h);
+}
+
+/* Reads and drops len bytes. */
+static int skip_body(struct gvs_conn *c, size_t len)
+{
+    uint8_t sink[4096];
+    while (len > 0) {
+        size_t got;
+        int r = gvs_conn_recv_some(c, sink, len < sizeof(sink) ? len
+                                                               : sizeof(sink),
+                                   &got);
+        if (r < 0)
+            return r == GVS_E_CLOSED ? GVS_E_PROTO : r;
+        len -= got;
+    }
+    return 0;
+}
+
+int gvs_frame_recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body)
+{
+    if (body != NULL)
+        gvs_buf_reset(body);
+    if (body == NULL || len > gvs_buf_max(body)) {
+        int r = skip_body(c, len);
+        return r < 0 ? r : body == NULL ? 0 : GVS_E_TOOBIG;
+    }
+    int r = recv_body(c, len, body);
     if (r < 0)
-        return r;
+        gvs_buf_reset(body);
+    return r;
+}
+
+int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
+                   struct gvs_buf *body)
+{
+    struct gvs_frame_hdr tmp;
+    memset(h, 0, sizeof(*h));
+    gvs_buf_reset(body);
     if (max > gvs_buf_max(body))
         max = gvs_buf_max(body);
-    struct gvs_frame_hdr tmp;
-    r = gvs_frame_hdr_decode(hdr, max, &tmp);
-    if (r < 0)
-        return r;
-    r = recv_body(c, tmp.len, body);
+    int r = gvs_frame_recv_hdr(c, max, &tmp);
+    if (r == 0)
+        r = recv_body(c, tmp.len, body);
     if (r < 0) {
         gvs_buf_reset(body);
         return r;

@@ -1,51 +1,125 @@
 #include <inttypes.h>
+#include <sys/socket.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "session.h"
 
-static int reply(struct gvsd_session *s, const struct gvs_frame_hdr *req,
-                 const struct gvs_buf *body)
+void gvsd_session_fail(struct gvs_session *s, int rc)
+{
+    pthread_mutex_lock(&s->lock);
+    int first = !s->failed;
+    if (first) {
+        s->failed = 1;
+        s->fail_rc = rc;
+    }
+    pthread_cond_broadcast(&s->room);
+    pthread_mutex_unlock(&s->lock);
+    if (!first)
+        return;
+    pthread_mutex_lock(&s->send_lock);
+    s->closed = 1;
+    pthread_mutex_unlock(&s->send_lock);
+    int fd = gvs_conn_fd(s->conn);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+}
+
+/* Caller holds send_lock.  A failed write means the client has gone (or
+ * its stream is out of step): nothing more is sent. */
+static int send_locked(struct gvs_session *s, struct gvs_frame_hdr *h,
+                       const void *body, size_t len)
+{
+    if (s->closed)
+        return GVS_E_CLOSED;
+    struct iovec iov = {(void *)body, len};
+    int rc = gvs_frame_sendv(s->conn, h, &iov, 1);
+    if (rc < 0)
+        s->closed = 1;
+    return rc;
+}
+
+static void reply(struct gvs_session *s, const struct gvs_frame_hdr *req,
+                  const struct gvs_buf *body)
 {
     struct gvs_frame_hdr h = {.plugin = req->plugin,
                               .op = req->op,
                               .flags = GVS_F_REPLY,
+                              .lane = req->lane,
                               .id = req->id};
-    int rc = gvs_frame_send(s->conn, &h, body);
-    if (rc < 0)
+    pthread_mutex_lock(&s->send_lock);
+    int was_closed = s->closed;
+    int rc = send_locked(s, &h, body != NULL ? gvs_buf_ptr(body) : NULL,
+                         body != NULL ? gvs_buf_len(body) : 0);
+    pthread_mutex_unlock(&s->send_lock);
+    if (rc < 0 && !was_closed) {
+        /* After the client's close, its replies have nowhere to go. */
+        pthread_mutex_lock(&s->lock);
+        int gone = s->reading_done && !s->failed;
+        pthread_mutex_unlock(&s->lock);
+        if (gone)
+            return;
         gvs_warn("session %u: sending reply %" PRIu64 " failed: %s",
                  s->opts->id, req->id, gvs_strerror(rc));
-    return rc;
+        gvsd_session_fail(s, rc);
+    }
 }
 
-static int control(struct gvsd_session *s, const struct gvs_frame_hdr *h)
+int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
+                const void *body, size_t len)
+{
+    if (s == NULL || plugin == 0 || (len > 0 && body == NULL))
+        return GVS_E_INVAL;
+    if (len > UINT32_MAX)
+        return GVS_E_TOOBIG;
+    pthread_mutex_lock(&s->send_lock);
+    struct gvs_frame_hdr h = {.plugin = plugin,
+                              .op = op,
+                              .flags = GVS_F_NOTIFY,
+                              .id = ++s->notify_id};
+    int rc = send_locked(s, &h, body, len);
+    pthread_mutex_unlock(&s->send_lock);
+    return rc < 0 ? GVS_E_CLOSED : 0;
+}
+
+static int control(struct gvs_session *s, struct gvsd_job *j)
 {
     uint32_t id = s->opts->id;
-    switch (h->op) {
+    switch (j->h.op) {
     case GVS_CTL_PING:
-        if (gvs_buf_len(s->in) != 0) {
+        if (gvs_buf_len(j->in) != 0) {
             gvs_warn("session %u: PING with a body", id);
             return GVS_E_PROTO;
         }
-        return h->flags & GVS_F_NOREPLY ? 0 : reply(s, h, NULL);
+        j->slot = -1;
+        j->op = NULL;
+        return 0;
     case GVS_CTL_BYE:
         return GVSD_SESSION_END;
     default:
-        gvs_warn("session %u: unexpected control op %u", id, (unsigned)h->op);
+        gvs_warn("session %u: unexpected control op %u", id,
+                 (unsigned)j->h.op);
         return GVS_E_PROTO;
     }
 }
 
-int gvsd_dispatch(struct gvsd_session *s, const struct gvs_frame_hdr *h)
+int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
 {
+    const struct gvs_frame_hdr *h = &j->h;
     uint32_t id = s->opts->id;
     if (h->flags & GVS_F_REPLY) {
         gvs_warn("session %u: request %" PRIu64 " is flagged as a reply", id,
                  h->id);
         return GVS_E_PROTO;
     }
+    if (h->flags & GVS_F_NOTIFY) {
+        gvs_warn("session %u: request %" PRIu64
+                 " is flagged as a notification",
+                 id, h->id);
+        return GVS_E_PROTO;
+    }
     if (h->plugin == 0)
-        return control(s, h);
+        return control(s, j);
     int i = 0;
     while (i < s->nopen && s->open[i]->desc->id != h->plugin)
         i++;
@@ -61,24 +135,42 @@ int gvsd_dispatch(struct gvsd_session *s, const struct gvs_frame_hdr *h)
                  (unsigned)h->op);
         return GVS_E_NOENT;
     }
-    int noreply = (h->flags & GVS_F_NOREPLY) != 0;
-    if (noreply && !(op->flags & GVS_OP_ASYNC_OK)) {
+    if ((h->flags & GVS_F_NOREPLY) && !(op->flags & GVS_OP_ASYNC_OK)) {
         gvs_warn("session %u: %s/%s cannot be sent without a reply", id,
                  p->desc->name, op->name);
         return GVS_E_PROTO;
     }
-    gvs_buf_reset(s->out);
-    struct gvs_call call = {.in = s->in,
-                            .out = s->out,
-                            .state = s->state[i],
-                            .id = h->id,
-                            .noreply = noreply};
-    s->calls++;
-    int rc = op->fn(&call);
-    if (rc < 0) {
-        gvs_warn("session %u: %s/%s: malformed request (%s)", id,
-                 p->desc->name, op->name, gvs_strerror(rc));
-        return rc;
+    j->slot = i;
+    j->op = op;
+    return 0;
+}
+
+void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
+                struct gvs_buf *out)
+{
+    int noreply = (j->h.flags & GVS_F_NOREPLY) != 0;
+    if (j->op == NULL) {
+        if (!noreply)
+            reply(s, &j->h, NULL);
+        return;
     }
-    return noreply ? 0 : reply(s, h, s->out);
+    gvs_buf_reset(out);
+    struct gvs_call call = {.in = j->in,
+                            .out = out,
+                            .state = s->state[j->slot],
+                            .id = j->h.id,
+                            .lane = j->h.lane,
+                            .noreply = noreply,
+                            .session = s};
+    atomic_fetch_add(&s->calls, 1);
+    int rc = j->op->fn(&call);
+    if (rc < 0) {
+        gvs_warn("session %u: %s/%s: malformed request (%s)", s->opts->id,
+                 s->open[j->slot]->desc->name, j->op->name,
+                 gvs_strerror(rc));
+        gvsd_session_fail(s, rc);
+        return;
+    }
+    if (!noreply)
+        reply(s, &j->h, out);
 }

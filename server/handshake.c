@@ -58,7 +58,7 @@ static int check_version(const struct gvs_buf *in, char *why, size_t len)
     return 0;
 }
 
-static int check_plugin(const struct gvsd_session *s,
+static int check_plugin(const struct gvs_session *s,
                         const struct gvs_hello *hello, uint32_t i,
                         char *why, size_t len)
 {
@@ -84,7 +84,7 @@ static int check_plugin(const struct gvsd_session *s,
     return 0;
 }
 
-static int check_hello(const struct gvsd_session *s,
+static int check_hello(const struct gvs_session *s,
                        const struct gvs_frame_hdr *h, struct gvs_hello *hello,
                        char *why, size_t len)
 {
@@ -104,14 +104,14 @@ static int check_hello(const struct gvsd_session *s,
     return 0;
 }
 
-static int open_plugins(struct gvsd_session *s, const struct gvs_hello *hello,
+static int open_plugins(struct gvs_session *s, const struct gvs_hello *hello,
                         char *why, size_t len)
 {
     for (uint32_t i = 0; i < hello->nplugins; i++) {
         const struct gvsd_plugin *p =
             gvsd_plugins_find(s->plugins, hello->plugins[i].id);
         void *state = NULL;
-        int rc = p->desc->session_open(p->host, &state);
+        int rc = p->desc->session_open(p->host, s, &state);
         if (rc < 0) {
             gvsd_session_close_plugins(s);
             return refuse(why, len, rc, "plugin %s: cannot open a session (%s)",
@@ -124,7 +124,7 @@ static int open_plugins(struct gvsd_session *s, const struct gvs_hello *hello,
     return 0;
 }
 
-void gvsd_session_close_plugins(struct gvsd_session *s)
+void gvsd_session_close_plugins(struct gvs_session *s)
 {
     while (s->nopen > 0) {
         s->nopen--;
@@ -132,7 +132,7 @@ void gvsd_session_close_plugins(struct gvsd_session *s)
     }
 }
 
-int gvsd_handshake(struct gvsd_session *s)
+int gvsd_handshake(struct gvs_session *s)
 {
     uint32_t id = s->opts->id;
     size_t max = s->opts->max_frame < HELLO_FRAME_MAX ? s->opts->max_frame

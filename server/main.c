@@ -1,4 +1,5 @@
 #include "daemon.h"
+#include "devices.h"
 #include "gvs/log.h"
 #include "options.h"
 
@@ -9,7 +10,9 @@ int main(int argc, char **argv)
     int status = rc == GVSD_OPTIONS_EXIT ? 0 : 2;
     if (rc == 0) {
         gvs_log_setup("gvsd", o.log_level);
-        status = gvsd_run(&o.cfg, o.ready_fd);
+        status = gvsd_devices_apply(o.cfg.devices) == 0
+                     ? gvsd_run(&o.cfg, o.ready_fd)
+                     : 2;
     }
     gvsd_options_free(&o);
     return status;

@@ -24,11 +24,12 @@ struct flags {
     const char *max_frame;
     const char *max_sessions;
     const char *ready_fd;
+    const char *devices;
 };
 
 enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_PLUGIN_DIR, OPT_PLUGIN,
        OPT_LOG_LEVEL, OPT_MAX_FRAME, OPT_MAX_SESSIONS, OPT_READY_FD,
-       OPT_HELP, OPT_VERSION };
+       OPT_DEVICES, OPT_HELP, OPT_VERSION };
 
 static const struct option long_opts[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
@@ -39,6 +40,7 @@ static const struct option long_opts[] = {
     {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
     {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
     {"ready-fd", required_argument, NULL, OPT_READY_FD},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -58,6 +60,8 @@ static const char usage[] =
     "  --max-frame BYTES   largest request body accepted\n"
     "  --max-sessions N    concurrent sessions (default 64)\n"
     "  --ready-fd FD       write \"ready\" to FD once listening\n"
+    "  --devices LIST      GPUs the sessions see (ordinals or UUIDs, as in\n"
+    "                      CUDA_VISIBLE_DEVICES; default: all)\n"
     "  --help, --version\n";
 
 __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
@@ -84,6 +88,7 @@ static int collect(struct flags *f, int argc, char **argv)
         case OPT_MAX_FRAME: f->max_frame = optarg; break;
         case OPT_MAX_SESSIONS: f->max_sessions = optarg; break;
         case OPT_READY_FD: f->ready_fd = optarg; break;
+        case OPT_DEVICES: f->devices = optarg; break;
         case OPT_LISTEN:
             if (f->nlisten == GVS_CONFIG_MAX_LISTEN)
                 return bad("at most %d --listen", GVS_CONFIG_MAX_LISTEN);
@@ -189,6 +194,7 @@ static int apply(struct gvsd_options *o, const struct flags *f)
         {"log-level", "log_level", f->log_level},
         {"max-frame", "max_frame", f->max_frame},
         {"max-sessions", "max_sessions", f->max_sessions},
+        {"devices", "devices", f->devices},
     };
     int rc = set_list(cfg, cfg->listen, &cfg->nlisten, "listen", "listen",
                       f->listen, f->nlisten);

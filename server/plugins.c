@@ -39,9 +39,12 @@ static int validate_ops(const struct gvs_op *ops, char *why, size_t len)
         if (o->fn == NULL || o->name == NULL)
             return reject(why, len, "op %u: missing handler or name",
                           (unsigned)o->op);
-        if (o->flags & ~(unsigned)GVS_OP_ASYNC_OK)
+        if (o->flags & ~(unsigned)GVS_OP_FLAGS_KNOWN)
             return reject(why, len, "op %u: unknown flags %#x",
                           (unsigned)o->op, (unsigned)o->flags);
+        if ((o->flags & GVS_OP_BLOCKING) && (o->flags & GVS_OP_INLINE))
+            return reject(why, len, "op %u: both blocking and inline",
+                          (unsigned)o->op);
         if (seen[o->op / 8] & (1u << (o->op % 8)))
             return reject(why, len, "op %u listed twice", (unsigned)o->op);
         seen[o->op / 8] |= (uint8_t)(1u << (o->op % 8));

@@ -27,8 +27,9 @@ struct gvsd_plugins {
 };
 
 /* Checks a descriptor: abi, id >= 1, name, an ops table of ops >= 1,
- * unique, with handlers and names, ended by GVS_OP_END, and both session
- * hooks.  GVS_E_PLUGIN with the reason in why. */
+ * unique, with handlers, names and known flags (not both blocking and
+ * inline), ended by GVS_OP_END, and both session hooks.  GVS_E_PLUGIN
+ * with the reason in why. */
 int gvsd_plugin_validate(const struct gvs_plugin *d, char *why, size_t len);
 
 /* Loads <dir>/gvs-<name>.so for each of names[0..n-1], or every

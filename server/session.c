@@ -12,41 +12,96 @@ static double elapsed_s(const struct timespec *start)
            (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static int serve(struct gvsd_session *s)
+static int failed_rc(struct gvs_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int rc = s->failed ? s->fail_rc : 0;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* The reader: runs until the client ends the session or it must close. */
+static int serve(struct gvs_session *s)
 {
     uint32_t id = s->opts->id;
     for (;;) {
-        struct gvs_frame_hdr h;
-        int rc = gvs_frame_recv(s->conn, s->opts->max_frame, &h, s->in);
-        if (rc == GVS_E_CLOSED)
-            return 0;
-        if (rc < 0) {
-            gvs_warn("session %u: bad frame: %s", id, gvs_strerror(rc));
-            return rc;
+        struct gvsd_job *j = gvsd_job_get(s);
+        if (j == NULL) {
+            gvs_error("session %u: out of memory", id);
+            return GVS_E_NOMEM;
         }
-        rc = gvsd_dispatch(s, &h);
-        if (rc == GVSD_SESSION_END)
-            return 0;
-        if (rc < 0)
-            return rc;
+        int rc = gvs_frame_recv(s->conn, s->opts->max_frame, &j->h, j->in);
+        /* A failing op shuts the connection down to stop us here. */
+        int failed = failed_rc(s);
+        if (rc == 0 && failed == 0)
+            rc = gvsd_classify(s, j);
+        else if (failed < 0)
+            rc = failed;
+        else if (rc == GVS_E_CLOSED)
+            rc = GVSD_SESSION_END;
+        else
+            gvs_warn("session %u: bad frame: %s", id, gvs_strerror(rc));
+        if (rc == 0 && j->op != NULL && (j->op->flags & GVS_OP_INLINE)) {
+            gvsd_serve(s, j, s->out);
+            rc = failed_rc(s);
+        } else if (rc == 0) {
+            gvsd_executor_queue(s, j);
+            continue;
+        }
+        gvsd_job_put(s, j);
+        if (rc != 0)
+            return rc == GVSD_SESSION_END ? 0 : rc;
     }
+}
+
+/* Serves the session on an executor (and lane threads) while this thread
+ * reads.  Returns how the session ended; *drained is 0 when ops still
+ * ran past GVSD_DRAIN_MS: the plugins' state may not be freed then. */
+static int serve_threaded(struct gvs_session *s, int *drained)
+{
+    int rc = gvsd_executor_start(s);
+    if (rc < 0) {
+        gvs_error("session %u: cannot start the executor", s->opts->id);
+        return rc;
+    }
+    rc = serve(s);
+    if (rc < 0)
+        gvsd_session_fail(s, rc);
+    *drained = gvsd_executor_stop(s) == 0;
+    int failed = failed_rc(s);
+    return rc < 0 ? rc : failed;
 }
 
 int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
                      const struct gvsd_session_opts *o)
 {
-    struct gvsd_session s = {.opts = o, .conn = c, .plugins = ps};
+    struct gvs_session s = {.opts = o, .conn = c, .plugins = ps};
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
+    pthread_mutex_init(&s.send_lock, NULL);
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.work, NULL);
+    pthread_cond_init(&s.room, NULL);
+    pthread_cond_init(&s.idle, NULL);
+    pthread_cond_init(&s.stopped, NULL);
     s.in = gvs_buf_new(o->max_frame);
     s.out = gvs_buf_new(o->max_frame);
+    int drained = 1;
     int rc = s.in != NULL && s.out != NULL ? gvsd_handshake(&s) : GVS_E_NOMEM;
     if (rc == 0)
-        rc = serve(&s);
-    gvsd_session_close_plugins(&s);
+        rc = serve_threaded(&s, &drained);
+    pthread_mutex_lock(&s.send_lock);
+    s.closed = 1;
+    pthread_mutex_unlock(&s.send_lock);
     gvs_info("session %u: ended after %.3f s, %llu call(s)%s", o->id,
-             elapsed_s(&start), (unsigned long long)s.calls,
+             elapsed_s(&start), (unsigned long long)atomic_load(&s.calls),
              rc == 0 ? "" : " (closed on error)");
+    /* Threads still inside a plugin keep using what it holds; the
+     * worker's exit reclaims everything then. */
+    if (!drained)
+        return rc < 0 ? rc : GVS_E_TIMEOUT;
+    gvsd_session_close_plugins(&s);
+    gvsd_executor_free(&s);
     gvs_buf_free(s.in);
     gvs_buf_free(s.out);
     gvs_conn_close(c);

@@ -1,10 +1,20 @@
 /*
  * One client session, served in its own worker process: the handshake,
  * then requests dispatched to the plugins the handshake named.
+ *
+ * Threads of a session (docs/protocol.md, "Lanes"): the thread that runs
+ * gvsd_session_run is the reader; it reads every frame, runs
+ * GVS_OP_INLINE ops at once and queues the rest for one executor thread,
+ * which runs them in arrival order except GVS_OP_BLOCKING ops: those go
+ * to a lane thread serving that lane, and the lane's later requests
+ * follow them there, so each lane keeps its order.  Replies and
+ * notifications are written under one send lock.
  */
 #ifndef GVSD_SESSION_H
 #define GVSD_SESSION_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,13 +22,51 @@
 #include "gvs/proto.h"
 #include "plugins.h"
 
+/* Lane threads a session may create; a blocking op that finds them all
+ * busy waits for one. */
+#define GVSD_LANE_THREADS 64
+/* Bytes of requests read but not yet served (each counted with a fixed
+ * overhead) beyond which the reader stops reading: the client then feels
+ * the socket's back-pressure. */
+#define GVSD_QUEUE_BYTES_MAX ((size_t)64 << 20)
+#define GVSD_JOB_OVERHEAD 256u
+/* How long the end of a session waits for ops still running; past it the
+ * worker exits without closing the plugins' sessions. */
+#define GVSD_DRAIN_MS 5000
+
 struct gvsd_session_opts {
     uint32_t id;
     size_t max_frame;
     unsigned handshake_timeout_ms;
 };
 
-struct gvsd_session {
+/* One request read and not yet served. */
+struct gvsd_job {
+    struct gvsd_job *next;
+    struct gvs_frame_hdr h;
+    struct gvs_buf *in;
+    int slot;                /* in open[]; -1 for a control op */
+    const struct gvs_op *op; /* NULL for a control op (PING) */
+    size_t cost;             /* counted in outstanding while queued */
+};
+
+struct gvsd_jobs {
+    struct gvsd_job *head, *tail;
+};
+
+/* A lane thread; while busy it serves lane `lane` alone: first the
+ * blocking request it was given, then the lane's requests that arrived
+ * meanwhile, in order. */
+struct gvsd_lane_thread {
+    struct gvs_session *s;
+    pthread_cond_t wake;
+    int busy;
+    uint32_t lane;
+    struct gvsd_jobs jobs;
+    struct gvs_buf *out;
+};
+
+struct gvs_session {
     const struct gvsd_session_opts *opts;
     struct gvs_conn *conn;
     const struct gvsd_plugins *plugins;
@@ -27,10 +75,34 @@ struct gvsd_session {
     const struct gvsd_plugin *open[GVS_MAX_PLUGINS];
     void *state[GVS_MAX_PLUGINS];
     int nopen;
-    /* Reused by every request: allocated once, grown on demand. */
-    struct gvs_buf *in;
-    struct gvs_buf *out;
-    uint64_t calls;
+    struct gvs_buf *in;  /* the handshake's frame */
+    struct gvs_buf *out; /* replies of inline ops */
+    _Atomic uint64_t calls;
+
+    /* Writing to the client. */
+    pthread_mutex_t send_lock;
+    int closed; /* nothing more goes to the client */
+    uint64_t notify_id;
+
+    /* Scheduling, all under lock. */
+    pthread_mutex_t lock;
+    pthread_cond_t work;    /* the executor: a job was queued, or the end */
+    pthread_cond_t room;    /* the reader: outstanding bytes went down */
+    pthread_cond_t idle;    /* the executor: a lane thread became free */
+    pthread_cond_t stopped; /* the end: a thread has exited */
+    struct gvsd_jobs queue; /* for the executor */
+    size_t outstanding;     /* bytes read and not yet served */
+    struct gvsd_job *spare; /* served jobs kept for reuse */
+    int nspare;
+    struct gvsd_lane_thread lanes[GVSD_LANE_THREADS];
+    int nlanes;
+    int executor_running;
+    int lanes_running;
+    int reading_done; /* the reader has stopped: the executor ends once
+                       * its queue is empty */
+    int executor_done; /* idle lane threads end */
+    int failed;        /* closing on an error: queued jobs are dropped */
+    int fail_rc;
 };
 
 /* Serves c until the session ends, then closes it.  Returns 0 when the
@@ -42,19 +114,54 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
 /* handshake.c: receives and checks the HELLO (bounded by the handshake
  * timeout), opens the plugins it names and answers it.  On failure the
  * client has been told why (when it sent a frame) and it is logged. */
-int gvsd_handshake(struct gvsd_session *s);
+int gvsd_handshake(struct gvs_session *s);
 
 /* Sends a HELLO reply; also used by the parent to refuse a connection. */
 int gvsd_hello_reply(struct gvs_conn *c, uint64_t id, int32_t status,
                      const char *message, uint32_t session);
 
 /* Calls session_close for every plugin opened, last first. */
-void gvsd_session_close_plugins(struct gvsd_session *s);
+void gvsd_session_close_plugins(struct gvs_session *s);
 
-/* dispatch.c: serves one received request (header h, body in s->in).
- * Returns 0 to go on, GVSD_SESSION_END after a BYE, or a negative
- * GVS_E_* code (logged) when the session must be closed. */
+/* dispatch.c ----------------------------------------------------------- */
+
+/* Checks a received request and finds what serves it (j->slot, j->op).
+ * Returns 0, GVSD_SESSION_END for a BYE, or a negative GVS_E_* code
+ * (logged) when the session must be closed. */
 #define GVSD_SESSION_END 1
-int gvsd_dispatch(struct gvsd_session *s, const struct gvs_frame_hdr *h);
+int gvsd_classify(struct gvs_session *s, struct gvsd_job *j);
+
+/* Serves a classified request on the calling thread with out as the
+ * reply buffer, and sends the reply.  A malformed request fails the
+ * session (gvsd_session_fail). */
+void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
+                struct gvs_buf *out);
+
+/* The session must close on error rc (the first one is kept): queued
+ * requests are dropped and the connection is shut down, which ends the
+ * reader. */
+void gvsd_session_fail(struct gvs_session *s, int rc);
+
+/* Host API notify (include/gvs/plugin.h). */
+int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
+                const void *body, size_t len);
+
+/* executor.c ------------------------------------------------------------ */
+
+/* Starts the executor.  0 or GVS_E_NOMEM. */
+int gvsd_executor_start(struct gvs_session *s);
+/* Hands a classified request to the executor. */
+void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j);
+/* A job to read the next request into (reused or new), NULL when out of
+ * memory; waits first while too many bytes are outstanding. */
+struct gvsd_job *gvsd_job_get(struct gvs_session *s);
+/* Returns a job that was never queued (an inline op, a bad frame). */
+void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j);
+/* After the reader has stopped: lets the executor and lane threads serve
+ * what is queued (nothing after a failure) and end.  Returns 0 once all
+ * have ended, GVS_E_TIMEOUT if some still run after GVSD_DRAIN_MS. */
+int gvsd_executor_stop(struct gvs_session *s);
+/* Frees what the threads left; only after gvsd_executor_stop returned 0. */
+void gvsd_executor_free(struct gvs_session *s);
 
 #endif

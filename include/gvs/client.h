@@ -45,6 +45,18 @@ int gvs_client_register(const struct gvs_client_plugin *p);
 typedef void (*gvs_notify_fn)(uint16_t op, struct gvs_buf *body, void *arg);
 int gvs_client_on_notify(uint16_t plugin, gvs_notify_fn fn, void *arg);
 
+/* A handler for notification `op` of `plugin` that runs on the receiver
+ * thread itself, before the frames after it are read: what it does is
+ * done before a reply that follows the notification on the connection
+ * reaches its caller (output the server produced before it replied,
+ * say).  It must neither make calls nor block for long.  It takes the op
+ * from the plugin's gvs_client_on_notify handler.  Register before the
+ * first gvs_client_get; GVS_E_INVAL if the plugin is not registered,
+ * GVS_E_TOOBIG past GVS_MAX_INLINE_NOTIFY handlers. */
+#define GVS_MAX_INLINE_NOTIFY 16
+int gvs_client_on_notify_inline(uint16_t plugin, uint16_t op,
+                                gvs_notify_fn fn, void *arg);
+
 /* The calling thread's lane id (>= 1, stable for the thread's life). */
 uint32_t gvs_client_lane(void);
 

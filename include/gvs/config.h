@@ -22,6 +22,7 @@ struct gvs_config {
     size_t max_frame;                     /* "max_frame" (bytes) */
     unsigned handshake_timeout_ms;        /* "handshake_timeout_ms" */
     int max_sessions;                     /* "max_sessions" */
+    char *devices; /* "devices": the GPUs workers show (gvs/devices.h) */
     /* frontend */
     char *server;                         /* "server" */
 };
@@ -42,7 +43,7 @@ void gvs_config_init(struct gvs_config *c);
  * gvs_uri_parse accepts, log_level one gvs_log_parse_level accepts,
  * max_frame a decimal byte count with an optional K, M or G suffix in
  * 4096..GVS_BUF_MAX_CEILING, handshake_timeout_ms in 0..3600000,
- * max_sessions in 1..4096. */
+ * max_sessions in 1..4096, devices a list gvs_devices_check accepts. */
 int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
                      char *err, size_t errlen);
 

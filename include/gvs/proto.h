@@ -60,7 +60,7 @@ enum gvs_ctl_op {
     GVS_CTL_BYE = 3,   /* orderly close, no reply */
 };
 
-/* Encodes a header into 24 bytes. */
+/* Encodes a header into GVS_FRAME_HDR_LEN bytes. */
 void gvs_frame_hdr_encode(const struct gvs_frame_hdr *h,
                           uint8_t out[GVS_FRAME_HDR_LEN]);
 /* Decodes and validates a header: GVS_E_PROTO on bad magic or unknown
@@ -86,6 +86,17 @@ int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
  * expires; after one mid-frame the stream is out of step: close it. */
 int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
                    struct gvs_buf *body);
+
+/* The two halves of gvs_frame_recv, for a reader that chooses where a
+ * body goes from its header (the client's receiver thread).  recv_hdr
+ * fails as gvs_frame_recv does before the body; *h is zeroed on failure.
+ * recv_body reads the len body bytes that follow into body (reset
+ * first); when body is NULL, or len exceeds its maximum, the bytes are
+ * read and dropped so the stream stays in step, and the latter returns
+ * GVS_E_TOOBIG.  GVS_E_PROTO if the peer closes mid-body. */
+int gvs_frame_recv_hdr(struct gvs_conn *c, size_t max,
+                       struct gvs_frame_hdr *h);
+int gvs_frame_recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body);
 
 /* Handshake ------------------------------------------------------------
  * HELLO request body:

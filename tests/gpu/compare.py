@@ -35,12 +35,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_tcp_gvsd(gvsd):
+def start_tcp_gvsd(gvsd, extra):
     port = free_port()
     uri = f"tcp://127.0.0.1:{port}"
     r, w = os.pipe()
-    proc = subprocess.Popen([gvsd, "--listen", uri, "--ready-fd", str(w)],
-                            pass_fds=(w,), env=native_env())
+    proc = subprocess.Popen([gvsd, "--listen", uri, "--ready-fd", str(w)] +
+                            extra, pass_fds=(w,), env=native_env())
     os.close(w)
     with os.fdopen(r) as ready:
         if ready.read().strip() != "ready":
@@ -55,15 +55,25 @@ def main():
     ap.add_argument("--gvsd", required=True)
     ap.add_argument("--mode", choices=("gpu", "e2e"), required=True)
     ap.add_argument("--transport", choices=("unix", "tcp"), default="unix")
+    # With tcp only: an argument for the gvsd this script starts.
+    ap.add_argument("--gvsd-arg", action="append", default=[])
+    # NAME=VALUE for the native run only (what a gvsd argument stands for).
+    ap.add_argument("--native-env", action="append", default=[])
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = [x for x in a.program if x != "--"]
+    if a.gvsd_arg and a.transport != "tcp":
+        ap.error("--gvsd-arg needs --transport tcp")
 
-    native, t_native = run(prog, native_env())
+    env = native_env()
+    for kv in a.native_env:
+        name, _, value = kv.partition("=")
+        env[name] = value
+    native, t_native = run(prog, env)
     daemon = None
     cmd = [a.gvs, "run"]
     if a.transport == "tcp":
-        daemon, uri = start_tcp_gvsd(a.gvsd)
+        daemon, uri = start_tcp_gvsd(a.gvsd, a.gvsd_arg)
         cmd += ["--server", uri]
     try:
         via, t_via = run(cmd + ["--"] + prog, native_env())

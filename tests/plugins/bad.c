@@ -10,9 +10,11 @@ static int op_nop(struct gvs_call *c)
     return 0;
 }
 
-static int bad_open(const struct gvs_host_api *host, void **state)
+static int bad_open(const struct gvs_host_api *host,
+                    struct gvs_session *session, void **state)
 {
     (void)host;
+    (void)session;
     *state = NULL;
     return 0;
 }
@@ -22,8 +24,14 @@ static void bad_close(void *state)
     (void)state;
 }
 
+#ifdef BAD_FLAGS
+#define NOP_FLAGS (GVS_OP_BLOCKING | GVS_OP_INLINE)
+#else
+#define NOP_FLAGS 0
+#endif
+
 static const struct gvs_op bad_ops[] = {
-    {1, 0, "NOP", op_nop},
+    {1, NOP_FLAGS, "NOP", op_nop},
 #ifdef BAD_DUPOP
     {1, 0, "NOP_AGAIN", op_nop},
 #endif

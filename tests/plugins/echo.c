@@ -1,5 +1,7 @@
 /* gvs-echo.so: a backend plugin for testing gvsd and the client library
  * without a GPU. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,9 +11,16 @@
 #include "gvs/mem.h"
 #include "gvs/plugin.h"
 
+/* Handlers of one session run on several threads: everything here is
+ * guarded by lock. */
 struct echo_state {
+    const struct gvs_host_api *host;
+    struct gvs_session *session;
+    pthread_mutex_t lock;
+    pthread_cond_t released;
     uint64_t notes;
     uint64_t sum;
+    uint64_t releases; /* RELEASEs not yet taken by a BLOCK */
 };
 
 static int op_echo(struct gvs_call *c)
@@ -27,12 +36,16 @@ static int op_crash(struct gvs_call *c)
     abort();
 }
 
+static int get_u32_only(struct gvs_call *c, uint32_t *v)
+{
+    int rc = gvs_buf_get_u32(c->in, v);
+    return rc < 0 ? rc : gvs_buf_expect_end(c->in);
+}
+
 static int op_sleep(struct gvs_call *c)
 {
     uint32_t ms;
-    int rc = gvs_buf_get_u32(c->in, &ms);
-    if (rc == 0)
-        rc = gvs_buf_expect_end(c->in);
+    int rc = get_u32_only(c, &ms);
     if (rc < 0)
         return rc;
     struct timespec ts = {.tv_sec = ms / 1000,
@@ -46,23 +59,27 @@ static int op_note(struct gvs_call *c)
 {
     struct echo_state *s = c->state;
     uint32_t v;
-    int rc = gvs_buf_get_u32(c->in, &v);
-    if (rc == 0)
-        rc = gvs_buf_expect_end(c->in);
+    int rc = get_u32_only(c, &v);
     if (rc < 0)
         return rc;
+    pthread_mutex_lock(&s->lock);
     s->notes++;
     s->sum += v;
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
 static int op_count(struct gvs_call *c)
 {
-    const struct echo_state *s = c->state;
+    struct echo_state *s = c->state;
     int rc = gvs_buf_expect_end(c->in);
-    if (rc == 0)
-        rc = gvs_buf_put_u64(c->out, s->notes);
-    return rc < 0 ? rc : gvs_buf_put_u64(c->out, s->sum);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    uint64_t notes = s->notes, sum = s->sum;
+    pthread_mutex_unlock(&s->lock);
+    rc = gvs_buf_put_u64(c->out, notes);
+    return rc < 0 ? rc : gvs_buf_put_u64(c->out, sum);
 }
 
 static int op_badreq(struct gvs_call *c)
@@ -77,6 +94,84 @@ static int op_pid(struct gvs_call *c)
     return rc < 0 ? rc : gvs_buf_put_u32(c->out, (uint32_t)getpid());
 }
 
+static int op_block(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    uint32_t ms;
+    int rc = get_u32_only(c, &ms);
+    if (rc < 0)
+        return rc;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    int waited = 0;
+    pthread_mutex_lock(&s->lock);
+    while (s->releases == 0 && waited != ETIMEDOUT)
+        waited = pthread_cond_timedwait(&s->released, &s->lock, &until);
+    uint32_t released = s->releases > 0;
+    if (released)
+        s->releases--;
+    pthread_mutex_unlock(&s->lock);
+    return gvs_buf_put_u32(c->out, released);
+}
+
+static int op_release(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    int rc = gvs_buf_expect_end(c->in);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    s->releases++;
+    pthread_cond_signal(&s->released);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static int op_ping_lane(struct gvs_call *c)
+{
+    int rc = gvs_buf_expect_end(c->in);
+    return rc < 0 ? rc : gvs_buf_put_u32(c->out, c->lane);
+}
+
+struct ticker {
+    struct echo_state *s;
+    uint32_t n;
+    int rc;
+};
+
+static void *tick(void *arg)
+{
+    struct ticker *t = arg;
+    for (uint32_t i = 0; i < t->n && t->rc == 0; i++) {
+        uint8_t body[4] = {(uint8_t)i, (uint8_t)(i >> 8), (uint8_t)(i >> 16),
+                           (uint8_t)(i >> 24)};
+        t->rc = t->s->host->notify(t->s->session, ECHO_PLUGIN_ID,
+                                   ECHO_NOTE_TICK, body, sizeof(body));
+    }
+    return NULL;
+}
+
+/* The notifications come from a thread of the plugin's own, as a CUDA
+ * callback's would. */
+static int op_notify_me(struct gvs_call *c)
+{
+    struct ticker t = {c->state, 0, 0};
+    pthread_t th;
+    int rc = get_u32_only(c, &t.n);
+    if (rc < 0)
+        return rc;
+    if (pthread_create(&th, NULL, tick, &t) != 0)
+        return GVS_E_NOMEM;
+    pthread_join(th, NULL);
+    return 0;
+}
+
 static const struct gvs_op echo_ops[] = {
     {ECHO_OP_ECHO, 0, "ECHO", op_echo},
     {ECHO_OP_CRASH, 0, "CRASH", op_crash},
@@ -85,14 +180,23 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_COUNT, 0, "COUNT", op_count},
     {ECHO_OP_BADREQ, 0, "BADREQ", op_badreq},
     {ECHO_OP_PID, 0, "PID", op_pid},
+    {ECHO_OP_BLOCK, GVS_OP_BLOCKING, "BLOCK", op_block},
+    {ECHO_OP_RELEASE, GVS_OP_INLINE | GVS_OP_ASYNC_OK, "RELEASE", op_release},
+    {ECHO_OP_PING_LANE, 0, "PING_LANE", op_ping_lane},
+    {ECHO_OP_NOTIFY_ME, 0, "NOTIFY_ME", op_notify_me},
     GVS_OP_END,
 };
 
-static int echo_open(const struct gvs_host_api *host, void **state)
+static int echo_open(const struct gvs_host_api *host,
+                     struct gvs_session *session, void **state)
 {
     struct echo_state *s = gvs_calloc(1, sizeof(*s));
     if (s == NULL)
         return GVS_E_NOMEM;
+    s->host = host;
+    s->session = session;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->released, NULL);
     host->log(GVS_LOG_DEBUG, "session opened");
     *state = s;
     return 0;
@@ -100,7 +204,10 @@ static int echo_open(const struct gvs_host_api *host, void **state)
 
 static void echo_close(void *state)
 {
-    gvs_free(state);
+    struct echo_state *s = state;
+    pthread_cond_destroy(&s->released);
+    pthread_mutex_destroy(&s->lock);
+    gvs_free(s);
 }
 
 static const struct gvs_plugin echo_plugin = {

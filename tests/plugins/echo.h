@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000001ull
+#define ECHO_TABLE_HASH 0x6563686f00000002ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -18,6 +18,19 @@ enum echo_op {
     ECHO_OP_COUNT = 5,  /* reply: u64 notes seen, u64 sum of their v */
     ECHO_OP_BADREQ = 6, /* always a malformed request */
     ECHO_OP_PID = 7,    /* reply: u32 pid of the worker */
+    /* Blocking: u32 ms; waits for a RELEASE (one each) or ms to pass.
+     * Reply: u32 1 if released, 0 if timed out. */
+    ECHO_OP_BLOCK = 8,
+    ECHO_OP_RELEASE = 9,   /* inline, may be posted: releases one BLOCK */
+    ECHO_OP_PING_LANE = 10, /* reply: u32 the request's lane */
+    /* u32 n: a thread of the plugin sends n notifications ECHO_NOTE_TICK
+     * with body u32 0..n-1; the empty reply follows the last of them. */
+    ECHO_OP_NOTIFY_ME = 11,
+};
+
+/* Notification ops of the echo plugin. */
+enum echo_note {
+    ECHO_NOTE_TICK = 1,
 };
 
 #endif

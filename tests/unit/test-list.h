@@ -34,6 +34,7 @@
     TEST_ENTRY(proto_hello_bitflips)                                         \
     TEST_ENTRY(proto_frame_roundtrip)                                        \
     TEST_ENTRY(proto_frame_recv_errors)                                      \
+    TEST_ENTRY(proto_frame_split)                                            \
     /* core/comm */                                                          \
     TEST_ENTRY(comm_unix_transfer)                                           \
     TEST_ENTRY(comm_tcp_transfer)                                            \
@@ -68,6 +69,12 @@
     TEST_ENTRY(server_handshake_timeout)                                     \
     TEST_ENTRY(server_malformed_request)                                     \
     TEST_ENTRY(server_bad_flags)                                             \
+    TEST_ENTRY(server_lane_echoed)                                           \
+    TEST_ENTRY(server_blocking_lane)                                         \
+    TEST_ENTRY(server_many_blocked_lanes)                                    \
+    TEST_ENTRY(server_notifications)                                         \
+    TEST_ENTRY(server_end_while_blocked)                                     \
+    TEST_ENTRY(server_error_while_blocked)                                   \
     /* client */                                                             \
     TEST_ENTRY(client_lazy_connect)                                          \
     TEST_ENTRY(client_register)                                              \
@@ -80,6 +87,13 @@
     TEST_ENTRY(client_server_killed)                                         \
     TEST_ENTRY(client_reply_mismatch)                                        \
     TEST_ENTRY(client_fork)                                                  \
+    TEST_ENTRY(client_lanes)                                                 \
+    TEST_ENTRY(client_blocked_thread)                                        \
+    TEST_ENTRY(client_lane_order)                                            \
+    TEST_ENTRY(client_notifications)                                         \
+    TEST_ENTRY(client_inline_notifications)                                  \
+    TEST_ENTRY(client_reply_too_big)                                         \
+    TEST_ENTRY(client_killed_waiters)                                        \
     /* tools/gvs */                                                          \
     TEST_ENTRY(cli_run_private)                                              \
     TEST_ENTRY(cli_run_server)                                               \
@@ -91,4 +105,10 @@
     TEST_ENTRY(handles_many)                                                 \
     TEST_ENTRY(handles_foreign)                                              \
     TEST_ENTRY(handles_nomem)                                                \
+    /* core/devices */                                                       \
+    TEST_ENTRY(devices_check)                                                \
+    TEST_ENTRY(devices_compose)                                              \
+    /* core/u64map */                                                        \
+    TEST_ENTRY(u64map_basic)                                                 \
+    TEST_ENTRY(u64map_nomem)                                                 \
     /* end */

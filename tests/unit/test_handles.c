@@ -24,8 +24,8 @@ TEST_IMPL(handles_basic)
     ASSERT_EQ(gvs_handles_add(t, 1, &a, &ia), 0);
     ASSERT_EQ(gvs_handles_add(t, 2, &b, &ib), 0);
     ASSERT(ia != ib);
-    ASSERT_GE(ia, GVS_HANDLE_MIN);
-    ASSERT_GE(ib, GVS_HANDLE_MIN);
+    ASSERT(ia >= GVS_HANDLE_MIN);
+    ASSERT(ib >= GVS_HANDLE_MIN);
     ASSERT(gvs_handles_get(t, 1, ia) == &a);
     ASSERT(gvs_handles_get(t, 2, ib) == &b);
     /* The right id under another type is not found. */

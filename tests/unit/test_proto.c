@@ -11,12 +11,15 @@
 TEST_IMPL(proto_hdr)
 {
     struct gvs_frame_hdr h = {.len = 0x01020304, .plugin = 7, .op = 0x0102,
-                              .flags = GVS_F_REPLY, .id = 0x1122334455667788ull};
+                              .flags = GVS_F_REPLY, .lane = 0x0a0b0c0d,
+                              .id = 0x1122334455667788ull};
     uint8_t raw[GVS_FRAME_HDR_LEN];
     gvs_frame_hdr_encode(&h, raw);
     static const uint8_t want[GVS_FRAME_HDR_LEN] = {
         'G', 'V', 'S', '1', 4, 3, 2, 1, 7, 0, 2, 1,
-        1, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+        1, 0, 0, 0, 0x0d, 0x0c, 0x0b, 0x0a,
+        0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+    ASSERT_EQ(GVS_FRAME_HDR_LEN, 28);
     ASSERT_MEM_EQ(raw, want, sizeof(want));
     struct gvs_frame_hdr d;
     ASSERT_EQ(gvs_frame_hdr_decode(raw, 0x01020304, &d), 0);
@@ -24,10 +27,12 @@ TEST_IMPL(proto_hdr)
     ASSERT_EQ(d.plugin, 7);
     ASSERT_EQ(d.op, 0x0102);
     ASSERT_EQ(d.flags, GVS_F_REPLY);
+    ASSERT_EQ(d.lane, 0x0a0b0c0d);
     ASSERT_U64_EQ(d.id, h.id);
 
     ASSERT_EQ(gvs_frame_hdr_decode(raw, 0x01020303, &d), GVS_E_TOOBIG);
     ASSERT_EQ(d.len, 0);
+    ASSERT_EQ(d.lane, 0);
     ASSERT_U64_EQ(d.id, 0);
 
     uint8_t bad[GVS_FRAME_HDR_LEN];
@@ -36,8 +41,11 @@ TEST_IMPL(proto_hdr)
     ASSERT_EQ(gvs_frame_hdr_decode(bad, SIZE_MAX, &d), GVS_E_PROTO);
     ASSERT_EQ(d.plugin, 0);
     memcpy(bad, raw, sizeof(bad));
-    bad[12] = 4;
+    bad[12] = 8;
     ASSERT_EQ(gvs_frame_hdr_decode(bad, SIZE_MAX, &d), GVS_E_PROTO);
+    bad[12] = GVS_F_NOTIFY;
+    ASSERT_EQ(gvs_frame_hdr_decode(bad, SIZE_MAX, &d), 0);
+    ASSERT_EQ(d.flags, GVS_F_NOTIFY);
     bad[12] = 0;
     bad[15] = 0x80;
     ASSERT_EQ(gvs_frame_hdr_decode(bad, SIZE_MAX, &d), GVS_E_PROTO);
@@ -287,7 +295,8 @@ TEST_IMPL(proto_frame_roundtrip)
     struct pair p;
     ASSERT_EQ(open_pair(&p, "frame"), 0);
     struct gvs_buf *body = gvs_buf_new(1 << 20);
-    struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = 77, .len = 12345};
+    struct gvs_frame_hdr h = {
+        .plugin = 1, .op = 2, .lane = 9, .id = 77, .len = 12345};
     struct iovec iov[3] = {{(void *)"abc", 3}, {NULL, 0}, {(void *)"de", 2}};
     ASSERT_EQ(gvs_frame_sendv(p.a, &h, iov, 3), 0);
     ASSERT_EQ(h.len, 5);
@@ -300,6 +309,7 @@ TEST_IMPL(proto_frame_roundtrip)
     ASSERT_EQ(r.len, 5);
     ASSERT_EQ(r.plugin, 1);
     ASSERT_EQ(r.op, 2);
+    ASSERT_EQ(r.lane, 9);
     ASSERT_U64_EQ(r.id, 77);
     ASSERT_EQ(gvs_buf_len(body), 5);
     ASSERT_MEM_EQ(gvs_buf_ptr(body), "abcde", 5);
@@ -327,6 +337,39 @@ TEST_IMPL(proto_frame_roundtrip)
     ASSERT_MEM_EQ(gvs_buf_ptr(body), bytes, 300);
 
     ASSERT_EQ(gvs_frame_sendv(p.a, &h, NULL, -1), GVS_E_INVAL);
+    gvs_buf_free(body);
+    close_pair(&p);
+    return 0;
+}
+
+/* Header and body read apart: a body too big for its buffer, or not
+ * wanted, is skipped and the stream stays in step. */
+TEST_IMPL(proto_frame_split)
+{
+    struct pair p;
+    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .lane = 5, .id = 6};
+    struct gvs_buf *small = gvs_buf_new(4);
+    struct gvs_buf *body = gvs_buf_new(64);
+    struct iovec iov = {(void *)"0123456789", 10};
+    ASSERT_EQ(open_pair(&p, "split"), 0);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(gvs_frame_sendv(p.a, &h, &iov, 1), 0);
+
+    ASSERT_EQ(gvs_frame_recv_hdr(p.b, 64, &h), 0);
+    ASSERT_EQ(h.len, 10);
+    ASSERT_EQ(h.lane, 5);
+    ASSERT_EQ(gvs_buf_put_u8(small, 1), 0);
+    ASSERT_EQ(gvs_frame_recv_body(p.b, h.len, small), GVS_E_TOOBIG);
+    ASSERT_EQ(gvs_buf_len(small), 0);
+    ASSERT_EQ(gvs_frame_recv_hdr(p.b, 64, &h), 0);
+    ASSERT_EQ(gvs_frame_recv_body(p.b, h.len, NULL), 0);
+    ASSERT_EQ(gvs_frame_recv_hdr(p.b, 64, &h), 0);
+    ASSERT_EQ(gvs_frame_recv_body(p.b, h.len, body), 0);
+    ASSERT_MEM_EQ(gvs_buf_ptr(body), "0123456789", 10);
+
+    ASSERT_EQ(gvs_frame_recv_hdr(p.b, 9, &h), GVS_E_TOOBIG);
+    ASSERT_EQ(h.len, 0);
+    gvs_buf_free(small);
     gvs_buf_free(body);
     close_pair(&p);
     return 0;

@@ -171,7 +171,11 @@ TEST_IMPL(server_wrong_version)
                          sizeof(msg)),
               GVS_E_VERSION);
     t.c = c;
-    return verify(&t, "handshake refused: protocol version 2 not supported");
+    char line[128];
+    snprintf(line, sizeof(line),
+             "handshake refused: protocol version %u not supported",
+             GVS_PROTO_VERSION + 1);
+    return verify(&t, line);
 }
 
 TEST_IMPL(server_wrong_table_hash)
@@ -239,5 +243,10 @@ TEST_IMPL(server_bad_flags)
     ASSERT_EQ(setup(&t, NULL, 1), 0);
     h.flags = GVS_F_REPLY;
     ASSERT_EQ(gvs_frame_send(t.c, &h, NULL), 0);
-    return verify(&t, "session 2: request 1 is flagged as a reply");
+    ASSERT_EQ(verify(&t, "session 2: request 1 is flagged as a reply"), 0);
+    /* Notifications go from the server to the client only. */
+    ASSERT_EQ(setup(&t, NULL, 1), 0);
+    h.flags = GVS_F_NOTIFY;
+    ASSERT_EQ(gvs_frame_send(t.c, &h, NULL), 0);
+    return verify(&t, "session 2: request 1 is flagged as a notification");
 }

@@ -10,6 +10,7 @@
 
 #include "../plugins/echo.h"
 #include "gvs/err.h"
+#include "gvs/plugin.h"
 #include "gvs/proto.h"
 #include "test.h"
 #include "test_server_harness.h"
@@ -290,8 +291,14 @@ TEST_IMPL(server_bad_plugins)
     snprintf(dir, sizeof(dir), "%s/tests/plugins/bad", test_build_dir());
     const char *const extra[] = {"--plugin-dir", dir, "--log-level", "debug",
                                  NULL};
+    char abi[64];
+    snprintf(abi, sizeof(abi), "plugin abi: rejected: abi %u",
+             GVS_PLUGIN_ABI + 1);
     ASSERT_EQ(test_gvsd_start(&g, extra), 0);
-    ASSERT(test_gvsd_log_has(&g, "plugin abi: rejected: abi 2", 0));
+    ASSERT(test_gvsd_log_has(&g, abi, 0));
+    ASSERT(test_gvsd_log_has(&g, "plugin flags: rejected: op 1: both "
+                                 "blocking and inline",
+                             0));
     ASSERT(test_gvsd_log_has(&g, "plugin dupop: rejected: op 1 listed twice",
                              0));
     ASSERT(test_gvsd_log_has(&g, "plugin twin: rejected: id 200 already "

@@ -24,7 +24,7 @@ SCALARS = {
 }
 FE_KINDS = ("auto", "rpc", "manual")
 BE_KINDS = ("auto", "manual")
-OP_FLAGS = ("device", "async", "blocking", "inline")
+OP_FLAGS = ("device", "async", "blocking", "inline", "notify")
 # Op attributes that are flags of the backend's op table (include/gvs/plugin.h).
 OP_FLAG_BITS = {"async": "GVS_OP_ASYNC_OK", "blocking": "GVS_OP_BLOCKING",
                 "inline": "GVS_OP_INLINE"}
@@ -170,6 +170,12 @@ def parse_op(path, lineno, rest):
             flags.add(w)
         else:
             raise DescError(path, lineno, "unknown op attribute %r" % w)
+    if "notify" in flags:
+        # A frame the server sends unasked: nothing to generate, and no
+        # handler, so a client that sends this number is refused.
+        if words[2:] != ["notify"] or argtext.strip():
+            raise DescError(path, lineno, "a notify op takes no other attribute and no argument")
+        fe, be = "manual", "manual"
     args = parse_args(path, lineno, argtext)
     if fe == "manual" and be == "manual" and args:
         raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
@@ -382,8 +388,12 @@ def gen_be_h(d, src):
     out.append('#include "gvs/plugin.h"\n\n')
     out.append("/* Hand-written handlers the generated table names. */\n")
     for op in d.ops:
-        if op.be == "manual":
+        if op.be == "manual" and "notify" not in op.flags:
             out.append("int %s(struct gvs_call *call);\n" % handler_name(d, op))
+    if any("blocking" in op.flags for op in d.ops):
+        out.append("\n/* Runs after the handler of every blocking op, before its reply\n"
+                   " * leaves. */\n")
+        out.append("void %s_be_after_blocking(struct gvs_call *call);\n" % d.plugin)
     out.append("\n/* The plugin's op table, ending with GVS_OP_END. */\n")
     out.append("extern const struct gvs_op %s_op_table[];\n\n#endif\n" % d.plugin)
     return "".join(out)
@@ -416,7 +426,13 @@ def be_handler(d, op):
             params.append("(void *)(uintptr_t)a_%s" % a.name)
         else:
             params.append("(%s)a_%s" % (a.c_type(), a.name))
-    o.append("    r = %s(%s);\n" % (op.name, ", ".join(params)))
+    call = "%s(%s)" % (op.name, ", ".join(params))
+    if "device" in op.flags:
+        # The plugin's hook makes the lane's device current on this thread.
+        o.append("    r = %s_be_enter(call);\n" % d.plugin)
+        o.append("    if (r == %s)\n        r = %s;\n" % (d.success, call))
+    else:
+        o.append("    r = %s;\n" % call)
     o.append("    apigen_put_i32(&c, (int32_t)r);\n")
     if op.outs:
         o.append("    if (r == %s) {\n" % d.success)
@@ -433,15 +449,32 @@ def be_handler(d, op):
     return "".join(o)
 
 
+def blocking_wrapper(d, op):
+    # What a synchronization made visible (device printf output, say)
+    # leaves through the plugin's hook before the reply does.
+    fn = "gen_%s" % op.name if op.be == "auto" else handler_name(d, op)
+    return ("static int blocking_%s(struct gvs_call *call)\n{\n"
+            "    int rc = %s(call);\n"
+            "    %s_be_after_blocking(call);\n"
+            "    return rc;\n}\n" % (op.name, fn, d.plugin))
+
+
 def gen_be_c(d, src):
     out = [banner(src), includes(d, d.be_includes, ['"%s_be_gen.h"' % d.plugin,
                                                    '"%s_ops.h"' % d.plugin])]
     for op in d.ops:
         if op.be == "auto":
             out.append("\n" + be_handler(d, op))
+    for op in d.ops:
+        if "blocking" in op.flags:
+            out.append("\n" + blocking_wrapper(d, op))
     out.append("\nconst struct gvs_op %s_op_table[] = {\n" % d.plugin)
     for op in sorted(d.ops, key=lambda o: o.num):
+        if "notify" in op.flags:
+            continue
         fn = "gen_%s" % op.name if op.be == "auto" else handler_name(d, op)
+        if "blocking" in op.flags:
+            fn = "blocking_%s" % op.name
         fl = "|".join(OP_FLAG_BITS[f] for f in sorted(op.flags) if f in OP_FLAG_BITS) or "0"
         out.append("    {%s, %s, \"%s\", %s},\n" % (op_enum(d, op), fl, op.name, fn))
     out.append("    GVS_OP_END,\n};\n")

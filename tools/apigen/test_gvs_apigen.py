@@ -71,6 +71,26 @@ class Generation(unittest.TestCase):
         self.assertIn("{DEMO_OP_BULK, 0, \"BULK\", demo_be_bulk}", table)
         self.assertIn("{DEMO_OP_demoSet, GVS_OP_ASYNC_OK", table)
 
+    def test_blocking_ops_run_the_hook_after_the_handler(self):
+        d = parse(GOOD + "op 4 waitAll blocking\n")
+        c = gvs_apigen.gen_be_c(d, "demo.api")
+        self.assertIn("{DEMO_OP_waitAll, GVS_OP_BLOCKING, \"waitAll\", blocking_waitAll}", c)
+        wrapper = c[c.index("static int blocking_waitAll"):]
+        self.assertLess(wrapper.index("gen_waitAll(call)"),
+                        wrapper.index("demo_be_after_blocking(call)"))
+        self.assertIn("void demo_be_after_blocking(struct gvs_call *call);",
+                      gvs_apigen.gen_be_h(d, "demo.api"))
+        self.assertNotIn("after_blocking", gvs_apigen.gen_be_h(parse(GOOD), "demo.api"))
+
+    def test_notify_ops_have_no_handler(self):
+        text = GOOD + "op 4 EVENT notify\n"
+        d = parse(text)
+        self.assertIn("DEMO_OP_EVENT = 4,", gvs_apigen.gen_ops_h(d, "demo.api"))
+        self.assertNotIn("DEMO_OP_EVENT", gvs_apigen.gen_be_c(d, "demo.api"))
+        self.assertNotIn("demo_be_event", gvs_apigen.gen_be_h(d, "demo.api"))
+        self.assertNotEqual(d.table_hash(),
+                            parse(text.replace(" notify", " manual")).table_hash())
+
 
 class Malformed(unittest.TestCase):
     CASES = [
@@ -86,6 +106,8 @@ class Malformed(unittest.TestCase):
         (GOOD + "op 9 f wobbly\n", 7, "unknown op attribute 'wobbly'"),
         (GOOD + "op 9 f manual : in int x\n", 7, "manual op"),
         (GOOD + "op 9 f async : out int x\n", 7, "async op cannot have out"),
+        (GOOD + "op 9 f notify inline\n", 7, "notify op takes no other"),
+        (GOOD + "op 9 f notify : in int x\n", 7, "notify op takes no other"),
         (GOOD + "frobnicate\n", 7, "unknown directive"),
         ("plugin demo 7\nplugin demo 8\n", 2, "plugin given twice"),
         ("plugin demo\n", 1, "expected 'plugin NAME ID'"),

@@ -1,8 +1,11 @@
 /*
  * Private contracts between the files of the cudart backend plugin
- * (gvs-cudart.so).  Handlers run in a session's worker process, one
- * request at a time, on the thread whose CUDA current device the
- * session's SET_DEVICE requests move.
+ * (gvs-cudart.so).  Handlers run in a session's worker process on
+ * several threads at once (include/gvs/plugin.h): the executor, lane
+ * threads for blocking ops.  A lane's own requests never overlap, so
+ * per-lane state (struct be_lane) needs no lock; what the session shares
+ * is guarded.  A handler of a `device` op first makes its lane's device
+ * current on its thread (cudart_be_enter).
  *
  * Every client-supplied value is bounded before use; device pointers are
  * u64 values handed only to CUDA, after be_check_device_range where CUDA
@@ -11,6 +14,7 @@
 #ifndef CUDART_BE_H
 #define CUDART_BE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +28,7 @@
 #define BE_MAX_MODULES 4096u
 #define BE_MAX_NAMES 65536u
 #define BE_NAME_MAX_LEN 65536u
+#define BE_MAX_LANES 65536u
 
 struct be_param {
     uint32_t offset;
@@ -38,6 +43,9 @@ struct be_func {
     struct be_param *params;
 };
 
+/* A loaded module.  Its descriptor lives until the session closes, so a
+ * pointer from be_module_get stays valid; unloading releases the library
+ * and its image only. */
 struct be_module {
     cudaLibrary_t lib; /* NULL once unloaded */
     void *image;       /* the fat binary, kept while the library lives */
@@ -47,16 +55,52 @@ struct be_module {
     char **vars; /* global names */
 };
 
-struct be_session {
-    struct be_module *mods; /* ids index this table, never reused */
-    uint32_t nmods, cap_mods;
+/* What the backend keeps per lane (client thread). */
+struct be_lane {
+    uint32_t id;
+    int device; /* the lane's current device, moved by SET_DEVICE */
+    /* The lane's per-thread default streams (cudaStreamPerThread), one
+     * per device, the streams code's (streams.c); NULL until first use. */
+    void *ptsz_stream;
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
-    /* Fat binary pieces of the next MODULE_LOAD. */
+    /* Fat binary pieces of the lane's next MODULE_LOAD. */
     uint8_t *stage;
     size_t stage_len;
 };
+
+struct be_session {
+    const struct gvs_host_api *host;
+    struct gvs_session *session; /* for host->notify */
+    pthread_mutex_t mods_lock;   /* the table below */
+    struct be_module **mods;     /* ids index this table, never reused */
+    uint32_t nmods, cap_mods;
+    pthread_mutex_t lanes_lock; /* the table below */
+    struct be_lane **lanes;     /* open addressing on the lane id */
+    uint32_t nlanes, cap_lanes;
+};
+
+/* lanes.c ------------------------------------------------------------- */
+
+/* The lane of call, created on first use; NULL when out of memory or
+ * past BE_MAX_LANES. */
+struct be_lane *be_lane(struct gvs_call *call);
+/* Makes the lane's current device the calling thread's; the lane's
+ * failure to become current (cudaErrorMemoryAllocation if it has no
+ * state) is the call's result. */
+cudaError_t cudart_be_enter(struct gvs_call *call);
+/* Frees every lane's state (a per-thread stream is the streams code's to
+ * destroy). */
+void be_lanes_free(struct be_session *s);
+
+/* streams.c, callbacks.c: session_close calls both first ------------- */
+
+/* Destroys the lanes' per-thread default streams. */
+void be_streams_close(struct be_session *s);
+/* Lets every host callback that waits for the client go, and makes later
+ * ones return at once; returns when none uses the session any more. */
+void be_callbacks_release(void);
 
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a
@@ -64,8 +108,9 @@ struct be_session {
  * one of the worker's. */
 cudaError_t be_check_device_range(uint64_t p, uint64_t len);
 
-/* The module with this id, or NULL if there is none (a protocol
- * violation: the frontend only sends ids it was given). */
+/* The module with this id, or NULL if there is none or it was unloaded
+ * (a protocol violation: the frontend only sends ids it was given).
+ * Thread-safe. */
 struct be_module *be_module_get(struct be_session *s, uint32_t id);
 
 /* Releases every module of the session. */

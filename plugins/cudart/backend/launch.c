@@ -1,21 +1,11 @@
-#include "be.h"
+#include "kernels.h"
 
 #include <string.h>
 
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
-#include "gvs/mem.h"
-
-#define ARGS_ON_STACK 256u
-
-/* Only the streams that exist without being created; the frontend
- * creates none yet, and any other value would be a pointer of ours. */
-static int stream_known(uint64_t s)
-{
-    return s == 0 || s == (uint64_t)(uintptr_t)cudaStreamLegacy ||
-           s == (uint64_t)(uintptr_t)cudaStreamPerThread;
-}
+#include "objects.h"
 
 /* Request: u32 module id, u32 kernel index, u32 grid x/y/z, u32 block
  * x/y/z, u64 dynamic shared memory, u64 stream, blob parameter block of
@@ -48,29 +38,23 @@ int cudart_be_launch(struct gvs_call *call)
     cudaError_t e = f->status;
     if (e == cudaSuccess && len != f->param_bytes)
         return GVS_E_PROTO;
-    if (e == cudaSuccess && !stream_known(stream))
-        e = cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    cudaStream_t s = NULL;
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
     if (e == cudaSuccess && shmem > SIZE_MAX)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess) {
-        /* An aligned copy: CUDA reads each argument through args[i]. */
+        /* An aligned copy: CUDA reads each argument through argv[i]. */
         uint64_t params[(BE_PARAM_MAX + 7) / 8];
-        void *args[ARGS_ON_STACK];
-        void **argv = f->nparams <= ARGS_ON_STACK
-                          ? args
-                          : gvs_calloc(f->nparams, sizeof(*argv));
+        void *stack[BE_ARGV_ON_STACK];
         memcpy(params, blob, len);
-        if (argv == NULL) {
-            e = cudaErrorMemoryAllocation;
-        } else {
-            for (uint32_t i = 0; i < f->nparams; i++)
-                argv[i] = (uint8_t *)params + f->params[i].offset;
-            e = cudaLaunchKernel((const void *)f->kernel, grid, block, argv,
-                                 (size_t)shmem,
-                                 (cudaStream_t)(uintptr_t)stream);
-        }
-        if (argv != args)
-            gvs_free(argv);
+        void **argv = be_kernel_argv(f, params, stack);
+        e = argv != NULL ? cudaLaunchKernel((const void *)f->kernel, grid,
+                                            block, argv, (size_t)shmem, s)
+                         : cudaErrorMemoryAllocation;
+        be_kernel_argv_free(argv, stack);
     }
     apigen_put_i32(&c, e);
     return c.rc;

@@ -36,19 +36,21 @@ int cudart_be_cudamemset(struct gvs_call *call)
     apigen_get_u64(&c, &count);
     if (apigen_end(&c) < 0)
         return c.rc;
-    cudaError_t e = be_check_device_range(ptr, count);
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_check_device_range(ptr, count);
     if (e == cudaSuccess)
         e = cudaMemset((void *)(uintptr_t)ptr, value, (size_t)count);
     apigen_put_i32(&c, e);
     return c.rc;
 }
 
-/* Posted chunks latch the first failure and are skipped after it; the
- * final chunk (the only one waited for) reports it and clears the latch
- * for the next transfer. */
+/* Posted chunks latch the first failure in their lane and are skipped
+ * after it; the final chunk (the only one waited for) reports it and
+ * clears the latch for the lane's next transfer. */
 int cudart_be_memcpy_h2d(struct gvs_call *call)
 {
-    struct be_session *s = call->state;
+    struct be_lane *s = be_lane(call);
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t dst;
     const uint8_t *data;
@@ -57,8 +59,12 @@ int cudart_be_memcpy_h2d(struct gvs_call *call)
     apigen_get_blob(&c, &data, &len);
     if (apigen_end(&c) < 0)
         return c.rc;
+    if (s == NULL)
+        return GVS_E_NOMEM;
     if (s->latched == cudaSuccess) {
-        cudaError_t e = be_check_device_range(dst, len);
+        cudaError_t e = cudart_be_enter(call);
+        if (e == cudaSuccess)
+            e = be_check_device_range(dst, len);
         if (e == cudaSuccess && len > 0)
             e = cudaMemcpy((void *)(uintptr_t)dst, data, len,
                            cudaMemcpyHostToDevice);
@@ -82,7 +88,9 @@ int cudart_be_memcpy_d2h(struct gvs_call *call)
         return c.rc;
     if (len > GVS_BULK_CHUNK)
         return GVS_E_RANGE;
-    cudaError_t e = be_check_device_range(src, len);
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_check_device_range(src, len);
     if (e == cudaSuccess) {
         /* The data goes straight into the reply, behind its result and
          * length, and is taken back out if the copy fails. */
@@ -112,7 +120,9 @@ int cudart_be_memcpy_d2d(struct gvs_call *call)
     apigen_get_u64(&c, &count);
     if (apigen_end(&c) < 0)
         return c.rc;
-    cudaError_t e = be_check_device_range(dst, count);
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_check_device_range(dst, count);
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
     if (e == cudaSuccess && count > 0)

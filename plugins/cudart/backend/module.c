@@ -6,15 +6,19 @@
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "rdc.h"
 
 #define FATBIN_MAGIC 0xba55ed50u
 #define FATBIN_HDR_MIN 16u
 
 struct be_module *be_module_get(struct be_session *s, uint32_t id)
 {
-    if (id >= s->nmods || s->mods[id].lib == NULL)
-        return NULL;
-    return &s->mods[id];
+    pthread_mutex_lock(&s->mods_lock);
+    struct be_module *m = id < s->nmods ? s->mods[id] : NULL;
+    if (m != NULL && m->lib == NULL)
+        m = NULL;
+    pthread_mutex_unlock(&s->mods_lock);
+    return m;
 }
 
 static void module_release(struct be_module *m)
@@ -33,8 +37,10 @@ static void module_release(struct be_module *m)
 
 void be_modules_free(struct be_session *s)
 {
-    for (uint32_t i = 0; i < s->nmods; i++)
-        module_release(&s->mods[i]);
+    for (uint32_t i = 0; i < s->nmods; i++) {
+        module_release(s->mods[i]);
+        gvs_free(s->mods[i]);
+    }
     gvs_free(s->mods);
     s->mods = NULL;
     s->nmods = s->cap_mods = 0;
@@ -42,7 +48,7 @@ void be_modules_free(struct be_session *s)
 
 int cudart_be_module_stage(struct gvs_call *call)
 {
-    struct be_session *s = call->state;
+    struct be_lane *s = be_lane(call);
     struct apigen_call c = {call->out, call->in, 0};
     uint8_t first;
     const uint8_t *piece;
@@ -53,6 +59,8 @@ int cudart_be_module_stage(struct gvs_call *call)
         return c.rc;
     if (first > 1)
         return GVS_E_PROTO;
+    if (s == NULL)
+        return GVS_E_NOMEM;
     if (first)
         s->stage_len = 0;
     if (len > GVS_BUF_MAX_CEILING - s->stage_len)
@@ -170,17 +178,38 @@ static void put_globals(struct apigen_call *c, const struct be_module *m)
     }
 }
 
-static int grow_modules(struct be_session *s)
+/* Enters m (a copy is made) in the table and gives its id; GVS_E_RANGE
+ * past BE_MAX_MODULES, GVS_E_NOMEM.  On failure m is left to the
+ * caller. */
+static int add_module(struct be_session *s, const struct be_module *m,
+                      uint32_t *id)
 {
-    if (s->nmods < s->cap_mods)
-        return 0;
-    uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
-    struct be_module *m = gvs_realloc(s->mods, cap * sizeof(*m));
-    if (m == NULL)
+    struct be_module *copy = gvs_malloc(sizeof(*copy));
+    if (copy == NULL)
         return GVS_E_NOMEM;
-    s->mods = m;
-    s->cap_mods = cap;
-    return 0;
+    *copy = *m;
+    int rc = 0;
+    pthread_mutex_lock(&s->mods_lock);
+    if (s->nmods >= BE_MAX_MODULES) {
+        rc = GVS_E_RANGE;
+    } else if (s->nmods == s->cap_mods) {
+        uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
+        struct be_module **t = gvs_realloc(s->mods, cap * sizeof(*t));
+        if (t == NULL) {
+            rc = GVS_E_NOMEM;
+        } else {
+            s->mods = t;
+            s->cap_mods = cap;
+        }
+    }
+    if (rc == 0) {
+        *id = s->nmods;
+        s->mods[s->nmods++] = copy;
+    }
+    pthread_mutex_unlock(&s->mods_lock);
+    if (rc < 0)
+        gvs_free(copy);
+    return rc;
 }
 
 /* Request: u8 staged, [blob fatbin unless staged], u32 nfuncs, names,
@@ -190,6 +219,7 @@ static int grow_modules(struct be_session *s)
 int cudart_be_module_load(struct gvs_call *call)
 {
     struct be_session *s = call->state;
+    struct be_lane *lane = be_lane(call);
     struct apigen_call c = {call->out, call->in, 0};
     struct be_module m;
     uint8_t staged;
@@ -212,15 +242,13 @@ int cudart_be_module_load(struct gvs_call *call)
         rc = get_names(&c, &m.nvars, &m.vars);
     if (rc == 0)
         rc = apigen_end(&c);
-    if (rc == 0 && s->nmods >= BE_MAX_MODULES)
-        rc = GVS_E_RANGE;
-    if (rc == 0)
-        rc = grow_modules(s);
+    if (rc == 0 && lane == NULL)
+        rc = GVS_E_NOMEM;
     if (rc == 0 && staged) {
-        m.image = s->stage;
-        blob_len = s->stage_len;
-        s->stage = NULL;
-        s->stage_len = 0;
+        m.image = lane->stage;
+        blob_len = lane->stage_len;
+        lane->stage = NULL;
+        lane->stage_len = 0;
     } else if (rc == 0) {
         m.image = gvs_malloc(blob_len ? blob_len : 1);
         if (m.image == NULL)
@@ -239,10 +267,11 @@ int cudart_be_module_load(struct gvs_call *call)
         return rc;
     }
 
-    cudaError_t e = fatbin_ok(m.image, blob_len)
-                        ? cudaLibraryLoadData(&m.lib, m.image, NULL, NULL, 0,
-                                              NULL, NULL, 0)
-                        : cudaErrorInvalidKernelImage;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = fatbin_ok(m.image, blob_len)
+                ? be_library_load(call, &m.lib, &m.image, &blob_len)
+                : cudaErrorInvalidKernelImage;
     if (e == cudaSuccess) {
         m.nfuncs = nf;
         for (uint32_t i = 0; i < nf; i++)
@@ -255,17 +284,18 @@ int cudart_be_module_load(struct gvs_call *call)
         module_release(&m);
         return c.rc;
     }
-    apigen_put_u32(&c, s->nmods);
+    uint32_t id;
+    rc = add_module(s, &m, &id);
+    if (rc < 0) {
+        module_release(&m);
+        return rc;
+    }
+    apigen_put_u32(&c, id);
     apigen_put_u32(&c, m.nfuncs);
     for (uint32_t i = 0; i < m.nfuncs; i++)
         put_layout(&c, &m.funcs[i]);
     put_globals(&c, &m);
-    if (c.rc < 0) {
-        module_release(&m);
-        return c.rc;
-    }
-    s->mods[s->nmods++] = m;
-    return 0;
+    return c.rc;
 }
 
 /* Decodes a request that is only a module id, and finds the module in
@@ -282,8 +312,8 @@ static int decode_module_id(struct gvs_call *call, struct apigen_call *c,
     return *m != NULL ? 0 : GVS_E_RANGE;
 }
 
-/* Request: u32 module id.  Reply: i32 result (cudaSuccess), then the
- * globals as in MODULE_LOAD's reply, for the current device. */
+/* Request: u32 module id.  Reply: i32 result, then on success the
+ * globals as in MODULE_LOAD's reply, for the lane's device. */
 int cudart_be_module_globals(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -291,8 +321,10 @@ int cudart_be_module_globals(struct gvs_call *call)
     int rc = decode_module_id(call, &c, &m);
     if (rc < 0)
         return rc;
-    apigen_put_i32(&c, cudaSuccess);
-    put_globals(&c, m);
+    cudaError_t e = cudart_be_enter(call);
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        put_globals(&c, m);
     return c.rc;
 }
 
@@ -304,9 +336,15 @@ int cudart_be_module_unload(struct gvs_call *call)
     int rc = decode_module_id(call, &c, &m);
     if (rc < 0)
         return rc;
-    cudaError_t e = cudaLibraryUnload(m->lib);
+    pthread_mutex_lock(&((struct be_session *)call->state)->mods_lock);
+    cudaLibrary_t lib = m->lib;
+    void *image = m->image;
     m->lib = NULL;
-    module_release(m);
+    m->image = NULL;
+    pthread_mutex_unlock(&((struct be_session *)call->state)->mods_lock);
+    cudaError_t e = lib != NULL ? cudaLibraryUnload(lib)
+                                : cudaErrorInvalidResourceHandle;
+    gvs_free(image);
     apigen_put_i32(&c, e);
     return c.rc;
 }

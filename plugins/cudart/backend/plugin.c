@@ -4,14 +4,24 @@
 #include "cudart_ops.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "output.h"
+#include "rdc.h"
 
-static int session_open(const struct gvs_host_api *host, void **state)
+static int session_open(const struct gvs_host_api *host,
+                        struct gvs_session *session, void **state)
 {
     struct be_session *s = gvs_calloc(1, sizeof(*s));
-    (void)host;
     if (s == NULL)
         return GVS_E_NOMEM;
-    /* CUDA is initialized lazily, by the first call that needs it. */
+    s->host = host;
+    s->session = session;
+    pthread_mutex_init(&s->mods_lock, NULL);
+    pthread_mutex_init(&s->lanes_lock, NULL);
+    /* CUDA is initialized lazily, by the first call that needs it.
+     * Without capture the session still works: device printf output
+     * then stays in the worker. */
+    if (be_output_open(host, session) < 0)
+        host->log(GVS_LOG_WARN, "device output will not reach the client");
     *state = s;
     return 0;
 }
@@ -21,8 +31,14 @@ static void session_close(void *state)
     struct be_session *s = state;
     if (s == NULL)
         return;
+    be_callbacks_release();
+    be_streams_close(s);
+    be_output_close();
+    be_link_free();
     be_modules_free(s);
-    gvs_free(s->stage);
+    be_lanes_free(s);
+    pthread_mutex_destroy(&s->mods_lock);
+    pthread_mutex_destroy(&s->lanes_lock);
     gvs_free(s);
 }
 

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "cudart_ops.h"
+#include "devices.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
@@ -86,7 +87,13 @@ static cudaError_t runtime_init(struct gvs_client *cl)
     int32_t result, count;
     if (rep == NULL)
         return cudaErrorMemoryAllocation;
-    int rc = gvs_client_call(cl, CUDART_PLUGIN_ID,
+    /* Ahead of the first CUDA call, so that the backend narrows its
+     * devices before CUDA starts. */
+    gvs_client_lock(cl);
+    int rc = fe_visible_devices_post_locked(cl);
+    gvs_client_unlock(cl);
+    if (rc == 0)
+        rc = gvs_client_call(cl, CUDART_PLUGIN_ID,
                              CUDART_OP_cudaGetDeviceCount, NULL, 0, rep);
     if (rc < 0) {
         gvs_buf_free(rep);
@@ -137,6 +144,9 @@ int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
 {
     if (flags & APIGEN_DEVICE) {
         int rc = fe_device_sync_locked(cl);
+        /* Device work must see what the host wrote to managed memory. */
+        if (rc == 0)
+            rc = fe_managed_push_locked(cl);
         if (rc < 0)
             return rc;
     }
@@ -227,13 +237,17 @@ cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
     struct iovec iov = {(void *)gvs_buf_ptr(c->put), gvs_buf_len(c->put)};
     gvs_client_lock(cl);
     int rc = fe_send_locked(cl, op, flags, 0, &iov, 1, &id);
-    if (rc == 0)
-        rc = gvs_client_recv_locked(cl, id, reply);
     gvs_client_unlock(cl);
+    if (rc == 0)
+        rc = gvs_client_wait(cl, id, reply);
     if (rc < 0)
         return fe_transport_error(rc);
     c->get = reply;
-    return fe_reply_result(c);
+    e = fe_reply_result(c);
+    /* After a synchronization the host may read managed memory. */
+    if (e == cudaSuccess)
+        e = fe_managed_synced(op);
+    return e;
 }
 
 cudaError_t cudart_fe_post(struct apigen_call *c, uint16_t op,

@@ -7,11 +7,10 @@
 #include "gvs/err.h"
 #include "gvs/proto.h"
 
-/* The device each thread works on, as in the real runtime.  The backend
- * has a single current device per session; it is moved only when a
- * device-dependent call comes from a thread on another device. */
+/* The device each thread works on, as in the real runtime, and the one
+ * its lane has on the backend. */
 static _Thread_local int thread_dev;
-static int session_dev; /* guarded by the client lock */
+static _Thread_local int lane_dev;
 
 int fe_thread_device(void)
 {
@@ -20,7 +19,7 @@ int fe_thread_device(void)
 
 int fe_device_sync_locked(struct gvs_client *cl)
 {
-    if (session_dev == thread_dev)
+    if (lane_dev == thread_dev)
         return 0;
     struct gvs_buf *b = gvs_buf_new(sizeof(int32_t));
     if (b == NULL)
@@ -34,13 +33,14 @@ int fe_device_sync_locked(struct gvs_client *cl)
     }
     gvs_buf_free(b);
     if (rc == 0)
-        session_dev = thread_dev;
+        lane_dev = thread_dev;
     return rc;
 }
 
+/* Runs in the child's only thread. */
 void fe_device_forget_session(void)
 {
-    session_dev = 0;
+    lane_dev = 0;
 }
 
 static cudaError_t device_count_get(int *count)
@@ -68,7 +68,14 @@ cudaError_t cudaSetDevice(int device)
     if (device < 0 || device >= n)
         return cudart_fe_ret(cudaErrorInvalidDevice);
     thread_dev = device;
-    return cudaSuccess;
+    struct gvs_client *cl;
+    e = fe_client(&cl);
+    if (e != cudaSuccess)
+        return cudart_fe_ret(e);
+    gvs_client_lock(cl);
+    int rc = fe_device_sync_locked(cl);
+    gvs_client_unlock(cl);
+    return cudart_fe_ret(rc < 0 ? fe_transport_error(rc) : cudaSuccess);
 }
 
 cudaError_t cudaGetDevice(int *device)

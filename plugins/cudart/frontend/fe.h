@@ -94,9 +94,11 @@ cudaError_t fe_dead_code(void);
  * resources use it so that they never connect (at exit, say). */
 int fe_connected(void);
 
-/* Caller holds the client lock.  Sends one request; with APIGEN_DEVICE
- * in flags, first brings the session's device in line with the calling
- * thread's (device.c).  id may be NULL for a noreply request. */
+/* Caller holds the client lock.  Sends one request of the calling
+ * thread's lane; with APIGEN_DEVICE in flags, first brings the lane's
+ * device on the backend in line with the thread's (device.c).  id may be
+ * NULL for a noreply request; otherwise the caller releases the lock and
+ * collects the reply with gvs_client_wait. */
 int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
                    int noreply, const struct iovec *iov, int n,
                    uint64_t *id);
@@ -124,15 +126,23 @@ cudaError_t cudart_fe_ret(cudaError_t r);
 
 /* device.c: per-thread current device ------------------------------------ */
 
+/* The backend keeps a current device per lane; cudaSetDevice posts
+ * SET_DEVICE for the calling thread's lane when the device changes. */
 int fe_thread_device(void);
-/* Caller holds the client lock: sends SET_DEVICE (without waiting) when
- * the session's device is not the calling thread's. */
+/* Caller holds the client lock: posts SET_DEVICE when the lane's device
+ * on the backend is not the thread's (a forked child's new session
+ * starts every lane on device 0). */
 int fe_device_sync_locked(struct gvs_client *cl);
-/* A forked child starts a new session on device 0. */
+/* fork(), in the child: the new session's lanes are on device 0. */
 void fe_device_forget_session(void);
 
 /* memory.c: device allocations made through us --------------------------- */
 
+/* Records a device allocation made by another call (pitched, 3D,
+ * stream-ordered) so that cudaMemcpyDefault classifies it; 0 when it
+ * could not be recorded.  untrack forgets the allocation at base. */
+int fe_mem_track(const void *base, size_t size);
+void fe_mem_untrack(const void *base);
 /* Whether p lies inside an allocation or a module global known here. */
 int fe_is_device_ptr(const void *p);
 void fe_mem_forget_device(int dev);
@@ -141,6 +151,24 @@ void fe_mem_forget_device(int dev);
 void fe_mem_fork_lock(void);
 void fe_mem_fork_unlock(void);
 void fe_mem_fork_child(void);
+
+/* managed.c: managed memory (docs/cudart.md, "Managed memory") ---------- */
+
+/* Caller holds the client lock, before a device-dependent request:
+ * posts the pages of managed memory the program wrote since the last
+ * push. */
+int fe_managed_push_locked(struct gvs_client *cl);
+/* After a successful op: when it synchronized (device, stream or event),
+ * pulls managed memory from the device. */
+cudaError_t fe_managed_synced(uint16_t op);
+/* cudaFree of managed memory drops its shadow. */
+void fe_managed_forget(const void *p);
+/* __cudaRegisterManagedVar records a variable; once its module is
+ * uploaded, vars_ready gives each one its shadow and sets the host
+ * code's pointer to it. */
+void fe_managed_var_register(void **handle, void **ptr, const char *name,
+                             size_t size);
+cudaError_t fe_managed_vars_ready(void **handle, uint32_t module);
 
 /* memcpy.c: bulk transfers, shared with the symbol copies ---------------- */
 

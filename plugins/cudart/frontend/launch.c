@@ -1,8 +1,9 @@
-#include "fe.h"
+#include "kernels.h"
 
 #include <string.h>
 
 #include "cudart_ops.h"
+#include "streams.h"
 
 /* <<<...>>> pushes its configuration, the kernel's host stub pops it: a
  * per-thread stack, as deep as launches can nest inside an argument
@@ -53,41 +54,25 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
     return cudaSuccess;
 }
 
-/* Only the streams that exist without being created: we create none yet. */
-static int stream_known(cudaStream_t s)
-{
-    return s == NULL || s == cudaStreamLegacy || s == cudaStreamPerThread;
-}
-
-static cudaError_t launch(struct fe_func *f, dim3 grid, dim3 block,
-                          void **args, size_t shmem, cudaStream_t stream)
+/* Request: u32 module, u32 kernel index, u32 grid x/y/z, u32 block
+ * x/y/z, u64 dynamic shared memory, u64 stream, blob parameter block.
+ * Reply: i32 result. */
+static cudaError_t launch(const void *func, dim3 grid, dim3 block,
+                          void **args, size_t shmem, cudaStream_t stream,
+                          int per_thread)
 {
     uint8_t params[FE_PARAM_MAX];
-    uint32_t mod_id;
-    if (f == NULL)
-        return cudaErrorInvalidDeviceFunction;
-    if (!stream_known(stream))
-        return cudaErrorInvalidResourceHandle;
-    cudaError_t e = fe_module_ready(f->mod, &mod_id);
-    if (e == cudaSuccess)
-        e = f->status;
-    if (e != cudaSuccess)
-        return e;
-    if (f->nparams > 0 && args == NULL)
-        return cudaErrorInvalidValue;
-    /* Padding between parameters travels as zeros. */
-    memset(params, 0, f->param_bytes);
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        if (args[i] == NULL)
-            return cudaErrorInvalidValue;
-        memcpy(params + f->params[i].offset, args[i], f->params[i].size);
-    }
     struct apigen_call c;
-    e = cudart_fe_begin(&c);
+    struct fe_func *f;
+    uint32_t module;
+    cudaError_t e = fe_kernel_resolve(func, &f, &module);
+    if (e == cudaSuccess)
+        e = fe_kernel_pack(f, args, params);
+    if (e == cudaSuccess)
+        e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;
-    apigen_put_u32(&c, mod_id);
-    apigen_put_u32(&c, f->index);
+    fe_put_kernel(&c, f, module);
     apigen_put_u32(&c, grid.x);
     apigen_put_u32(&c, grid.y);
     apigen_put_u32(&c, grid.z);
@@ -95,7 +80,7 @@ static cudaError_t launch(struct fe_func *f, dim3 grid, dim3 block,
     apigen_put_u32(&c, block.y);
     apigen_put_u32(&c, block.z);
     apigen_put_u64(&c, shmem);
-    apigen_put_u64(&c, (uint64_t)(uintptr_t)stream);
+    apigen_put_u64(&c, fe_stream_wire(stream, per_thread));
     apigen_put_blob(&c, params, f->param_bytes);
     e = cudart_fe_run(&c, CUDART_OP_LAUNCH, APIGEN_DEVICE);
     return cudart_fe_end(&c, e);
@@ -107,8 +92,8 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
                                dim3 blockDim, void **args, size_t sharedMem,
                                cudaStream_t stream)
 {
-    return cudart_fe_ret(launch(fe_func_lookup(kernel), gridDim, blockDim,
-                                args, sharedMem, stream));
+    return cudart_fe_ret(
+        launch(kernel, gridDim, blockDim, args, sharedMem, stream, 0));
 }
 
 /* Per-thread default stream compilation: stream 0 means this thread's. */
@@ -116,16 +101,14 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
                                     dim3 blockDim, void **args,
                                     size_t sharedMem, cudaStream_t stream)
 {
-    if (stream == NULL)
-        stream = cudaStreamPerThread;
-    return cudart_fe_ret(launch(fe_func_lookup(kernel), gridDim, blockDim,
-                                args, sharedMem, stream));
+    return cudart_fe_ret(
+        launch(kernel, gridDim, blockDim, args, sharedMem, stream, 1));
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
                              void **args, size_t sharedMem,
                              cudaStream_t stream)
 {
-    return cudart_fe_ret(launch(fe_func_lookup(func), gridDim, blockDim,
-                                args, sharedMem, stream));
+    return cudart_fe_ret(
+        launch(func, gridDim, blockDim, args, sharedMem, stream, 0));
 }

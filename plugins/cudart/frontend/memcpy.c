@@ -53,9 +53,9 @@ static cudaError_t copy_h2d(uint64_t dst, const void *src, size_t count)
         rc = fe_send_locked(cl, CUDART_OP_MEMCPY_H2D, APIGEN_DEVICE, !last,
                             iov, 2, &id);
     }
-    if (rc == 0)
-        rc = gvs_client_recv_locked(cl, id, rep);
     gvs_client_unlock(cl);
+    if (rc == 0)
+        rc = gvs_client_wait(cl, id, rep);
     if (rc < 0) {
         e = fe_transport_error(rc);
     } else {
@@ -103,9 +103,9 @@ static cudaError_t d2h_take(struct gvs_buf *rep, void *dst, size_t len)
     return e;
 }
 
-/* Chunk requests are pipelined under the client lock; replies come back
- * in order and are copied straight into the caller's buffer.  Every reply
- * is read even after a failure, so the stream stays in step. */
+/* Chunk requests are pipelined, a window of them in flight; each reply
+ * is copied straight into the caller's buffer.  Every reply sent for is
+ * collected, even after a failure. */
 static cudaError_t copy_d2h(void *dst, uint64_t src, size_t count)
 {
     struct gvs_client *cl;
@@ -123,15 +123,17 @@ static cudaError_t copy_d2h(void *dst, uint64_t src, size_t count)
     uint64_t ids[D2H_WINDOW];
     size_t sent = 0, done = 0;
     int rc = 0;
-    gvs_client_lock(cl);
     while (done < nchunks && rc == 0) {
+        gvs_client_lock(cl);
         while (rc == 0 && sent < nchunks && sent - done < D2H_WINDOW) {
             rc = d2h_send(cl, req, src + sent * GVS_BULK_CHUNK,
                           chunk_len(count, sent), &ids[sent % D2H_WINDOW]);
-            sent++;
+            if (rc == 0)
+                sent++;
         }
+        gvs_client_unlock(cl);
         if (rc == 0)
-            rc = gvs_client_recv_locked(cl, ids[done % D2H_WINDOW], rep);
+            rc = gvs_client_wait(cl, ids[done % D2H_WINDOW], rep);
         if (rc == 0) {
             cudaError_t ce = d2h_take(rep, (uint8_t *)dst + done * GVS_BULK_CHUNK,
                                       chunk_len(count, done));
@@ -140,7 +142,8 @@ static cudaError_t copy_d2h(void *dst, uint64_t src, size_t count)
         }
         done++;
     }
-    gvs_client_unlock(cl);
+    for (; done < sent; done++)
+        (void)gvs_client_wait(cl, ids[done % D2H_WINDOW], rep);
     if (rc < 0)
         e = fe_transport_error(rc);
     gvs_buf_free(req);

@@ -102,6 +102,16 @@ static void allocs_remove(uintptr_t base)
     pthread_mutex_unlock(&allocs_lock);
 }
 
+int fe_mem_track(const void *base, size_t size)
+{
+    return allocs_insert((uintptr_t)base, size, fe_thread_device());
+}
+
+void fe_mem_untrack(const void *base)
+{
+    allocs_remove((uintptr_t)base);
+}
+
 int fe_is_device_ptr(const void *p)
 {
     uintptr_t u = (uintptr_t)p;
@@ -174,7 +184,9 @@ cudaError_t cudaFree(void *devPtr)
         return cudart_fe_ret(fe_client(&cl));
     }
     cudaError_t e = cudart_rpc_cudaFree(devPtr);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
         allocs_remove((uintptr_t)devPtr);
+        fe_managed_forget(devPtr);
+    }
     return cudart_fe_ret(e);
 }

@@ -14,6 +14,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
+#include "rdc.h"
 
 /* fatbinary_section.h and the fatbin header nvcc embeds. */
 #define FATBINC_MAGIC 0x466243b1u
@@ -43,6 +44,7 @@ struct fe_module {
     int uploaded;
     uint32_t remote_id;
     int vars_dev; /* device the global addresses belong to, -1: stale */
+    struct fe_link *link; /* an -rdc program's units (rdc.h), or NULL */
 };
 
 /* Guards the module list and every module; held across an upload so
@@ -84,8 +86,10 @@ void **__cudaRegisterFatBinary(void *fatCubin)
     struct fe_module *m = gvs_calloc(1, sizeof(*m));
     if (m == NULL)
         return NULL;
-    if (fatCubin != NULL)
+    if (fatCubin != NULL) {
         m->image = copy_fatbin(fatCubin, &m->image_len);
+        m->link = fe_link_capture(fatCubin);
+    }
     m->vars_dev = -1;
     pthread_mutex_lock(&reg_lock);
     m->next = modules;
@@ -122,7 +126,7 @@ void __cudaRegisterFunction(void **handle, const char *hostFun,
         }
     }
     /* A kernel that could not be recorded is simply unknown: launching it
-     * fails with cudaErrorInvalidDeviceFunction. */
+     * fails as for any function that is no kernel. */
     if (f != NULL && name != NULL && m->nfuncs < m->cap_funcs) {
         f->index = m->nfuncs;
         f->mod = m;
@@ -166,14 +170,15 @@ void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
     gvs_free(name);
 }
 
-/* Managed memory cannot be shared with a remote GPU: managed globals are
- * left unregistered (their host shadow keeps its static contents). */
+/* A managed global gets its host shadow when the module is initialized
+ * (managed.c): nvcc's host code calls __cudaInitModule before its first
+ * access through *hostVarPtrAddress. */
 void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress,
                               char *deviceAddress, const char *deviceName,
                               int ext, size_t size, int constant, int global)
 {
-    (void)handle, (void)hostVarPtrAddress, (void)deviceAddress,
-        (void)deviceName, (void)ext, (void)size, (void)constant, (void)global;
+    (void)deviceAddress, (void)ext, (void)constant, (void)global;
+    fe_managed_var_register(handle, hostVarPtrAddress, deviceName, size);
 }
 
 void __cudaRegisterHostVar(void **handle, const char *deviceName,
@@ -194,6 +199,7 @@ static void module_free(struct fe_module *m)
     gvs_free(m->funcs);
     gvs_free(m->vars);
     gvs_free(m->image);
+    fe_link_free(m->link);
     gvs_free(m);
 }
 
@@ -297,9 +303,10 @@ static int stage_image_locked(struct gvs_client *cl, struct fe_module *m,
     return rc;
 }
 
-/* Sends MODULE_LOAD and receives its reply into rep. */
+/* Sends MODULE_LOAD, after the units' images when link is set, and
+ * receives its reply into rep. */
 static int load_exchange(struct gvs_client *cl, struct fe_module *m,
-                         struct gvs_buf *rep)
+                         int link, struct gvs_buf *rep)
 {
     struct gvs_buf *hdr = gvs_buf_new(16);
     struct gvs_buf *names = gvs_buf_new(GVS_BULK_CHUNK);
@@ -317,14 +324,16 @@ static int load_exchange(struct gvs_client *cl, struct fe_module *m,
             {(void *)gvs_buf_ptr(names), gvs_buf_len(names)},
         };
         gvs_client_lock(cl);
-        if (staged)
+        if (link)
+            rc = fe_link_post_locked(cl, m->link);
+        if (rc == 0 && staged)
             rc = stage_image_locked(cl, m, hdr);
         if (rc == 0)
             rc = fe_send_locked(cl, CUDART_OP_MODULE_LOAD, APIGEN_DEVICE, 0,
                                 iov, 3, &id);
-        if (rc == 0)
-            rc = gvs_client_recv_locked(cl, id, rep);
         gvs_client_unlock(cl);
+        if (rc == 0)
+            rc = gvs_client_wait(cl, id, rep);
     }
     gvs_buf_free(hdr);
     gvs_buf_free(names);
@@ -438,6 +447,19 @@ static cudaError_t decode_load(struct fe_module *m, struct gvs_buf *rep)
     return e;
 }
 
+/* Whether the loaded module's code is missing for the GPU: with lazy
+ * loading its kernels and globals say so, not the load. */
+static int lacks_code(const struct fe_module *m)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i]->status == cudaErrorNoKernelImageForDevice)
+            return 1;
+    for (uint32_t i = 0; i < m->nvars; i++)
+        if (m->vars[i].status == cudaErrorNoKernelImageForDevice)
+            return 1;
+    return 0;
+}
+
 static cudaError_t upload_locked(struct fe_module *m)
 {
     struct gvs_client *cl;
@@ -451,13 +473,23 @@ static cudaError_t upload_locked(struct fe_module *m)
     struct gvs_buf *rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
     if (rep == NULL)
         return cudaErrorMemoryAllocation;
-    int rc = load_exchange(cl, m, rep);
-    if (rc == GVS_E_NOMEM || rc == GVS_E_TOOBIG)
-        e = cudaErrorMemoryAllocation;
-    else if (rc < 0)
-        e = fe_transport_error(rc);
-    else
-        e = decode_load(m, rep);
+    /* An -rdc program's linked image may hold no code for this GPU: the
+     * backend then links the units' images, as CUDA does. */
+    for (int link = 0; link <= (m->link != NULL); link++) {
+        int rc = load_exchange(cl, m, link, rep);
+        if (rc == GVS_E_NOMEM || rc == GVS_E_TOOBIG)
+            e = cudaErrorMemoryAllocation;
+        else if (rc < 0)
+            e = fe_transport_error(rc);
+        else
+            e = decode_load(m, rep);
+        if (rc < 0 || (e == cudaSuccess && !lacks_code(m)))
+            break;
+        if (e == cudaSuccess && m->link != NULL && !link) {
+            post_unload(m->remote_id);
+            m->uploaded = 0;
+        }
+    }
     gvs_buf_free(rep);
     return e;
 }
@@ -476,7 +508,11 @@ char __cudaInitModule(void **handle)
     uint32_t id;
     if (handle == NULL)
         return 0;
-    return fe_module_ready((struct fe_module *)handle, &id) == cudaSuccess;
+    cudaError_t e = fe_module_ready((struct fe_module *)handle, &id);
+    /* The host code reaches __managed__ variables once this succeeds. */
+    if (e == cudaSuccess)
+        e = fe_managed_vars_ready(handle, id);
+    return e == cudaSuccess;
 }
 
 /* Globals ----------------------------------------------------------------- */

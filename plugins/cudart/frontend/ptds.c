@@ -35,6 +35,6 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim,
                                   dim3 blockDim, void **args,
                                   size_t sharedMem, cudaStream_t stream)
 {
-    return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem,
-                            stream != NULL ? stream : cudaStreamPerThread);
+    return __cudaLaunchKernel_ptsz((cudaKernel_t)func, gridDim, blockDim,
+                                   args, sharedMem, stream);
 }

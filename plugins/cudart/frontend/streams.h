@@ -1,13 +1,54 @@
 /*
- * Streams and events on the frontend side (frontend/streams.c,
- * frontend/events.c).  Stream and event handles given to the program are
- * the backend's opaque ids (backend/objects.h) cast to pointers; the
- * frontend only translates the special stream values.
+ * Streams, events and host callbacks on the frontend side
+ * (frontend/streams.c, events.c, callbacks.c).  Stream and event handles
+ * given to the program are the backend's opaque ids (backend/objects.h)
+ * cast to pointers; the frontend only translates the special stream
+ * values.
  */
 #ifndef CUDART_FE_STREAMS_H
 #define CUDART_FE_STREAMS_H
 
 #include "fe.h"
+
+/* What --default-stream per-thread compiles the stream-taking calls to
+ * (cuda_runtime_api.h declares them only under that option). */
+#pragma GCC visibility push(default)
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
+cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
+cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *device);
+cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream,
+                                 unsigned long long *streamId);
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
+                                     unsigned int flags);
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event,
+                                          cudaStream_t stream,
+                                          unsigned int flags);
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
+                                    void *userData);
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
+                                       cudaStreamCallback_t callback,
+                                       void *userData, unsigned int flags);
+cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind,
+                                 cudaStream_t stream);
+cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
+                                 cudaStream_t stream);
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
+                                         size_t count, size_t offset,
+                                         enum cudaMemcpyKind kind,
+                                         cudaStream_t stream);
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
+                                           size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind,
+                                           cudaStream_t stream);
+cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count,
+                                      struct cudaMemLocation location,
+                                      unsigned int flags,
+                                      cudaStream_t stream);
+#pragma GCC visibility pop
 
 /* The wire value of a stream argument.  per_thread is set by the _ptsz /
  * _ptds entry points (nvcc --default-stream per-thread): there the null
@@ -19,5 +60,24 @@ static inline uint64_t fe_event_wire(cudaEvent_t e)
 {
     return (uint64_t)(uintptr_t)e;
 }
+
+/* callbacks.c: records a host function that may run many times (a graph
+ * host node's) and returns its callback id for the backend, 0 when out of
+ * memory.  The record stays for the life of the process: the backend
+ * runs it with "keep" set, as it does a host function captured from a
+ * stream. */
+uint64_t fe_callback_persistent(cudaHostFn_t fn, void *user);
+
+/* memasync.c: cudaMemcpyAsync without the last-error bookkeeping, for
+ * the copies of other calls. */
+cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
+                          enum cudaMemcpyKind kind, cudaStream_t stream,
+                          int per_thread);
+
+/* callbacks.c: a CALLBACK_RUN notification (u64 callback, i32 status,
+ * u8 keep): runs the program's function, then reports CALLBACK_DONE; the
+ * record is dropped unless keep is set (a graph's callback).  On the
+ * client's notify thread (notify.c). */
+void fe_callback_run(struct gvs_buf *body);
 
 #endif

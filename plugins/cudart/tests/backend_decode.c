@@ -37,7 +37,8 @@ static void host_log(enum gvs_log_level level, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-static const struct gvs_host_api host = {GVS_PLUGIN_ABI, host_log};
+static const struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
+                                         .log = host_log};
 
 /* Runs op on the request built in `in`; the reply lands in `out`. */
 static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
@@ -45,7 +46,8 @@ static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_reset(out);
     for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
         if (o->op == op) {
-            struct gvs_call c = {in, out, state, 1, 0};
+            struct gvs_call c = {
+                .in = in, .out = out, .state = state, .id = 1};
             return o->fn(&c);
         }
     return 1000;
@@ -70,7 +72,7 @@ int main(int argc, char **argv)
     CHECK(entry(GVS_PLUGIN_ABI, &plugin) == 0);
     CHECK(plugin->id == CUDART_PLUGIN_ID);
     CHECK(plugin->table_hash == CUDART_TABLE_HASH);
-    CHECK(plugin->session_open(&host, &state) == 0);
+    CHECK(plugin->session_open(&host, NULL, &state) == 0);
 
     /* A trailing byte is refused by every handler. */
     for (const struct gvs_op *o = plugin->ops; o->op != 0; o++) {

@@ -13,6 +13,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "mock_kernels.h"
+#include "mock_streams.h"
+
 struct mock_alloc {
     char *base;
     size_t size;
@@ -67,15 +70,20 @@ cudaError_t cudaGetLastError(void)
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
-    *count = 2;
-    return cudaSuccess;
+    *count = mock_visible_count();
+    return *count > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
-static int current_dev;
+static _Thread_local int current_dev;
+
+int mock_current_device(void)
+{
+    return current_dev;
+}
 
 cudaError_t cudaSetDevice(int device)
 {
-    if (device < 0 || device >= 2)
+    if (device < 0 || device >= mock_visible_count())
         return fail(cudaErrorInvalidDevice);
     current_dev = device;
     return cudaSuccess;
@@ -83,10 +91,10 @@ cudaError_t cudaSetDevice(int device)
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-    if (device < 0 || device >= 2)
+    if (device < 0 || device >= mock_visible_count())
         return fail(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof(*prop));
-    strcpy(prop->name, device == 0 ? "gvs mock 0" : "gvs mock 1");
+    strcpy(prop->name, mock_physical(device) == 0 ? "gvs mock 0" : "gvs mock 1");
     prop->major = 9;
     prop->maxThreadsPerBlock = 1024;
     prop->totalGlobalMem = (size_t)80 << 30;
@@ -96,7 +104,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
                                    int device)
 {
-    if (device < 0 || device >= 2)
+    if (device < 0 || device >= mock_visible_count())
         return fail(cudaErrorInvalidDevice);
     *value = attr == cudaDevAttrMaxThreadsPerBlock ? 1024 : 0;
     return cudaSuccess;
@@ -107,6 +115,7 @@ static int synced_on = -1;
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    mock_streams_drain();
     synced_on = current_dev;
     return cudaSuccess;
 }
@@ -137,8 +146,10 @@ cudaError_t cudaMalloc(void **p, size_t size)
     return *p != NULL ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
+/* Synchronizes the device first, as CUDA does: queued work may use p. */
 cudaError_t cudaFree(void *p)
 {
+    mock_streams_drain();
     struct mock_alloc *a = alloc_of(p);
     if (a == NULL || a->base != p)
         return fail(cudaErrorInvalidValue);
@@ -176,13 +187,6 @@ struct S {
     char a;
     double b;
     int c[3];
-};
-
-struct mock_kernel {
-    const char *name;
-    unsigned nparams;
-    size_t offsets[2 + 2], sizes[2 + 2];
-    void (*run)(dim3 grid, dim3 block, void **args);
 };
 
 static int *dv; /* the module's __device__ int dv[4] */
@@ -254,6 +258,11 @@ cudaError_t cudaLibraryGetKernel(cudaKernel_t *k, cudaLibrary_t lib,
             *k = (cudaKernel_t)(void *)&kernels[i];
             return cudaSuccess;
         }
+    const struct mock_kernel *more = mock_kernels_find(name);
+    if (more != NULL) {
+        *k = (cudaKernel_t)(void *)more;
+        return cudaSuccess;
+    }
     return fail(cudaErrorSymbolNotFound);
 }
 

@@ -98,8 +98,8 @@ int main()
     CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
     CHECK(cudaGetLastError() == cudaSuccess);
 
-    // The device is per thread; the backend follows with posted
-    // SET_DEVICEs, only when a device-dependent call needs it.
+    // The device is per thread: the backend keeps one per lane, moved by
+    // a SET_DEVICE posted only when the thread's device changes.
     CHECK(cudaSetDevice(2) == cudaErrorInvalidDevice);
     CHECK(cudaPeekAtLastError() == cudaErrorInvalidDevice);
     CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
@@ -107,7 +107,9 @@ int main()
     OK(cudaSetDevice(1));
     OK(cudaGetDevice(&v));
     CHECK(v == 1);
-    CHECK(now().round_trips == s0.round_trips && now().posts == s0.posts);
+    CHECK(now().round_trips == s0.round_trips && now().posts == s0.posts + 1);
+    OK(cudaSetDevice(1));
+    CHECK(now().posts == s0.posts + 1);
     OK(cudaDeviceSynchronize());
     OK(cudaDriverGetVersion(&v));
     CHECK(v == 13001);
@@ -160,8 +162,9 @@ int main()
     void *args[] = {&d2};
     OK(cudaLaunchKernel((const void *)add_dv, dim3(1), dim3(1), args, 0, 0));
     OK(cudaLaunchKernel((const void *)empty, dim3(1), dim3(1), NULL, 0, 0));
+    // What CUDA 13 answers for a function that is no kernel.
     CHECK(cudaLaunchKernel((const void *)main, dim3(1), dim3(1), NULL, 0, 0) ==
-          cudaErrorInvalidDeviceFunction);
+          cudaErrorInvalidResourceHandle);
     fill<<<1, 2048>>>(d, 1, 0.0, 0);
     CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
     CHECK(strcmp(cudaGetErrorString(cudaErrorInvalidConfiguration),

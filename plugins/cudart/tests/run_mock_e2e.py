@@ -4,16 +4,32 @@ with a private gvsd whose plugin dir holds the mock-backed gvs-cudart.so,
 and runs it against our libcudart.so.13.
 
 usage: run_mock_e2e.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR NVCC SOURCE
+                      [--gvsd-arg ARG]... [--env NAME=VALUE]... [--arg ARG]...
+--gvsd-arg adds an argument to gvsd's command line, --env sets a variable
+in the program's environment, --arg passes an argument to the program.
 Exit 77 (skipped) when nvcc cannot build the program."""
 
+import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
 
+def parse(argv):
+    ap = argparse.ArgumentParser()
+    for name in ("gvsd", "plugin_dir", "frontend_dir", "nvcc", "source"):
+        ap.add_argument(name)
+    ap.add_argument("--gvsd-arg", action="append", default=[])
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--arg", action="append", default=[])
+    return ap.parse_args(argv)
+
+
 def main(argv):
-    gvsd, plugin_dir, frontend_dir, nvcc, source = argv
+    a = parse(argv)
+    gvsd, plugin_dir, frontend_dir, nvcc, source = (
+        a.gvsd, a.plugin_dir, a.frontend_dir, a.nvcc, a.source)
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "mock_e2e")
         r = subprocess.run([nvcc, "-cudart", "shared", "-o", exe, source],
@@ -30,7 +46,7 @@ def main(argv):
         server = subprocess.Popen(
             [gvsd, "--listen", sock, "--plugin-dir", plugin_dir,
              "--log-level", "warn", "--ready-fd", str(wfd),
-             "--config", conf],
+             "--config", conf] + a.gvsd_arg,
             pass_fds=(wfd,))
         os.close(wfd)
         try:
@@ -42,8 +58,11 @@ def main(argv):
             env["GVS_SERVER"] = sock
             env["GVS_CONFIG"] = conf
             env["LD_LIBRARY_PATH"] = frontend_dir
-            r = subprocess.run([exe], env=env, capture_output=True, text=True,
-                               timeout=240)
+            for kv in a.env:
+                name, _, value = kv.partition("=")
+                env[name] = value
+            r = subprocess.run([exe] + a.arg, env=env, capture_output=True,
+                               text=True, timeout=240)
         finally:
             server.terminate()
             server.wait(timeout=30)

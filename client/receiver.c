@@ -1,0 +1,303 @@
+/* The receiver thread: reads every frame of the connection, hands each
+ * reply to the thread waiting for it and each notification to the
+ * notify thread. */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "internal.h"
+
+/* A waiter spins this long before sleeping: a reply often comes back
+ * within tens of microseconds, and a futex sleep and wake-up adds about
+ * as much again.  Spinning pays only on a spare core: at most one waiter
+ * per two cores beyond the first spins, the others sleep at once (on two
+ * cores, spinning slows the receiver and the server down more than it
+ * saves). */
+#define SPIN_NS 20000
+
+enum { PENDING_OPEN, PENDING_SLEEPING, PENDING_DONE };
+
+/* A request whose reply is awaited.  Fields but state are guarded by
+ * wlock while the entry is in the table; once out of it they belong to
+ * whoever took it out, until state is PENDING_DONE, after which the
+ * waiter frees the entry. */
+struct client_pending {
+    struct client_pending *next;
+    uint64_t id;
+    struct gvs_buf *dst;  /* the waiter's reply buffer, once it waits */
+    struct gvs_buf *kept; /* the reply, when it came before the wait */
+    uint64_t bytes;       /* frame bytes of the reply, for the stats */
+    int rc;               /* the waiter's result */
+    _Atomic uint32_t state;
+};
+
+static struct client_pending **find(struct gvs_client *c, uint64_t id)
+{
+    struct client_pending **pp = &c->pending;
+    while (*pp != NULL && (*pp)->id != id)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static struct client_pending *unlink_id(struct gvs_client *c, uint64_t id)
+{
+    struct client_pending **pp = find(c, id), *p = *pp;
+    if (p != NULL)
+        *pp = p->next;
+    return p;
+}
+
+int client_pending_add(struct gvs_client *c, uint64_t id)
+{
+    struct client_pending *p = gvs_calloc(1, sizeof(*p));
+    if (p == NULL)
+        return GVS_E_NOMEM;
+    p->id = id;
+    pthread_mutex_lock(&c->wlock);
+    p->next = c->pending;
+    c->pending = p;
+    pthread_mutex_unlock(&c->wlock);
+    return 0;
+}
+
+static void pending_free(struct client_pending *p)
+{
+    gvs_buf_free(p->kept);
+    gvs_free(p);
+}
+
+void client_pending_drop(struct gvs_client *c, uint64_t id)
+{
+    pthread_mutex_lock(&c->wlock);
+    struct client_pending *p = unlink_id(c, id);
+    pthread_mutex_unlock(&c->wlock);
+    if (p != NULL)
+        pending_free(p);
+}
+
+void client_pending_fork_child(struct gvs_client *c)
+{
+    while (c->pending != NULL) {
+        struct client_pending *p = c->pending;
+        c->pending = p->next;
+        pending_free(p);
+    }
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
+{
+    return syscall(SYS_futex, (uint32_t *)addr, op, val, NULL, NULL, 0);
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int max_spinners;
+static _Atomic int spinners;
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+
+static void spin_init(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    max_spinners = cpus > 1 ? (int)((cpus - 1) / 2) : 0;
+}
+
+static void spin(struct client_pending *p)
+{
+    pthread_once(&spin_once, spin_init);
+    if (atomic_fetch_add(&spinners, 1) < max_spinners) {
+        long long until = now_ns() + SPIN_NS;
+        for (unsigned i = 1;; i++) {
+            if (atomic_load_explicit(&p->state, memory_order_acquire) ==
+                PENDING_DONE)
+                break;
+            if (i % 64 == 0 && now_ns() > until)
+                break;
+            cpu_relax();
+        }
+    }
+    atomic_fetch_sub(&spinners, 1);
+}
+
+static void await(struct client_pending *p)
+{
+    spin(p);
+    uint32_t open = PENDING_OPEN;
+    if (!atomic_compare_exchange_strong(&p->state, &open, PENDING_SLEEPING))
+        return;
+    while (atomic_load_explicit(&p->state, memory_order_acquire) !=
+           PENDING_DONE)
+        futex(&p->state, FUTEX_WAIT_PRIVATE, PENDING_SLEEPING);
+}
+
+/* Hands p back to its waiter, who frees it. */
+static void complete(struct client_pending *p, int rc)
+{
+    p->rc = rc;
+    if (atomic_exchange_explicit(&p->state, PENDING_DONE,
+                                 memory_order_release) == PENDING_SLEEPING)
+        futex(&p->state, FUTEX_WAKE_PRIVATE, 1);
+}
+
+/* A reply that was kept moves into the waiter's buffer. */
+static int deliver(struct client_pending *p, struct gvs_buf *dst)
+{
+    gvs_buf_reset(dst);
+    int rc = gvs_buf_put_bytes(dst, gvs_buf_ptr(p->kept),
+                               gvs_buf_len(p->kept));
+    if (rc == 0)
+        client_stats_reply(p->bytes);
+    return rc;
+}
+
+int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply)
+{
+    pthread_mutex_lock(&c->wlock);
+    struct client_pending *p = *find(c, id);
+    if (p == NULL || p->dst != NULL) {
+        pthread_mutex_unlock(&c->wlock);
+        /* A broken connection has dropped every awaited reply. */
+        return atomic_load(&c->state) == CLIENT_FAILED ? atomic_load(&c->err)
+                                                       : GVS_E_INVAL;
+    }
+    if (p->kept != NULL) {
+        unlink_id(c, id);
+        pthread_mutex_unlock(&c->wlock);
+        int rc = deliver(p, reply);
+        pending_free(p);
+        return rc;
+    }
+    p->dst = reply;
+    pthread_mutex_unlock(&c->wlock);
+    await(p);
+    int rc = p->rc;
+    pending_free(p);
+    return rc;
+}
+
+/* Every awaited reply fails with the connection's error. */
+static void fail_pending(struct gvs_client *c, int err)
+{
+    pthread_mutex_lock(&c->wlock);
+    while (c->pending != NULL) {
+        struct client_pending *p = c->pending;
+        c->pending = p->next;
+        if (p->dst != NULL)
+            complete(p, err);
+        else
+            pending_free(p);
+    }
+    pthread_mutex_unlock(&c->wlock);
+}
+
+/* A reply goes straight into its waiter's buffer when the wait came
+ * first, else into one of its own, kept for the wait. */
+static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
+                      const struct gvs_frame_hdr *h)
+{
+    pthread_mutex_lock(&c->wlock);
+    struct client_pending *p = *find(c, h->id);
+    if (p == NULL || p->kept != NULL) {
+        pthread_mutex_unlock(&c->wlock);
+        return GVS_E_PROTO;
+    }
+    p->bytes = GVS_FRAME_HDR_LEN + (uint64_t)h->len;
+    if (p->dst != NULL) {
+        unlink_id(c, h->id);
+        pthread_mutex_unlock(&c->wlock);
+        int rc = gvs_frame_recv_body(conn, h->len, p->dst);
+        if (rc < 0 && rc != GVS_E_TOOBIG) {
+            complete(p, client_break(c, rc));
+            return rc;
+        }
+        if (rc == 0)
+            client_stats_reply(p->bytes);
+        complete(p, rc);
+        return 0;
+    }
+    pthread_mutex_unlock(&c->wlock);
+    struct gvs_buf *b = gvs_buf_new(GVS_BUF_MAX_CEILING);
+    int rc = b != NULL ? gvs_frame_recv_body(conn, h->len, b) : GVS_E_NOMEM;
+    if (rc < 0) {
+        gvs_buf_free(b);
+        return rc;
+    }
+    /* The wait may have come while the body was read. */
+    pthread_mutex_lock(&c->wlock);
+    p->kept = b;
+    if (p->dst == NULL) {
+        pthread_mutex_unlock(&c->wlock);
+        return 0;
+    }
+    unlink_id(c, h->id);
+    pthread_mutex_unlock(&c->wlock);
+    complete(p, deliver(p, p->dst));
+    return 0;
+}
+
+/* An inline handler runs here, before the next frame is read; the
+ * others queue for the notify thread. */
+static int take_notify(struct gvs_conn *conn, const struct gvs_frame_hdr *h)
+{
+    struct gvs_buf *b = gvs_buf_new(GVS_BUF_MAX_CEILING);
+    int rc = b != NULL ? gvs_frame_recv_body(conn, h->len, b) : GVS_E_NOMEM;
+    gvs_notify_fn fn;
+    void *arg;
+    if (rc < 0) {
+        gvs_buf_free(b);
+    } else if (client_registry_inline(h->plugin, h->op, &fn, &arg)) {
+        fn(h->op, b, arg);
+        gvs_buf_free(b);
+    } else {
+        rc = client_notify_push(h->plugin, h->op, b);
+    }
+    return rc;
+}
+
+static void *receiver_main(void *arg)
+{
+    struct gvs_client *c = arg;
+    struct gvs_conn *conn = c->conn;
+    int rc;
+    for (;;) {
+        struct gvs_frame_hdr h;
+        rc = gvs_frame_recv_hdr(conn, GVS_BUF_MAX_CEILING, &h);
+        if (rc == 0 && h.flags == GVS_F_REPLY)
+            rc = take_reply(c, conn, &h);
+        else if (rc == 0 && h.flags == GVS_F_NOTIFY && h.plugin != 0)
+            rc = take_notify(conn, &h);
+        else if (rc == 0)
+            rc = GVS_E_PROTO;
+        if (rc < 0)
+            break;
+    }
+    fail_pending(c, client_break(c, rc));
+    pthread_mutex_lock(&c->lock);
+    gvs_conn_close(c->conn);
+    c->conn = NULL;
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+int client_receiver_start(struct gvs_client *c)
+{
+    return client_thread_start(receiver_main, c);
+}

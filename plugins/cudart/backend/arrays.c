@@ -1,0 +1,306 @@
+/*
+ * CUDA arrays and mipmapped arrays as BE_H_ARRAY / BE_H_MIPMAPPED_ARRAY
+ * ids.  A mipmapped array's levels are arrays too, owned by it: each
+ * level gets one id, kept until the mipmapped array is freed, and cannot
+ * be freed on its own.
+ */
+#include "mem3d.h"
+
+#include <pthread.h>
+
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+#include "objects.h"
+
+struct be_array {
+    cudaArray_t a;
+    int level; /* owned by a mipmapped array */
+};
+
+struct be_mipmap {
+    cudaMipmappedArray_t m;
+    struct gvs_u64map levels; /* level -> array id */
+};
+
+/* Guards the levels of every mipmapped array. */
+static pthread_mutex_t levels_lock = PTHREAD_MUTEX_INITIALIZER;
+
+cudaError_t be_array(uint64_t id, cudaArray_t *out)
+{
+    struct be_array *a = gvs_handles_get(be_handles(), BE_H_ARRAY, id);
+    if (a == NULL)
+        return cudaErrorInvalidResourceHandle;
+    *out = a->a;
+    return cudaSuccess;
+}
+
+cudaError_t be_mipmapped(uint64_t id, cudaMipmappedArray_t *out)
+{
+    struct be_mipmap *m =
+        gvs_handles_get(be_handles(), BE_H_MIPMAPPED_ARRAY, id);
+    if (m == NULL)
+        return cudaErrorInvalidResourceHandle;
+    *out = m->m;
+    return cudaSuccess;
+}
+
+static size_t desc_elem(const struct cudaChannelFormatDesc *d)
+{
+    long bits = (long)d->x + d->y + d->z + d->w;
+    return bits > 0 && bits % 8 == 0 ? (size_t)(bits / 8) : 0;
+}
+
+cudaError_t be_array_elem(cudaArray_t a, size_t *elem)
+{
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    unsigned flags;
+    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
+    if (e != cudaSuccess)
+        return e;
+    *elem = desc_elem(&d);
+    return *elem != 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+/* Registers a; a failure to register frees an array of our own. */
+static cudaError_t add_array(cudaArray_t a, int level, uint64_t *id,
+                             size_t *elem)
+{
+    struct be_array *o = gvs_malloc(sizeof(*o));
+    cudaError_t e = cudaErrorMemoryAllocation;
+    *elem = 0;
+    if (o != NULL) {
+        /* Formats without whole-byte elements can be held, not copied. */
+        (void)be_array_elem(a, elem);
+        *o = (struct be_array){a, level};
+        if (gvs_handles_add(be_handles(), BE_H_ARRAY, o, id) == 0)
+            return cudaSuccess;
+        gvs_free(o);
+    }
+    if (!level)
+        (void)cudaFreeArray(a);
+    return e;
+}
+
+/* Reply of the ops that hand out an array: i32, then u64 id, u32 element
+ * size (0 if the format has no whole-byte elements). */
+static void put_array(struct apigen_call *c, cudaError_t e, uint64_t id,
+                      size_t elem)
+{
+    apigen_put_i32(c, e);
+    if (e == cudaSuccess) {
+        apigen_put_u64(c, id);
+        apigen_put_u32(c, (uint32_t)elem);
+    }
+}
+
+static void get_desc(struct apigen_call *c, struct cudaChannelFormatDesc *d)
+{
+    int32_t f;
+    apigen_get_i32(c, &d->x);
+    apigen_get_i32(c, &d->y);
+    apigen_get_i32(c, &d->z);
+    apigen_get_i32(c, &d->w);
+    apigen_get_i32(c, &f);
+    d->f = (enum cudaChannelFormatKind)f;
+}
+
+static void get_extent(struct apigen_call *c, struct cudaExtent *x)
+{
+    uint64_t w, h, d;
+    apigen_get_u64(c, &w);
+    apigen_get_u64(c, &h);
+    apigen_get_u64(c, &d);
+    *x = (struct cudaExtent){(size_t)w, (size_t)h, (size_t)d};
+}
+
+/* Request: u8 which (0 cudaMallocArray, 1 cudaMalloc3DArray), channel
+ * desc (i32 x, y, z, w, kind), u64 width, height, depth, u32 flags. */
+int cudart_be_array_malloc(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    uint8_t which;
+    uint32_t flags;
+    apigen_get_u8(&c, &which);
+    get_desc(&c, &d);
+    get_extent(&c, &x);
+    apigen_get_u32(&c, &flags);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (which > 1)
+        return GVS_E_PROTO;
+    cudaArray_t a = NULL;
+    uint64_t id = 0;
+    size_t elem = 0;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = which == 0 ? cudaMallocArray(&a, &d, x.width, x.height, flags)
+                       : cudaMalloc3DArray(&a, &d, x, flags);
+    if (e == cudaSuccess)
+        e = add_array(a, 0, &id, &elem);
+    put_array(&c, e, id, elem);
+    return c.rc;
+}
+
+int cudart_be_array_free(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct gvs_handles *t = be_handles();
+    struct be_array *a = gvs_handles_get(t, BE_H_ARRAY, id);
+    cudaError_t e = a == NULL ? cudaErrorInvalidResourceHandle
+                    : a->level ? cudaErrorInvalidValue
+                               : cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaFreeArray(a->a);
+    if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a)
+        gvs_free(a);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_array_info(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaArray_t a;
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    unsigned flags;
+    cudaError_t e = be_array(id, &a);
+    if (e == cudaSuccess)
+        e = cudaArrayGetInfo(&d, &x, &flags, a);
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess) {
+        apigen_put_i32(&c, d.x);
+        apigen_put_i32(&c, d.y);
+        apigen_put_i32(&c, d.z);
+        apigen_put_i32(&c, d.w);
+        apigen_put_i32(&c, d.f);
+        apigen_put_u64(&c, x.width);
+        apigen_put_u64(&c, x.height);
+        apigen_put_u64(&c, x.depth);
+        apigen_put_u32(&c, flags);
+    }
+    return c.rc;
+}
+
+/* Request: channel desc, u64 width, height, depth, u32 levels, u32 flags.
+ * Reply: i32, u64 id. */
+int cudart_be_mipmap_malloc(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    uint32_t levels, flags;
+    get_desc(&c, &d);
+    get_extent(&c, &x);
+    apigen_get_u32(&c, &levels);
+    apigen_get_u32(&c, &flags);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_mipmap *m = gvs_calloc(1, sizeof(*m));
+    uint64_t id;
+    cudaError_t e = m != NULL ? cudart_be_enter(call)
+                              : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess)
+        e = cudaMallocMipmappedArray(&m->m, &d, x, levels, flags);
+    if (e == cudaSuccess &&
+        gvs_handles_add(be_handles(), BE_H_MIPMAPPED_ARRAY, m, &id) < 0) {
+        (void)cudaFreeMipmappedArray(m->m);
+        e = cudaErrorMemoryAllocation;
+    }
+    if (e != cudaSuccess)
+        gvs_free(m);
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        apigen_put_u64(&c, id);
+    return c.rc;
+}
+
+/* Caller holds levels_lock.  The id of a level, registered on first
+ * use. */
+static cudaError_t level_id(struct be_mipmap *m, uint32_t level, uint64_t *id,
+                            size_t *elem)
+{
+    void *known = gvs_u64map_get(&m->levels, level);
+    cudaArray_t a;
+    cudaError_t e;
+    if (known != NULL) {
+        *id = (uint64_t)(uintptr_t)known;
+        e = be_array(*id, &a);
+        if (e == cudaSuccess)
+            (void)be_array_elem(a, elem);
+        return e;
+    }
+    e = cudaGetMipmappedArrayLevel(&a, m->m, level);
+    if (e == cudaSuccess)
+        e = add_array(a, 1, id, elem);
+    if (e == cudaSuccess &&
+        gvs_u64map_put(&m->levels, level, (void *)(uintptr_t)*id) < 0) {
+        gvs_free(gvs_handles_remove(be_handles(), BE_H_ARRAY, *id));
+        e = cudaErrorMemoryAllocation;
+    }
+    return e;
+}
+
+/* Request: u64 mipmapped array id, u32 level.  Reply: as ARRAY_MALLOC's;
+ * the same level always has the same id. */
+int cudart_be_mipmap_level(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t mid, id = 0;
+    uint32_t level;
+    size_t elem = 0;
+    apigen_get_u64(&c, &mid);
+    apigen_get_u32(&c, &level);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_mipmap *m =
+        gvs_handles_get(be_handles(), BE_H_MIPMAPPED_ARRAY, mid);
+    cudaError_t e = cudaErrorInvalidResourceHandle;
+    if (m != NULL) {
+        pthread_mutex_lock(&levels_lock);
+        e = level_id(m, level, &id, &elem);
+        pthread_mutex_unlock(&levels_lock);
+    }
+    put_array(&c, e, id, elem);
+    return c.rc;
+}
+
+int cudart_be_mipmap_free(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct gvs_handles *t = be_handles();
+    struct be_mipmap *m = gvs_handles_get(t, BE_H_MIPMAPPED_ARRAY, id);
+    cudaError_t e = m != NULL ? cudart_be_enter(call)
+                              : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess)
+        e = cudaFreeMipmappedArray(m->m);
+    if (e == cudaSuccess &&
+        gvs_handles_remove(t, BE_H_MIPMAPPED_ARRAY, id) == m) {
+        pthread_mutex_lock(&levels_lock);
+        for (size_t i = 0; i < m->levels.n; i++)
+            gvs_free(gvs_handles_remove(
+                t, BE_H_ARRAY, (uint64_t)(uintptr_t)m->levels.e[i].val));
+        gvs_u64map_clear(&m->levels);
+        pthread_mutex_unlock(&levels_lock);
+        gvs_free(m);
+    }
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

@@ -1,0 +1,128 @@
+/*
+ * Stream capture.  The work of a capturing stream is captured on the
+ * backend as it arrives, since every op runs there on the real stream;
+ * these ops only start, end and describe the capture.  A capture's graph
+ * is named to the client (STREAM_CAPTURE_INFO) before it is its own: it
+ * becomes the session's when the capture ends, and is forgotten if CUDA
+ * drops it instead.
+ */
+#include "graphs.h"
+
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "objects.h"
+
+/* Decodes u64 stream and makes the lane's device current; the stream's
+ * CUDA handle in *s. */
+static cudaError_t get_stream(struct gvs_call *call, struct apigen_call *c,
+                              cudaStream_t *s)
+{
+    uint64_t wire;
+    apigen_get_u64(c, &wire);
+    if (c->rc < 0)
+        return cudaSuccess;
+    cudaError_t e = cudart_be_enter(call);
+    return e == cudaSuccess ? be_stream(call, wire, s) : e;
+}
+
+int cudart_be_stream_begin_capture(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    int32_t mode;
+    cudaError_t e = get_stream(call, &c, &s);
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (e == cudaSuccess)
+        e = cudaStreamBeginCapture(s, (enum cudaStreamCaptureMode)mode);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_stream_end_capture(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    cudaError_t e = get_stream(call, &c, &s);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaGraph_t in_flight = NULL, cg = NULL;
+    enum cudaStreamCaptureStatus status;
+    uint64_t id = 0;
+    if (e == cudaSuccess &&
+        cudaStreamGetCaptureInfo(s, &status, NULL, &in_flight, NULL, NULL,
+                                 NULL) != cudaSuccess)
+        in_flight = NULL;
+    if (e == cudaSuccess)
+        e = cudaStreamEndCapture(s, &cg);
+    be_graphs_lock();
+    if (e == cudaSuccess && cg != NULL) {
+        struct be_graph *g = be_graph_of(cg, 1);
+        if (g != NULL) {
+            id = g->id;
+        } else {
+            (void)cudaGraphDestroy(cg);
+            e = cudaErrorMemoryAllocation;
+        }
+    } else if (in_flight != NULL &&
+               cudaStreamIsCapturing(s, &status) == cudaSuccess &&
+               status == cudaStreamCaptureStatusNone) {
+        /* The capture is over without a graph: CUDA dropped it. */
+        struct be_graph *g = be_graph_known(in_flight);
+        if (g != NULL && !g->owned)
+            be_graph_forget(g);
+    }
+    be_graphs_unlock();
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        apigen_put_u64(&c, id);
+    return c.rc;
+}
+
+int cudart_be_stream_is_capturing(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    cudaError_t e = get_stream(call, &c, &s);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (e == cudaSuccess)
+        e = cudaStreamIsCapturing(s, &status);
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        apigen_put_i32(&c, status);
+    return c.rc;
+}
+
+int cudart_be_stream_capture_info(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    cudaError_t e = get_stream(call, &c, &s);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long cid = 0;
+    cudaGraph_t cg = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    size_t n = 0;
+    if (e == cudaSuccess)
+        e = cudaStreamGetCaptureInfo(s, &status, &cid, &cg, &deps, NULL, &n);
+    be_graphs_lock();
+    struct be_graph *g = NULL;
+    if (e == cudaSuccess && cg != NULL && (g = be_graph_of(cg, 0)) == NULL)
+        e = cudaErrorMemoryAllocation;
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess) {
+        apigen_put_i32(&c, status);
+        apigen_put_u64(&c, cid);
+        apigen_put_u64(&c, g != NULL ? g->id : 0);
+        apigen_put_u32(&c, g != NULL ? (uint32_t)n : 0);
+        for (size_t i = 0; g != NULL && i < n; i++)
+            apigen_put_u64(&c, be_node_id(g, deps[i]));
+    }
+    be_graphs_unlock();
+    return c.rc;
+}

@@ -1,0 +1,263 @@
+#include "mem3d.h"
+
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "objects.h"
+
+void be_get_side(struct apigen_call *c, struct be_side *s)
+{
+    apigen_get_u8(c, &s->kind);
+    apigen_get_u64(c, &s->addr);
+    apigen_get_u64(c, &s->pitch);
+    apigen_get_u64(c, &s->ysize);
+    apigen_get_u64(c, &s->x);
+    apigen_get_u64(c, &s->y);
+    apigen_get_u64(c, &s->z);
+    if (c->rc == 0 && s->kind > BE_SIDE_ARRAY)
+        c->rc = GVS_E_PROTO;
+}
+
+void be_get_box(struct apigen_call *c, struct be_box *b)
+{
+    apigen_get_u64(c, &b->w);
+    apigen_get_u64(c, &b->h);
+    apigen_get_u64(c, &b->d);
+}
+
+uint64_t be_box_bytes(const struct be_box *b)
+{
+    uint64_t n;
+    if (__builtin_mul_overflow(b->w, b->h, &n) ||
+        __builtin_mul_overflow(n, b->d, &n))
+        return 0;
+    return n;
+}
+
+/* First and one-past-last byte the rows of a linear side reach. */
+static cudaError_t linear_span(const struct be_side *s, const struct be_box *b,
+                               uint64_t *first, uint64_t *len)
+{
+    uint64_t a, z;
+    if ((b->h > 1 || b->d > 1) && s->pitch < b->w)
+        return cudaErrorInvalidPitchValue;
+    if (__builtin_mul_overflow(s->z, s->ysize, &a) ||
+        __builtin_add_overflow(a, s->y, &a) ||
+        __builtin_mul_overflow(a, s->pitch, &a) ||
+        __builtin_add_overflow(a, s->x, &a) ||
+        __builtin_add_overflow(a, s->addr, first))
+        return cudaErrorInvalidValue;
+    /* From the first row's start to the last row's end. */
+    if (__builtin_mul_overflow(b->d - 1, s->ysize, &z) ||
+        __builtin_add_overflow(z, b->h - 1, &z) ||
+        __builtin_mul_overflow(z, s->pitch, &z) ||
+        __builtin_add_overflow(z, b->w, len) ||
+        *first + *len < *first)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+cudaError_t be_check_linear(const struct be_side *s, const struct be_box *b)
+{
+    uint64_t first, len;
+    cudaError_t e = linear_span(s, b, &first, &len);
+    return e == cudaSuccess ? be_check_device_range(first, len) : e;
+}
+
+static cudaError_t side_elem(const struct be_side *s, cudaArray_t *a,
+                             size_t *elem)
+{
+    *elem = 0;
+    if (s->kind != BE_SIDE_ARRAY)
+        return cudaSuccess;
+    cudaError_t e = be_array(s->addr, a);
+    if (e == cudaSuccess)
+        e = be_array_elem(*a, elem);
+    return e;
+}
+
+/* One end of the copy: array, device memory (checked), or worker buffer
+ * (a packed box). */
+static cudaError_t fill_end(const struct be_side *s, const struct be_box *b,
+                            cudaArray_t a, size_t elem, cudaArray_t *arr,
+                            struct cudaPos *pos, struct cudaPitchedPtr *ptr)
+{
+    if (s->kind == BE_SIDE_ARRAY) {
+        if (s->x % elem != 0)
+            return cudaErrorInvalidValue;
+        *arr = a;
+        *pos = (struct cudaPos){s->x / elem, s->y, s->z};
+        return cudaSuccess;
+    }
+    if (s->kind == BE_SIDE_HOST) {
+        *ptr = (struct cudaPitchedPtr){(void *)(uintptr_t)s->addr, b->w, b->w,
+                                   b->h};
+        return cudaSuccess;
+    }
+    cudaError_t e = be_check_linear(s, b);
+    if (e != cudaSuccess)
+        return e;
+    *ptr = (struct cudaPitchedPtr){(void *)(uintptr_t)s->addr, s->pitch,
+                                   s->pitch, s->ysize};
+    *pos = (struct cudaPos){s->x, s->y, s->z};
+    return cudaSuccess;
+}
+
+cudaError_t be_copy_params(const struct be_side *dst,
+                           const struct be_side *src, const struct be_box *b,
+                           struct cudaMemcpy3DParms *p)
+{
+    cudaArray_t da = NULL, sa = NULL;
+    size_t de, se;
+    *p = (struct cudaMemcpy3DParms){0};
+    cudaError_t e = side_elem(dst, &da, &de);
+    if (e == cudaSuccess)
+        e = side_elem(src, &sa, &se);
+    if (e != cudaSuccess)
+        return e;
+    if (de != 0 && se != 0 && de != se)
+        return cudaErrorInvalidValue;
+    size_t elem = de ? de : (se ? se : 1);
+    if (b->w % elem != 0)
+        return cudaErrorInvalidValue;
+    e = fill_end(dst, b, da, elem, &p->dstArray, &p->dstPos, &p->dstPtr);
+    if (e == cudaSuccess)
+        e = fill_end(src, b, sa, elem, &p->srcArray, &p->srcPos, &p->srcPtr);
+    p->extent = (struct cudaExtent){b->w / elem, b->h, b->d};
+    p->kind = src->kind == BE_SIDE_HOST   ? cudaMemcpyHostToDevice
+              : dst->kind == BE_SIDE_HOST ? cudaMemcpyDeviceToHost
+                                          : cudaMemcpyDeviceToDevice;
+    return e;
+}
+
+/* A copy of worker memory into a capturing stream would leave the graph
+ * pointing at a request buffer that is gone once the op returns. */
+static cudaError_t run_copy(struct gvs_call *call,
+                            const struct cudaMemcpy3DParms *p, uint8_t async,
+                            uint64_t stream)
+{
+    if (!async)
+        return cudaMemcpy3D(p);
+    cudaStream_t s;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t e = be_stream(call, stream, &s);
+    if (e == cudaSuccess && p->kind != cudaMemcpyDeviceToDevice)
+        e = cudaStreamIsCapturing(s, &cs);
+    if (e == cudaSuccess && cs != cudaStreamCaptureStatusNone)
+        e = cudaErrorStreamCaptureUnsupported;
+    if (e == cudaSuccess)
+        e = cudaMemcpy3DAsync(p, s);
+    return e;
+}
+
+static void get_tail(struct apigen_call *c, uint8_t *async, uint64_t *stream)
+{
+    apigen_get_u8(c, async);
+    apigen_get_u64(c, stream);
+    if (c->rc == 0 && *async > 1)
+        c->rc = GVS_E_PROTO;
+}
+
+/* Posted pieces latch the first failure and skip the rest, as
+ * MEMCPY_H2D's chunks do; the last piece reports it. */
+int cudart_be_memcpy3d_to(struct gvs_call *call)
+{
+    struct be_lane *s = be_lane(call);
+    struct apigen_call c = {call->out, call->in, 0};
+    struct be_side dst;
+    struct be_box b;
+    uint8_t async;
+    uint64_t stream;
+    const uint8_t *data;
+    size_t len;
+    be_get_side(&c, &dst);
+    be_get_box(&c, &b);
+    get_tail(&c, &async, &stream);
+    apigen_get_blob(&c, &data, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (len != be_box_bytes(&b) || len == 0)
+        return GVS_E_PROTO;
+    if (s == NULL)
+        return GVS_E_NOMEM;
+    if (s->latched == cudaSuccess) {
+        struct be_side src = {BE_SIDE_HOST, (uint64_t)(uintptr_t)data, 0, 0,
+                              0, 0, 0};
+        struct cudaMemcpy3DParms p;
+        cudaError_t e = cudart_be_enter(call);
+        if (e == cudaSuccess)
+            e = be_copy_params(&dst, &src, &b, &p);
+        if (e == cudaSuccess)
+            e = run_copy(call, &p, async, stream);
+        s->latched = e;
+    }
+    if (!call->noreply) {
+        apigen_put_i32(&c, s->latched);
+        s->latched = cudaSuccess;
+    }
+    return c.rc;
+}
+
+int cudart_be_memcpy3d_from(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct be_side src;
+    struct be_box b;
+    uint8_t async;
+    uint64_t stream;
+    uint8_t *rows;
+    be_get_side(&c, &src);
+    be_get_box(&c, &b);
+    get_tail(&c, &async, &stream);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    uint64_t len = be_box_bytes(&b);
+    if (len == 0 || len > GVS_BULK_CHUNK)
+        return GVS_E_RANGE;
+    /* The rows go straight into the reply, behind its result and blob
+     * length, and are taken back out if the copy fails. */
+    apigen_put_i32(&c, cudaSuccess);
+    apigen_put_u32(&c, (uint32_t)len);
+    if (c.rc == 0)
+        c.rc = gvs_buf_reserve(call->out, len, &rows);
+    if (c.rc < 0)
+        return c.rc;
+    struct be_side dst = {BE_SIDE_HOST, (uint64_t)(uintptr_t)rows, 0, 0,
+                          0, 0, 0};
+    struct cudaMemcpy3DParms p;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_copy_params(&dst, &src, &b, &p);
+    if (e == cudaSuccess)
+        e = run_copy(call, &p, async, stream);
+    if (e != cudaSuccess) {
+        c.rc = gvs_buf_unput(call->out, len + 8);
+        apigen_put_i32(&c, e);
+    }
+    return c.rc;
+}
+
+int cudart_be_memcpy3d_dev(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct be_side dst, src;
+    struct be_box b;
+    uint8_t async;
+    uint64_t stream;
+    be_get_side(&c, &dst);
+    be_get_side(&c, &src);
+    be_get_box(&c, &b);
+    get_tail(&c, &async, &stream);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct cudaMemcpy3DParms p;
+    /* The frontend sends no empty box; an overflowing one is refused. */
+    cudaError_t e = be_box_bytes(&b) == 0 ? cudaErrorInvalidValue
+                                          : cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_copy_params(&dst, &src, &b, &p);
+    if (e == cudaSuccess)
+        e = run_copy(call, &p, async, stream);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * Stream-ordered copies and memsets, memory information, prefetches
+ * (docs/cudart.md, "Async copies").  Every device range is checked with
+ * be_check_device_range, so that no client can make the worker copy to
+ * or from its own host memory.
+ */
+#include "be.h"
+
+#include "apigen_rt.h"
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "objects.h"
+
+/* Request: u64 stream, u64 dst, blob data.  Reply (last chunk only):
+ * i32.  The data is the request's: CUDA copies pageable memory to its
+ * staging before cudaMemcpyAsync returns, so it may go with the request.
+ * Posted chunks latch the first failure in the lane, as for MEMCPY_H2D. */
+int cudart_be_memcpy_async_h2d(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, dst;
+    const uint8_t *data;
+    size_t len;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &dst);
+    apigen_get_blob(&c, &data, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_lane *l = be_lane(call);
+    if (l == NULL)
+        return GVS_E_NOMEM;
+    if (l->latched == cudaSuccess) {
+        cudaStream_t s;
+        cudaError_t e = cudart_be_enter(call);
+        if (e == cudaSuccess)
+            e = be_stream(call, stream, &s);
+        if (e == cudaSuccess)
+            e = be_check_device_range(dst, len);
+        if (e == cudaSuccess && len > 0)
+            e = cudaMemcpyAsync((void *)(uintptr_t)dst, data, len,
+                                cudaMemcpyHostToDevice, s);
+        l->latched = e;
+    }
+    if (!call->noreply) {
+        apigen_put_i32(&c, l->latched);
+        l->latched = cudaSuccess;
+    }
+    return c.rc;
+}
+
+/* Request: u64 stream, u64 src, u64 len (<= GVS_BULK_CHUNK).  Reply:
+ * i32, and on success blob data.  The destination is the reply itself,
+ * so the copy must be done before the reply leaves: the stream is waited
+ * for (CUDA returns only once a copy to pageable memory is done anyway,
+ * but the wait does not rest on how the reply's memory is allocated).
+ * Hence the op is blocking. */
+int cudart_be_memcpy_async_d2h(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, src, len;
+    uint8_t *dst;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (len > GVS_BULK_CHUNK)
+        return GVS_E_RANGE;
+    cudaStream_t s;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    if (e == cudaSuccess)
+        e = be_check_device_range(src, len);
+    if (e == cudaSuccess) {
+        /* Behind the result and the blob's length; taken back out if the
+         * copy fails. */
+        apigen_put_i32(&c, cudaSuccess);
+        apigen_put_u32(&c, (uint32_t)len);
+        if (c.rc == 0)
+            c.rc = gvs_buf_reserve(call->out, len, &dst);
+        if (c.rc < 0)
+            return c.rc;
+        if (len > 0)
+            e = cudaMemcpyAsync(dst, (const void *)(uintptr_t)src, len,
+                                cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess && len > 0)
+            e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess)
+            c.rc = gvs_buf_unput(call->out, len + 8);
+    }
+    if (e != cudaSuccess)
+        apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+/* Request: u64 stream, u64 dst, u64 src, u64 count.  Reply: i32. */
+int cudart_be_memcpy_async_d2d(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, dst, src, count;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &dst);
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &count);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaStream_t s;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    if (e == cudaSuccess)
+        e = be_check_device_range(dst, count);
+    if (e == cudaSuccess)
+        e = be_check_device_range(src, count);
+    if (e == cudaSuccess && count > 0)
+        e = cudaMemcpyAsync((void *)(uintptr_t)dst,
+                            (const void *)(uintptr_t)src, (size_t)count,
+                            cudaMemcpyDeviceToDevice, s);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+/* Request: u64 stream, u64 ptr, i32 value, u64 count.  Reply: i32. */
+int cudart_be_memset_async(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, ptr, count;
+    int32_t value;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &ptr);
+    apigen_get_i32(&c, &value);
+    apigen_get_u64(&c, &count);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaStream_t s;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    if (e == cudaSuccess)
+        e = be_check_device_range(ptr, count);
+    if (e == cudaSuccess && count > 0)
+        e = cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)count, s);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+/* Request: u64 stream, u64 ptr, u64 count, i32 location type, i32
+ * location id, u32 flags.  Reply: i32. */
+int cudart_be_mem_prefetch_async(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, ptr, count;
+    int32_t type, id;
+    uint32_t flags;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &ptr);
+    apigen_get_u64(&c, &count);
+    apigen_get_i32(&c, &type);
+    apigen_get_i32(&c, &id);
+    apigen_get_u32(&c, &flags);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaStream_t s;
+    struct cudaMemLocation loc = {(enum cudaMemLocationType)type, id};
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    if (e == cudaSuccess)
+        e = be_check_device_range(ptr, count);
+    if (e == cudaSuccess)
+        e = cudaMemPrefetchAsync((const void *)(uintptr_t)ptr, (size_t)count,
+                                 loc, flags, s);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}

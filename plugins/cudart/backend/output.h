@@ -1,0 +1,32 @@
+/*
+ * Device output: what the worker's CUDA runtime writes on stdout (the
+ * device printf buffer, flushed at synchronization points) and stderr
+ * (device assert messages) goes to the client as DEVICE_OUTPUT
+ * notifications, which its frontend writes on its own stdout and
+ * stderr.
+ *
+ * CUDA writes through the stdio streams `stdout` and `stderr` (not file
+ * descriptors 1 and 2), so the worker points those two variables at
+ * pipes; gvsd's own log, written on descriptor 2, is untouched.  A
+ * thread forwards whatever the pipes hold as it comes, and every
+ * blocking op drains them before its reply leaves, so output produced
+ * before a synchronizing call returns reaches the client first.
+ */
+#ifndef CUDART_BE_OUTPUT_H
+#define CUDART_BE_OUTPUT_H
+
+#include "gvs/plugin.h"
+
+/* Starts capturing for the session (once per worker, before CUDA starts).
+ * On failure output is simply not captured: 0 or a negative GVS_E_*.
+ * A host without notify (a test harness) gets no capture. */
+int be_output_open(const struct gvs_host_api *host,
+                   struct gvs_session *session);
+
+/* Sends everything written so far.  Thread-safe. */
+void be_output_flush(void);
+
+/* Sends what is left, stops the thread, puts the streams back. */
+void be_output_close(void);
+
+#endif

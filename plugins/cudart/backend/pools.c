@@ -1,0 +1,344 @@
+/*
+ * Memory pools as BE_H_MEMPOOL ids, and the stream-ordered allocator.
+ * Pools the session did not create (a device's default pool, or whatever
+ * pool is current) get an id the first time they are named; a map from
+ * CUDA's pool to its id makes that id the same every time.
+ */
+#include "be.h"
+
+#include <pthread.h>
+
+#include "apigen_rt.h"
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+#include "objects.h"
+
+#define ACCESS_MAX 1024u
+
+struct be_pool {
+    cudaMemPool_t pool;
+};
+
+/* Guards ids_by_pool, and the adding and removing of pool ids. */
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map ids_by_pool;
+
+static cudaError_t pool_of(uint64_t id, cudaMemPool_t *out)
+{
+    struct be_pool *p = gvs_handles_get(be_handles(), BE_H_MEMPOOL, id);
+    if (p == NULL)
+        return cudaErrorInvalidValue;
+    *out = p->pool;
+    return cudaSuccess;
+}
+
+/* The id of pool, registered on first use. */
+static cudaError_t id_of(cudaMemPool_t pool, uint64_t *id)
+{
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&pools_lock);
+    void *known = gvs_u64map_get(&ids_by_pool, (uint64_t)(uintptr_t)pool);
+    if (known != NULL) {
+        *id = (uint64_t)(uintptr_t)known;
+    } else {
+        struct be_pool *p = gvs_malloc(sizeof(*p));
+        e = cudaErrorMemoryAllocation;
+        if (p != NULL) {
+            p->pool = pool;
+            if (gvs_handles_add(be_handles(), BE_H_MEMPOOL, p, id) == 0) {
+                if (gvs_u64map_put(&ids_by_pool, (uint64_t)(uintptr_t)pool,
+                                   (void *)(uintptr_t)*id) == 0)
+                    e = cudaSuccess;
+                else
+                    gvs_handles_remove(be_handles(), BE_H_MEMPOOL, *id);
+            }
+            if (e != cudaSuccess)
+                gvs_free(p);
+        }
+    }
+    pthread_mutex_unlock(&pools_lock);
+    return e;
+}
+
+static void reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v)
+{
+    apigen_put_i32(c, e);
+    if (e == cudaSuccess)
+        apigen_put_u64(c, v);
+}
+
+int cudart_be_malloc_async(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t size, pool_id, stream;
+    apigen_get_u64(&c, &size);
+    apigen_get_u64(&c, &pool_id);
+    apigen_get_u64(&c, &stream);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaStream_t s;
+    cudaMemPool_t pool = NULL;
+    void *p = NULL;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    if (e == cudaSuccess && pool_id != 0)
+        e = pool_of(pool_id, &pool);
+    if (e == cudaSuccess)
+        e = pool_id != 0 ? cudaMallocFromPoolAsync(&p, size, pool, s)
+                         : cudaMallocAsync(&p, size, s);
+    reply_u64(&c, e, (uint64_t)(uintptr_t)p);
+    return c.rc;
+}
+
+int cudart_be_free_async(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t ptr, stream;
+    apigen_get_u64(&c, &ptr);
+    apigen_get_u64(&c, &stream);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaStream_t s;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, stream, &s);
+    /* Only CUDA's own allocations can be freed: CUDA checks that. */
+    if (e == cudaSuccess)
+        e = cudaFreeAsync((void *)(uintptr_t)ptr, s);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_mempool_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct cudaMemPoolProps props = {0};
+    int32_t type, handles, ltype;
+    uint64_t max;
+    uint32_t usage;
+    apigen_get_i32(&c, &type);
+    apigen_get_i32(&c, &handles);
+    apigen_get_i32(&c, &ltype);
+    apigen_get_i32(&c, &props.location.id);
+    apigen_get_u64(&c, &max);
+    apigen_get_u32(&c, &usage);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    props.allocType = (enum cudaMemAllocationType)type;
+    props.handleTypes = (enum cudaMemAllocationHandleType)handles;
+    props.location.type = (enum cudaMemLocationType)ltype;
+    props.maxSize = (size_t)max;
+    props.usage = (unsigned short)usage;
+    cudaMemPool_t pool = NULL;
+    uint64_t id = 0;
+    cudaError_t e = usage > 0xffff ? cudaErrorInvalidValue
+                                   : cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolCreate(&pool, &props);
+    if (e == cudaSuccess) {
+        e = id_of(pool, &id);
+        if (e != cudaSuccess)
+            (void)cudaMemPoolDestroy(pool);
+    }
+    reply_u64(&c, e, id);
+    return c.rc;
+}
+
+int cudart_be_mempool_destroy(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct gvs_handles *t = be_handles();
+    pthread_mutex_lock(&pools_lock);
+    struct be_pool *p = gvs_handles_get(t, BE_H_MEMPOOL, id);
+    cudaError_t e = p != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = cudaMemPoolDestroy(p->pool);
+    if (e == cudaSuccess) {
+        gvs_u64map_remove(&ids_by_pool, (uint64_t)(uintptr_t)p->pool);
+        gvs_handles_remove(t, BE_H_MEMPOOL, id);
+        gvs_free(p);
+    }
+    pthread_mutex_unlock(&pools_lock);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+static int attr_is_int(int32_t a)
+{
+    return a == cudaMemPoolReuseFollowEventDependencies ||
+           a == cudaMemPoolReuseAllowOpportunistic ||
+           a == cudaMemPoolReuseAllowInternalDependencies;
+}
+
+static int attr_known(int32_t a)
+{
+    return attr_is_int(a) || (a >= cudaMemPoolAttrReleaseThreshold &&
+                              a <= cudaMemPoolAttrUsedMemHigh);
+}
+
+int cudart_be_mempool_set_attr(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id, v;
+    int32_t attr;
+    apigen_get_u64(&c, &id);
+    apigen_get_i32(&c, &attr);
+    apigen_get_u64(&c, &v);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaMemPool_t pool;
+    int iv = (int)(uint32_t)v;
+    uint64_t uv = v;
+    cudaError_t e = attr_known(attr) ? pool_of(id, &pool)
+                                     : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolSetAttribute(pool, (enum cudaMemPoolAttr)attr,
+                                    attr_is_int(attr) ? (void *)&iv
+                                                      : (void *)&uv);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_mempool_get_attr(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    int32_t attr;
+    apigen_get_u64(&c, &id);
+    apigen_get_i32(&c, &attr);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaMemPool_t pool;
+    int iv = 0;
+    uint64_t uv = 0;
+    cudaError_t e = attr_known(attr) ? pool_of(id, &pool)
+                                     : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolGetAttribute(pool, (enum cudaMemPoolAttr)attr,
+                                    attr_is_int(attr) ? (void *)&iv
+                                                      : (void *)&uv);
+    reply_u64(&c, e, attr_is_int(attr) ? (uint64_t)(uint32_t)iv : uv);
+    return c.rc;
+}
+
+int cudart_be_mempool_trim(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id, keep;
+    apigen_get_u64(&c, &id);
+    apigen_get_u64(&c, &keep);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaMemPool_t pool;
+    cudaError_t e = pool_of(id, &pool);
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolTrimTo(pool, (size_t)keep);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_device_get_mempool(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint8_t which;
+    int32_t dev;
+    apigen_get_u8(&c, &which);
+    apigen_get_i32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (which > 1)
+        return GVS_E_PROTO;
+    cudaMemPool_t pool = NULL;
+    uint64_t id = 0;
+    cudaError_t e = which == 0 ? cudaDeviceGetDefaultMemPool(&pool, dev)
+                               : cudaDeviceGetMemPool(&pool, dev);
+    if (e == cudaSuccess)
+        e = id_of(pool, &id);
+    reply_u64(&c, e, id);
+    return c.rc;
+}
+
+int cudart_be_device_set_mempool(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t dev;
+    uint64_t id;
+    apigen_get_i32(&c, &dev);
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaMemPool_t pool;
+    cudaError_t e = pool_of(id, &pool);
+    if (e == cudaSuccess)
+        e = cudaDeviceSetMemPool(dev, pool);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_mempool_set_access(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    uint32_t n;
+    struct cudaMemAccessDesc list[ACCESS_MAX];
+    apigen_get_u64(&c, &id);
+    apigen_get_u32(&c, &n);
+    if (c.rc == 0 && n > ACCESS_MAX)
+        return GVS_E_RANGE;
+    for (uint32_t i = 0; i < n && c.rc == 0; i++) {
+        int32_t type, flags;
+        apigen_get_i32(&c, &type);
+        apigen_get_i32(&c, &list[i].location.id);
+        apigen_get_i32(&c, &flags);
+        list[i].location.type = (enum cudaMemLocationType)type;
+        list[i].flags = (enum cudaMemAccessFlags)flags;
+    }
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaMemPool_t pool;
+    cudaError_t e = pool_of(id, &pool);
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolSetAccess(pool, list, n);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_mempool_get_access(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    int32_t type;
+    struct cudaMemLocation loc;
+    apigen_get_u64(&c, &id);
+    apigen_get_i32(&c, &type);
+    apigen_get_i32(&c, &loc.id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    loc.type = (enum cudaMemLocationType)type;
+    cudaMemPool_t pool;
+    enum cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+    cudaError_t e = pool_of(id, &pool);
+    if (e == cudaSuccess)
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolGetAccess(&flags, pool, &loc);
+    apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        apigen_put_i32(&c, flags);
+    return c.rc;
+}

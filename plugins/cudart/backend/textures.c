@@ -1,0 +1,303 @@
+/*
+ * Texture and surface objects.  Their values are CUDA's own: kernels use
+ * them on the GPU, so they cannot be translated.  The session keeps the
+ * set of values it created; destruction and queries accept only those.
+ * Each keeps the request that created it, which is what the description
+ * queries answer.
+ */
+#include "mem3d.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "cudart_be_gen.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+
+struct be_texobj {
+    uint8_t *desc; /* the creating request's body */
+    size_t len;
+};
+
+static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map textures, surfaces;
+
+static uint32_t get_float_bits(struct apigen_call *c)
+{
+    uint32_t u;
+    apigen_get_u32(c, &u);
+    return u;
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+static void get_channel(struct apigen_call *c, struct cudaChannelFormatDesc *d)
+{
+    int32_t f;
+    apigen_get_i32(c, &d->x);
+    apigen_get_i32(c, &d->y);
+    apigen_get_i32(c, &d->z);
+    apigen_get_i32(c, &d->w);
+    apigen_get_i32(c, &f);
+    d->f = (enum cudaChannelFormatKind)f;
+}
+
+/* Decodes a resource (an unknown type fails c with GVS_E_PROTO) into
+ * ids; resolve_resource turns them into CUDA's handles. */
+struct wire_resource {
+    struct cudaResourceDesc r;
+    uint64_t id; /* array or mipmapped array id, or device pointer */
+};
+
+static void get_resource(struct apigen_call *c, struct wire_resource *w)
+{
+    int32_t type;
+    uint64_t a, b, d;
+    memset(w, 0, sizeof(*w));
+    apigen_get_i32(c, &type);
+    w->r.resType = (enum cudaResourceType)type;
+    apigen_get_u64(c, &w->id);
+    switch (type) {
+    case cudaResourceTypeArray:
+    case cudaResourceTypeMipmappedArray:
+        break;
+    case cudaResourceTypeLinear:
+        get_channel(c, &w->r.res.linear.desc);
+        apigen_get_u64(c, &a);
+        w->r.res.linear.sizeInBytes = (size_t)a;
+        break;
+    case cudaResourceTypePitch2D:
+        get_channel(c, &w->r.res.pitch2D.desc);
+        apigen_get_u64(c, &a);
+        apigen_get_u64(c, &b);
+        apigen_get_u64(c, &d);
+        w->r.res.pitch2D.width = (size_t)a;
+        w->r.res.pitch2D.height = (size_t)b;
+        w->r.res.pitch2D.pitchInBytes = (size_t)d;
+        break;
+    default:
+        if (c->rc == 0)
+            c->rc = GVS_E_PROTO;
+        return;
+    }
+    apigen_get_u32(c, &w->r.flags);
+}
+
+/* Linear memory a texture reads must be device memory. */
+static cudaError_t resolve_resource(struct wire_resource *w)
+{
+    struct cudaResourceDesc *r = &w->r;
+    uint64_t len;
+    switch (r->resType) {
+    case cudaResourceTypeArray:
+        return be_array(w->id, &r->res.array.array);
+    case cudaResourceTypeMipmappedArray:
+        return be_mipmapped(w->id, &r->res.mipmap.mipmap);
+    case cudaResourceTypeLinear:
+        r->res.linear.devPtr = (void *)(uintptr_t)w->id;
+        return be_check_device_range(w->id, r->res.linear.sizeInBytes);
+    default:
+        r->res.pitch2D.devPtr = (void *)(uintptr_t)w->id;
+        if (__builtin_mul_overflow(r->res.pitch2D.pitchInBytes,
+                                   r->res.pitch2D.height, &len))
+            return cudaErrorInvalidValue;
+        return be_check_device_range(w->id, len);
+    }
+}
+
+static void get_texture(struct apigen_call *c, struct cudaTextureDesc *t)
+{
+    int32_t v;
+    memset(t, 0, sizeof(*t));
+    for (int i = 0; i < 3; i++) {
+        apigen_get_i32(c, &v);
+        t->addressMode[i] = (enum cudaTextureAddressMode)v;
+    }
+    apigen_get_i32(c, &v);
+    t->filterMode = (enum cudaTextureFilterMode)v;
+    apigen_get_i32(c, &v);
+    t->readMode = (enum cudaTextureReadMode)v;
+    apigen_get_i32(c, &t->sRGB);
+    for (int i = 0; i < 4; i++)
+        t->borderColor[i] = bits_float(get_float_bits(c));
+    apigen_get_i32(c, &t->normalizedCoords);
+    apigen_get_u32(c, &t->maxAnisotropy);
+    apigen_get_i32(c, &v);
+    t->mipmapFilterMode = (enum cudaTextureFilterMode)v;
+    t->mipmapLevelBias = bits_float(get_float_bits(c));
+    t->minMipmapLevelClamp = bits_float(get_float_bits(c));
+    t->maxMipmapLevelClamp = bits_float(get_float_bits(c));
+    apigen_get_i32(c, &t->disableTrilinearOptimization);
+    apigen_get_i32(c, &t->seamlessCubemap);
+}
+
+static void get_view(struct apigen_call *c, struct cudaResourceViewDesc *v)
+{
+    int32_t f;
+    uint64_t w, h, d;
+    memset(v, 0, sizeof(*v));
+    apigen_get_i32(c, &f);
+    apigen_get_u64(c, &w);
+    apigen_get_u64(c, &h);
+    apigen_get_u64(c, &d);
+    apigen_get_u32(c, &v->firstMipmapLevel);
+    apigen_get_u32(c, &v->lastMipmapLevel);
+    apigen_get_u32(c, &v->firstLayer);
+    apigen_get_u32(c, &v->lastLayer);
+    v->format = (enum cudaResourceViewFormat)f;
+    v->width = (size_t)w;
+    v->height = (size_t)h;
+    v->depth = (size_t)d;
+}
+
+/* Records value in set with a copy of the request that made it;
+ * cudaErrorMemoryAllocation if it cannot. */
+static cudaError_t remember(struct gvs_u64map *set, uint64_t value,
+                            const uint8_t *desc, size_t len)
+{
+    struct be_texobj *o = gvs_malloc(sizeof(*o));
+    uint8_t *copy = gvs_malloc(len);
+    int rc = o != NULL && copy != NULL ? 0 : GVS_E_NOMEM;
+    if (rc == 0) {
+        memcpy(copy, desc, len);
+        *o = (struct be_texobj){copy, len};
+        pthread_mutex_lock(&objs_lock);
+        rc = gvs_u64map_put(set, value, o);
+        pthread_mutex_unlock(&objs_lock);
+    }
+    if (rc < 0) {
+        gvs_free(o);
+        gvs_free(copy);
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaSuccess;
+}
+
+static void reply_object(struct apigen_call *c, cudaError_t e, uint64_t v)
+{
+    apigen_put_i32(c, e);
+    if (e == cudaSuccess)
+        apigen_put_u64(c, v);
+}
+
+int cudart_be_texture_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    const uint8_t *body = gvs_buf_ptr(call->in);
+    size_t body_len = gvs_buf_len(call->in);
+    struct wire_resource res;
+    struct cudaTextureDesc tex;
+    struct cudaResourceViewDesc view;
+    uint8_t has_view;
+    get_resource(&c, &res);
+    get_texture(&c, &tex);
+    apigen_get_u8(&c, &has_view);
+    if (has_view)
+        get_view(&c, &view);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (has_view > 1)
+        return GVS_E_PROTO;
+    cudaTextureObject_t t = 0;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = resolve_resource(&res);
+    if (e == cudaSuccess)
+        e = cudaCreateTextureObject(&t, &res.r, &tex, has_view ? &view : NULL);
+    if (e == cudaSuccess) {
+        e = remember(&textures, t, body, body_len);
+        if (e != cudaSuccess)
+            (void)cudaDestroyTextureObject(t);
+    }
+    reply_object(&c, e, t);
+    return c.rc;
+}
+
+int cudart_be_surface_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    const uint8_t *body = gvs_buf_ptr(call->in);
+    size_t body_len = gvs_buf_len(call->in);
+    struct wire_resource res;
+    get_resource(&c, &res);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cudaSurfaceObject_t s = 0;
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = resolve_resource(&res);
+    if (e == cudaSuccess)
+        e = cudaCreateSurfaceObject(&s, &res.r);
+    if (e == cudaSuccess) {
+        e = remember(&surfaces, s, body, body_len);
+        if (e != cudaSuccess)
+            (void)cudaDestroySurfaceObject(s);
+    }
+    reply_object(&c, e, s);
+    return c.rc;
+}
+
+/* Destroys one of the set's objects; values the session did not create
+ * are cudaErrorInvalidValue and never reach CUDA. */
+static int destroy(struct gvs_call *call, struct gvs_u64map *set,
+                   cudaError_t (*fn)(unsigned long long))
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t v;
+    apigen_get_u64(&c, &v);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    pthread_mutex_lock(&objs_lock);
+    struct be_texobj *o = gvs_u64map_get(set, v);
+    cudaError_t e = o != NULL ? fn(v) : cudaErrorInvalidValue;
+    if (e == cudaSuccess) {
+        gvs_u64map_remove(set, v);
+        gvs_free(o->desc);
+        gvs_free(o);
+    }
+    pthread_mutex_unlock(&objs_lock);
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+int cudart_be_texture_destroy(struct gvs_call *call)
+{
+    return destroy(call, &textures, cudaDestroyTextureObject);
+}
+
+int cudart_be_surface_destroy(struct gvs_call *call)
+{
+    return destroy(call, &surfaces, cudaDestroySurfaceObject);
+}
+
+static int describe(struct gvs_call *call, struct gvs_u64map *set)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t v;
+    apigen_get_u64(&c, &v);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    pthread_mutex_lock(&objs_lock);
+    const struct be_texobj *o = gvs_u64map_get(set, v);
+    apigen_put_i32(&c, o != NULL ? cudaSuccess : cudaErrorInvalidValue);
+    if (o != NULL)
+        apigen_put_bytes(&c, o->desc, o->len);
+    pthread_mutex_unlock(&objs_lock);
+    return c.rc;
+}
+
+int cudart_be_texture_desc(struct gvs_call *call)
+{
+    return describe(call, &textures);
+}
+
+int cudart_be_surface_desc(struct gvs_call *call)
+{
+    return describe(call, &surfaces);
+}

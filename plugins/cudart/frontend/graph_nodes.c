@@ -1,0 +1,431 @@
+/*
+ * Graph nodes: adding them, and setting their parameters in a graph or
+ * in an executable graph.  Parameters travel as 40-graphs.api describes:
+ * a kernel as its module and index with its arguments packed by its
+ * layout, as a launch; copies between device memory and arrays only
+ * (host memory is the program's, which a graph running on the backend
+ * cannot reach: cudaErrorNotSupported).
+ */
+#include "graphs.h"
+
+#include "cudart_ops.h"
+#include "kernels.h"
+#include "mem3d.h"
+#include "streams.h"
+
+/* The parameters of one node of any type, as the program gave them. */
+struct node_params {
+    enum cudaGraphNodeType type;
+    const struct cudaKernelNodeParams *kernel;
+    const struct cudaMemcpy3DParms *copy;
+    const struct cudaMemsetParams *set;
+    const struct cudaHostNodeParams *host;
+    cudaGraph_t child;
+    cudaEvent_t event;
+};
+
+static cudaError_t put_kernel(struct apigen_call *c,
+                              const struct cudaKernelNodeParams *k)
+{
+    uint8_t params[FE_PARAM_MAX];
+    struct fe_func *f;
+    uint32_t module;
+    if (k == NULL)
+        return cudaErrorInvalidValue;
+    /* Arguments in the "extra" form have no layout to pack them by. */
+    if (k->extra != NULL)
+        return cudaErrorNotSupported;
+    cudaError_t e = fe_kernel_resolve(k->func, &f, &module);
+    if (e == cudaSuccess)
+        e = fe_kernel_pack(f, k->kernelParams, params);
+    if (e != cudaSuccess)
+        return e;
+    fe_put_kernel(c, f, module);
+    apigen_put_u32(c, k->gridDim.x);
+    apigen_put_u32(c, k->gridDim.y);
+    apigen_put_u32(c, k->gridDim.z);
+    apigen_put_u32(c, k->blockDim.x);
+    apigen_put_u32(c, k->blockDim.y);
+    apigen_put_u32(c, k->blockDim.z);
+    apigen_put_u32(c, k->sharedMemBytes);
+    apigen_put_blob(c, params, f->param_bytes);
+    return cudaSuccess;
+}
+
+static cudaError_t put_copy(struct apigen_call *c,
+                            const struct cudaMemcpy3DParms *p)
+{
+    struct fe_side dst, src;
+    struct fe_box box;
+    cudaError_t e = fe_copy3d_params(p, &dst, &src, &box);
+    if (e != cudaSuccess)
+        return e;
+    if (dst.kind == FE_SIDE_HOST || src.kind == FE_SIDE_HOST)
+        return cudaErrorNotSupported;
+    fe_put_side(c, &dst);
+    fe_put_side(c, &src);
+    fe_put_box(c, &box);
+    return cudaSuccess;
+}
+
+static cudaError_t put_set(struct apigen_call *c,
+                           const struct cudaMemsetParams *s)
+{
+    if (s == NULL)
+        return cudaErrorInvalidValue;
+    apigen_put_u64(c, (uint64_t)(uintptr_t)s->dst);
+    apigen_put_u64(c, s->pitch);
+    apigen_put_u32(c, s->value);
+    apigen_put_u32(c, s->elementSize);
+    apigen_put_u64(c, s->width);
+    apigen_put_u64(c, s->height);
+    return cudaSuccess;
+}
+
+static cudaError_t put_host(struct apigen_call *c,
+                            const struct cudaHostNodeParams *h)
+{
+    if (h == NULL || h->fn == NULL)
+        return cudaErrorInvalidValue;
+    uint64_t id = fe_callback_persistent(h->fn, h->userData);
+    if (id == 0)
+        return cudaErrorMemoryAllocation;
+    apigen_put_u64(c, id);
+    return cudaSuccess;
+}
+
+static cudaError_t put_params(struct apigen_call *c,
+                              const struct node_params *p)
+{
+    apigen_put_u8(c, (uint8_t)p->type);
+    switch (p->type) {
+    case cudaGraphNodeTypeKernel:
+        return put_kernel(c, p->kernel);
+    case cudaGraphNodeTypeMemcpy:
+        return put_copy(c, p->copy);
+    case cudaGraphNodeTypeMemset:
+        return put_set(c, p->set);
+    case cudaGraphNodeTypeHost:
+        return put_host(c, p->host);
+    case cudaGraphNodeTypeGraph:
+        apigen_put_u64(c, fe_handle_wire(p->child));
+        return cudaSuccess;
+    case cudaGraphNodeTypeEventRecord:
+    case cudaGraphNodeTypeWaitEvent:
+        apigen_put_u64(c, fe_handle_wire(p->event));
+        return cudaSuccess;
+    default:
+        return cudaSuccess;
+    }
+}
+
+static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t ndeps,
+                            const struct node_params *p)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (out == NULL)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u64(&c, fe_handle_wire(graph));
+    e = fe_put_nodes(&c, deps, ndeps);
+    if (e == cudaSuccess)
+        e = put_params(&c, p);
+    if (e != cudaSuccess)
+        return e;
+    e = cudart_fe_run(&c, CUDART_OP_GRAPH_ADD_NODE, APIGEN_DEVICE);
+    if (e == cudaSuccess)
+        apigen_get_u64(&c, &id);
+    e = cudart_fe_end(&c, e);
+    if (e == cudaSuccess)
+        *out = (cudaGraphNode_t)(uintptr_t)id;
+    return e;
+}
+
+/* exec NULL: the node in its own graph. */
+static cudaError_t set_params(cudaGraphExec_t exec, cudaGraphNode_t node,
+                              const struct node_params *p)
+{
+    struct apigen_call c;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u64(&c, fe_handle_wire(exec));
+    apigen_put_u64(&c, fe_handle_wire(node));
+    e = put_params(&c, p);
+    if (e != cudaSuccess)
+        return e;
+    e = cudart_fe_run(&c, CUDART_OP_NODE_SET_PARAMS, APIGEN_DEVICE);
+    return cudart_fe_end(&c, e);
+}
+
+/* Kernel nodes ------------------------------------------------------------ */
+
+cudaError_t cudaGraphAddKernelNode(
+    cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+    const cudaGraphNode_t *pDependencies, size_t numDependencies,
+    const struct cudaKernelNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+                            .kernel = pNodeParams};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphKernelNodeSetParams(
+    cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+                            .kernel = pNodeParams};
+    return cudart_fe_ret(set_params(NULL, node, &p));
+}
+
+cudaError_t cudaGraphExecKernelNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaKernelNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+                            .kernel = pNodeParams};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+/* Memcpy nodes ------------------------------------------------------------ */
+
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
+                                   cudaGraph_t graph,
+                                   const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   const struct cudaMemcpy3DParms *pCopyParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+                            .copy = pCopyParams};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams(
+    cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+                            .copy = pNodeParams};
+    return cudart_fe_ret(set_params(NULL, node, &p));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaMemcpy3DParms *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+                            .copy = pNodeParams};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+/* A 1D copy is a 3D one of count bytes. */
+static struct cudaMemcpy3DParms copy_1d(void *dst, const void *src,
+                                        size_t count, enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms p = {0};
+    p.dstPtr = (struct cudaPitchedPtr){dst, count, count, 1};
+    p.srcPtr = (struct cudaPitchedPtr){(void *)src, count, count, 1};
+    p.extent = (struct cudaExtent){count, 1, 1};
+    p.kind = kind;
+    return p;
+}
+
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
+                                     cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies,
+                                     size_t numDependencies, void *dst,
+                                     const void *src, size_t count,
+                                     enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
+                                           const void *src, size_t count,
+                                           enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return cudart_fe_ret(set_params(NULL, node, &p));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
+                                               cudaGraphNode_t node, void *dst,
+                                               const void *src, size_t count,
+                                               enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
+    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+/* Memset nodes ------------------------------------------------------------ */
+
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode,
+                                   cudaGraph_t graph,
+                                   const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   const struct cudaMemsetParams *pMemsetParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+                            .set = pMemsetParams};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphMemsetNodeSetParams(
+    cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+                            .set = pNodeParams};
+    return cudart_fe_ret(set_params(NULL, node, &p));
+}
+
+cudaError_t cudaGraphExecMemsetNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaMemsetParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+                            .set = pNodeParams};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+/* Host nodes -------------------------------------------------------------- */
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
+                                 cudaGraph_t graph,
+                                 const cudaGraphNode_t *pDependencies,
+                                 size_t numDependencies,
+                                 const struct cudaHostNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeHost,
+                            .host = pNodeParams};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphHostNodeSetParams(
+    cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeHost,
+                            .host = pNodeParams};
+    return cudart_fe_ret(set_params(NULL, node, &p));
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaHostNodeParams *pNodeParams)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeHost,
+                            .host = pNodeParams};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+/* Empty, child graph and event nodes ------------------------------------ */
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
+                                  cudaGraph_t graph,
+                                  const cudaGraphNode_t *pDependencies,
+                                  size_t numDependencies)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeEmpty};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
+                                       cudaGraph_t graph,
+                                       const cudaGraphNode_t *pDependencies,
+                                       size_t numDependencies,
+                                       cudaGraph_t childGraph)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeGraph,
+                            .child = childGraph};
+    return cudart_fe_ret(
+        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+}
+
+cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                 cudaGraphNode_t node,
+                                                 cudaGraph_t childGraph)
+{
+    struct node_params p = {.type = cudaGraphNodeTypeGraph,
+                            .child = childGraph};
+    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+}
+
+static cudaError_t add_event_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                                  const cudaGraphNode_t *deps, size_t n,
+                                  cudaEvent_t event,
+                                  enum cudaGraphNodeType type)
+{
+    struct node_params p = {.type = type, .event = event};
+    return add_node(out, graph, deps, n, &p);
+}
+
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
+                                        cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies,
+                                        size_t numDependencies,
+                                        cudaEvent_t event)
+{
+    return cudart_fe_ret(add_event_node(pGraphNode, graph, pDependencies,
+                                        numDependencies, event,
+                                        cudaGraphNodeTypeEventRecord));
+}
+
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
+                                      cudaGraph_t graph,
+                                      const cudaGraphNode_t *pDependencies,
+                                      size_t numDependencies,
+                                      cudaEvent_t event)
+{
+    return cudart_fe_ret(add_event_node(pGraphNode, graph, pDependencies,
+                                        numDependencies, event,
+                                        cudaGraphNodeTypeWaitEvent));
+}
+
+static cudaError_t set_event(cudaGraphExec_t exec, cudaGraphNode_t node,
+                             cudaEvent_t event, enum cudaGraphNodeType type)
+{
+    struct node_params p = {.type = type, .event = event};
+    return set_params(exec, node, &p);
+}
+
+cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
+                                             cudaEvent_t event)
+{
+    return cudart_fe_ret(
+        set_event(NULL, node, event, cudaGraphNodeTypeEventRecord));
+}
+
+cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node,
+                                           cudaEvent_t event)
+{
+    return cudart_fe_ret(
+        set_event(NULL, node, event, cudaGraphNodeTypeWaitEvent));
+}
+
+cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec,
+                                                 cudaGraphNode_t hNode,
+                                                 cudaEvent_t event)
+{
+    return cudart_fe_ret(
+        set_event(hGraphExec, hNode, event, cudaGraphNodeTypeEventRecord));
+}
+
+cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec,
+                                               cudaGraphNode_t hNode,
+                                               cudaEvent_t event)
+{
+    return cudart_fe_ret(
+        set_event(hGraphExec, hNode, event, cudaGraphNodeTypeWaitEvent));
+}

@@ -1,0 +1,376 @@
+/*
+ * cudart.backend_graphs[_mock]: the handlers of pitched and 3D copies,
+ * arrays, textures, pools, graphs and managed memory on malformed
+ * requests and on ids and values the session never handed out (a
+ * negative GVS_E_* code, or CUDA's code for a bad handle; never a crash,
+ * never the worker's own memory), loaded as gvsd loads the plugin.  With
+ * --mock (the plugin built on the host-memory mock) also ids that exist
+ * but name another kind of object, and ids that are gone.
+ * usage: backend_graphs PLUGIN.so [--mock]
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cudart_ops.h"
+#include "gvs/buf.h"
+#include "gvs/err.h"
+#include "gvs/plugin.h"
+#include "gvs/proto.h"
+
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);           \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
+
+#define SUCCESS 0
+#define INVALID_VALUE 1
+#define INVALID_HANDLE 400
+#define BOGUS 0x123456789ull
+
+static const struct gvs_plugin *plugin;
+static void *state;
+static char worker_bytes[4096];
+
+static void host_log(enum gvs_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    (void)level;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static int host_notify(struct gvs_session *s, uint16_t plugin_id, uint16_t op,
+                       const void *body, size_t len)
+{
+    (void)s, (void)plugin_id, (void)op, (void)body, (void)len;
+    return 0;
+}
+
+static const struct gvs_host_api host = {
+    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
+
+static int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                        int noreply)
+{
+    gvs_buf_reset(out);
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+        if (o->op == op) {
+            struct gvs_call c = {.in = in, .out = out, .state = state,
+                                 .id = 1, .lane = 1, .noreply = noreply};
+            return o->fn(&c);
+        }
+    return 1000;
+}
+
+static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
+{
+    return call_noreply(op, in, out, 0);
+}
+
+static int32_t result_of(struct gvs_buf *out)
+{
+    int32_t r;
+    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
+}
+
+/* The result of op on u64 arguments, or -1000 when it was refused. */
+static int32_t on_u64s(uint16_t op, int n, const uint64_t *v,
+                       struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    for (int i = 0; i < n; i++)
+        gvs_buf_put_u64(in, v[i]);
+    return call(op, in, out) == 0 ? result_of(out) : -1000;
+}
+
+static int32_t on_u64(uint16_t op, uint64_t v, struct gvs_buf *in,
+                      struct gvs_buf *out)
+{
+    return on_u64s(op, 1, &v, in, out);
+}
+
+static void put_side(struct gvs_buf *b, uint8_t kind, uint64_t addr,
+                     uint64_t pitch)
+{
+    gvs_buf_put_u8(b, kind);
+    gvs_buf_put_u64(b, addr);
+    gvs_buf_put_u64(b, pitch);
+    gvs_buf_put_u64(b, 1);
+    gvs_buf_put_u64(b, 0);
+    gvs_buf_put_u64(b, 0);
+    gvs_buf_put_u64(b, 0);
+}
+
+static void put_box(struct gvs_buf *b, uint64_t w, uint64_t h, uint64_t d)
+{
+    gvs_buf_put_u64(b, w);
+    gvs_buf_put_u64(b, h);
+    gvs_buf_put_u64(b, d);
+}
+
+static void put_tail(struct gvs_buf *b, uint8_t async)
+{
+    gvs_buf_put_u8(b, async);
+    gvs_buf_put_u64(b, 0);
+}
+
+static int copies(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t worker = (uint64_t)(uintptr_t)worker_bytes;
+    /* A host side never comes from the wire. */
+    gvs_buf_reset(in);
+    put_side(in, 2, worker, 16);
+    put_box(in, 4, 1, 1);
+    put_tail(in, 0);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK(call(CUDART_OP_MEMCPY3D_TO, in, out) == GVS_E_PROTO);
+    /* The rows must be exactly the box's bytes. */
+    gvs_buf_reset(in);
+    put_side(in, 0, BOGUS, 16);
+    put_box(in, 4, 2, 1);
+    put_tail(in, 0);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK(call(CUDART_OP_MEMCPY3D_TO, in, out) == GVS_E_PROTO);
+    gvs_buf_reset(in);
+    put_side(in, 0, BOGUS, 16);
+    put_box(in, 4, 1, 1);
+    put_tail(in, 2);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK(call(CUDART_OP_MEMCPY3D_TO, in, out) == GVS_E_PROTO);
+    /* The worker's own memory is no device memory. */
+    gvs_buf_reset(in);
+    put_side(in, 0, worker, 16);
+    put_box(in, 4, 1, 1);
+    put_tail(in, 0);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK(call(CUDART_OP_MEMCPY3D_TO, in, out) == 0);
+    CHECK(result_of(out) != SUCCESS);
+    CHECK(memcmp(worker_bytes, "abcd", 4) != 0);
+    /* More than a chunk of rows in one reply, or none. */
+    gvs_buf_reset(in);
+    put_side(in, 0, worker, GVS_BULK_CHUNK);
+    put_box(in, GVS_BULK_CHUNK, 2, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMCPY3D_FROM, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    put_side(in, 0, worker, 16);
+    put_box(in, 0, 1, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMCPY3D_FROM, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    put_side(in, 0, worker, 16);
+    put_box(in, 16, 4, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMCPY3D_FROM, in, out) == 0);
+    CHECK(result_of(out) != SUCCESS);
+    /* An overflowing box, an array id from nowhere. */
+    gvs_buf_reset(in);
+    put_side(in, 0, worker, 16);
+    put_side(in, 0, worker, 16);
+    put_box(in, UINT64_MAX / 2, 4, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMCPY3D_DEV, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    put_side(in, 1, BOGUS, 0);
+    put_side(in, 1, BOGUS, 0);
+    put_box(in, 4, 1, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMCPY3D_DEV, in, out) == 0);
+    CHECK(result_of(out) != SUCCESS);
+    /* A memset of the worker's memory. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, worker);
+    gvs_buf_put_u64(in, 16);
+    gvs_buf_put_u64(in, 4);
+    gvs_buf_put_i32(in, 0x55);
+    put_box(in, 16, 4, 1);
+    put_tail(in, 0);
+    CHECK(call(CUDART_OP_MEMSET3D, in, out) == 0);
+    CHECK(result_of(out) != SUCCESS && worker_bytes[0] != 0x55);
+    /* Managed memory pushes land in device memory only. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, worker);
+    gvs_buf_put_blob(in, "wxyz", 4);
+    CHECK(call_noreply(CUDART_OP_MANAGED_PUSH, in, out, 1) == 0);
+    CHECK(memcmp(worker_bytes, "wxyz", 4) != 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, 77);
+    gvs_buf_put_str(in, "counter");
+    CHECK(call(CUDART_OP_MANAGED_VAR, in, out) == GVS_E_RANGE);
+    return 0;
+}
+
+static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
+{
+    CHECK(on_u64(CUDART_OP_ARRAY_FREE, BOGUS, in, out) == INVALID_HANDLE);
+    CHECK(on_u64(CUDART_OP_ARRAY_INFO, BOGUS, in, out) == INVALID_HANDLE);
+    CHECK(on_u64(CUDART_OP_MIPMAP_FREE, BOGUS, in, out) == INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_MIPMAP_LEVEL, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    /* Texture and surface values the session never made. */
+    CHECK(on_u64(CUDART_OP_TEXTURE_DESTROY, 1, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_TEXTURE_DESC, BOGUS, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_SURFACE_DESTROY, BOGUS, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_SURFACE_DESC, 0, in, out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_i32(in, 99);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_SURFACE_CREATE, in, out) == GVS_E_PROTO);
+    /* Pools. */
+    CHECK(on_u64(CUDART_OP_MEMPOOL_DESTROY, BOGUS, in, out) == INVALID_VALUE);
+    uint64_t trim[] = {BOGUS, 0};
+    CHECK(on_u64s(CUDART_OP_MEMPOOL_TRIM, 2, trim, in, out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1025);
+    CHECK(call(CUDART_OP_MEMPOOL_SET_ACCESS, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u8(in, 2);
+    gvs_buf_put_i32(in, 0);
+    CHECK(call(CUDART_OP_DEVICE_GET_MEMPOOL, in, out) == GVS_E_PROTO);
+    /* Graphs. */
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, BOGUS, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_GRAPH_CLONE, BOGUS, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_GRAPH_EXEC_DESTROY, BOGUS, in, out) ==
+          INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_NODE_GET_TYPE, BOGUS, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_NODE_DESTROY, BOGUS, in, out) == INVALID_VALUE);
+    uint64_t launch[] = {BOGUS, 0};
+    CHECK(on_u64s(CUDART_OP_GRAPH_LAUNCH, 2, launch, in, out) ==
+          INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u8(in, 0);
+    gvs_buf_put_u64(in, (1u << 20) + 1);
+    CHECK(call(CUDART_OP_GRAPH_NODES, in, out) == GVS_E_PROTO);
+    /* A dependency count the request cannot hold, a node type from
+     * nowhere, a kernel of no module. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1000000);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u8(in, 99);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == GVS_E_PROTO);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u8(in, 0 /* cudaGraphNodeTypeKernel */);
+    gvs_buf_put_u32(in, 12345);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u8(in, 5 /* cudaGraphNodeTypeEmpty */);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u8(in, 0);
+    gvs_buf_put_u32(in, 100000);
+    CHECK(call(CUDART_OP_GRAPH_EDIT_EDGES, in, out) == GVS_E_RANGE);
+    return 0;
+}
+
+/* On the mock: ids exist, but for another kind of object, then are gone. */
+static int mistaken_ids(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t graph, array, node;
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_CREATE, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &graph) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u8(in, 0);
+    gvs_buf_put_i32(in, 32);
+    gvs_buf_put_i32(in, 0);
+    gvs_buf_put_i32(in, 0);
+    gvs_buf_put_i32(in, 0);
+    gvs_buf_put_i32(in, 2 /* float */);
+    put_box(in, 8, 8, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_ARRAY_MALLOC, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &array) == 0);
+    /* A graph is no executable graph, no array, no pool; an array is no
+     * graph nor node. */
+    uint64_t launch[] = {graph, 0};
+    CHECK(on_u64s(CUDART_OP_GRAPH_LAUNCH, 2, launch, in, out) ==
+          INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_ARRAY_INFO, graph, in, out) == INVALID_HANDLE);
+    CHECK(on_u64(CUDART_OP_MEMPOOL_DESTROY, graph, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, array, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_NODE_GET_TYPE, array, in, out) == INVALID_VALUE);
+    /* A dependency of another graph. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, graph);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u8(in, 5);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &node) == 0);
+    CHECK(on_u64(CUDART_OP_NODE_GET_TYPE, node, in, out) == SUCCESS);
+    CHECK(on_u64(CUDART_OP_GRAPH_CLONE, graph, in, out) == SUCCESS);
+    uint64_t clone;
+    CHECK(gvs_buf_get_u64(out, &clone) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, clone);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u64(in, node);
+    gvs_buf_put_u8(in, 5);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    /* A texture over a host pointer of the worker. */
+    gvs_buf_reset(in);
+    gvs_buf_put_i32(in, 2 /* linear */);
+    gvs_buf_put_u64(in, (uint64_t)(uintptr_t)worker_bytes);
+    for (int i = 0; i < 5; i++)
+        gvs_buf_put_i32(in, i == 0 ? 32 : 0);
+    gvs_buf_put_u64(in, sizeof(worker_bytes));
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_SURFACE_CREATE, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    /* Gone: destroyed graphs take their nodes with them. */
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, graph, in, out) == SUCCESS);
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, graph, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_NODE_GET_TYPE, node, in, out) == INVALID_VALUE);
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, clone, in, out) == SUCCESS);
+    CHECK(on_u64(CUDART_OP_ARRAY_FREE, array, in, out) == SUCCESS);
+    CHECK(on_u64(CUDART_OP_ARRAY_FREE, array, in, out) == INVALID_HANDLE);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    gvs_plugin_entry_fn entry;
+    struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
+    CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "--mock") == 0)) &&
+          in != NULL && out != NULL);
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
+    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
+    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    CHECK(copies(in, out) == 0);
+    CHECK(foreign_ids(in, out) == 0);
+    if (argc == 3)
+        CHECK(mistaken_ids(in, out) == 0);
+    plugin->session_close(state);
+    gvs_buf_free(in);
+    gvs_buf_free(out);
+    puts("ok");
+    return 0;
+}

@@ -1,0 +1,335 @@
+/*
+ * cudart.backend_streams[_mock]: the stream, event, callback and async
+ * memory handlers on malformed requests and ids from nowhere (a negative
+ * GVS_E_* code or cudaErrorInvalidResourceHandle, never a crash), loaded
+ * as gvsd loads the plugin.  With --mock (the plugin built on the
+ * host-memory mock) also a host callback's round trip, and its release
+ * once the client has gone.
+ * usage: backend_streams PLUGIN.so [--mock]
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cudart_ops.h"
+#include "gvs/buf.h"
+#include "gvs/err.h"
+#include "gvs/plugin.h"
+#include "gvs/proto.h"
+
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);           \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
+
+#define INVALID_VALUE 1
+#define NOT_READY 600
+#define INVALID_HANDLE 400
+#define BOGUS 0x123456789ull
+
+static const struct gvs_plugin *plugin;
+static void *state;
+
+static void host_log(enum gvs_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    (void)level;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Notifications the plugin sent: the last CALLBACK_RUN's id, how many
+ * CALLBACK_WAITING; once `gone`, sends fail as on a closed connection. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t noted = PTHREAD_COND_INITIALIZER;
+static uint64_t run_id;
+static int nwaiting, gone;
+
+static int host_notify(struct gvs_session *session, uint16_t plugin_id,
+                       uint16_t op, const void *body, size_t len)
+{
+    struct gvs_buf *b = gvs_buf_view(body, len);
+    uint64_t id = 0;
+    int32_t status = -1;
+    uint8_t keep = 1;
+    int ok = b != NULL && plugin_id == CUDART_PLUGIN_ID &&
+             gvs_buf_get_u64(b, &id) == 0;
+    /* A stream's callback runs once: the client need not keep it. */
+    if (ok && op == CUDART_OP_CALLBACK_RUN)
+        ok = gvs_buf_get_i32(b, &status) == 0 && status == 0 &&
+             gvs_buf_get_u8(b, &keep) == 0 && keep == 0;
+    ok = ok && gvs_buf_expect_end(b) == 0;
+    gvs_buf_free(b);
+    (void)session;
+    pthread_mutex_lock(&lock);
+    if (!ok)
+        fprintf(stderr, "FAIL: malformed notification %u\n", (unsigned)op);
+    else if (op == CUDART_OP_CALLBACK_RUN)
+        run_id = id;
+    else if (op == CUDART_OP_CALLBACK_WAITING)
+        nwaiting++;
+    pthread_cond_broadcast(&noted);
+    int rc = gone ? GVS_E_CLOSED : 0;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static const struct gvs_host_api host = {
+    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
+
+static int call_lane(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                     int noreply)
+{
+    gvs_buf_reset(out);
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+        if (o->op == op) {
+            struct gvs_call c = {.in = in, .out = out, .state = state,
+                                 .id = 1, .lane = 1, .noreply = noreply};
+            return o->fn(&c);
+        }
+    return 1000;
+}
+
+static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
+{
+    return call_lane(op, in, out, 0);
+}
+
+static int32_t result_of(struct gvs_buf *out)
+{
+    int32_t r;
+    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
+}
+
+/* The result of op on one u64 argument, or -1000 when it was refused. */
+static int32_t on_u64(uint16_t op, uint64_t v, struct gvs_buf *in,
+                      struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, v);
+    return call(op, in, out) == 0 ? result_of(out) : -1000;
+}
+
+static int waits_for_run(uint64_t id)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += 10;
+    pthread_mutex_lock(&lock);
+    int rc = 0;
+    while (run_id != id && rc == 0)
+        rc = pthread_cond_timedwait(&noted, &lock, &t);
+    pthread_mutex_unlock(&lock);
+    return run_id == id;
+}
+
+static int host_func(uint64_t stream, uint64_t id, struct gvs_buf *in,
+                     struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_u64(in, id);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u32(in, 0);
+    return call(CUDART_OP_HOST_FUNC, in, out) == 0 ? result_of(out) : -1000;
+}
+
+static const uint16_t my_ops[] = {
+    CUDART_OP_STREAM_CREATE,      CUDART_OP_STREAM_DESTROY,
+    CUDART_OP_STREAM_QUERY,       CUDART_OP_STREAM_SYNCHRONIZE,
+    CUDART_OP_STREAM_GET_FLAGS,   CUDART_OP_STREAM_GET_PRIORITY,
+    CUDART_OP_STREAM_GET_DEVICE,  CUDART_OP_STREAM_GET_ID,
+    CUDART_OP_STREAM_WAIT_EVENT,  CUDART_OP_EVENT_CREATE,
+    CUDART_OP_EVENT_DESTROY,      CUDART_OP_EVENT_RECORD,
+    CUDART_OP_EVENT_QUERY,        CUDART_OP_EVENT_SYNCHRONIZE,
+    CUDART_OP_EVENT_ELAPSED_TIME, CUDART_OP_HOST_FUNC,
+    CUDART_OP_CALLBACK_DONE,      CUDART_OP_MEMCPY_ASYNC_H2D,
+    CUDART_OP_MEMCPY_ASYNC_D2H,   CUDART_OP_MEMCPY_ASYNC_D2D,
+    CUDART_OP_MEMSET_ASYNC,       CUDART_OP_MEM_PREFETCH_ASYNC,
+};
+
+static int malformed(struct gvs_buf *in, struct gvs_buf *out)
+{
+    for (size_t i = 0; i < sizeof(my_ops) / sizeof(my_ops[0]); i++) {
+        gvs_buf_reset(in);
+        gvs_buf_put_u8(in, 0);
+        CHECK(call(my_ops[i], in, out) < 0);
+        gvs_buf_reset(in);
+        for (int j = 0; j < 64; j++)
+            gvs_buf_put_u8(in, 0);
+        CHECK(call(my_ops[i], in, out) < 0);
+    }
+    /* Notifications are not requests. */
+    CHECK(call(CUDART_OP_CALLBACK_RUN, in, out) == 1000);
+    CHECK(call(CUDART_OP_CALLBACK_WAITING, in, out) == 1000);
+
+    /* HOST_FUNC: kinds 0 and 1 only, and flags for kind 1 only. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, 1);
+    gvs_buf_put_u32(in, 2);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_HOST_FUNC, in, out) == GVS_E_PROTO);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, 1);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u32(in, 1);
+    CHECK(call(CUDART_OP_HOST_FUNC, in, out) == GVS_E_PROTO);
+
+    /* A completion no callback waits for. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 77);
+    CHECK(call_lane(CUDART_OP_CALLBACK_DONE, in, out, 1) == GVS_E_RANGE);
+
+    /* A D2H chunk larger than the protocol allows. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, GVS_BULK_CHUNK + 1);
+    CHECK(call(CUDART_OP_MEMCPY_ASYNC_D2H, in, out) == GVS_E_RANGE);
+    return 0;
+}
+
+static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
+{
+    static const uint16_t on_stream[] = {
+        CUDART_OP_STREAM_DESTROY,     CUDART_OP_STREAM_QUERY,
+        CUDART_OP_STREAM_SYNCHRONIZE, CUDART_OP_STREAM_GET_FLAGS,
+        CUDART_OP_STREAM_GET_PRIORITY, CUDART_OP_STREAM_GET_DEVICE,
+        CUDART_OP_STREAM_GET_ID};
+    static const uint16_t on_event[] = {
+        CUDART_OP_EVENT_DESTROY, CUDART_OP_EVENT_QUERY,
+        CUDART_OP_EVENT_SYNCHRONIZE};
+    for (size_t i = 0; i < sizeof(on_stream) / sizeof(on_stream[0]); i++) {
+        CHECK(on_u64(on_stream[i], BOGUS, in, out) == INVALID_HANDLE);
+        CHECK(gvs_buf_expect_end(out) == 0);
+    }
+    for (size_t i = 0; i < sizeof(on_event) / sizeof(on_event[0]); i++) {
+        CHECK(on_u64(on_event[i], BOGUS, in, out) == INVALID_HANDLE);
+        CHECK(gvs_buf_expect_end(out) == 0);
+    }
+    /* The default streams are not the client's to destroy. */
+    CHECK(on_u64(CUDART_OP_STREAM_DESTROY, 0, in, out) == INVALID_HANDLE);
+    CHECK(on_u64(CUDART_OP_STREAM_DESTROY, 2, in, out) == INVALID_HANDLE);
+
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_EVENT_RECORD, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_STREAM_WAIT_EVENT, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, BOGUS + 1);
+    CHECK(call(CUDART_OP_EVENT_ELAPSED_TIME, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    CHECK(gvs_buf_expect_end(out) == 0);
+    CHECK(host_func(BOGUS, 5, in, out) == INVALID_HANDLE);
+
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, 16);
+    CHECK(call(CUDART_OP_MEMCPY_ASYNC_D2H, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    CHECK(gvs_buf_expect_end(out) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, 16);
+    CHECK(call(CUDART_OP_MEMCPY_ASYNC_D2D, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+
+    /* The worker's own memory is never a copy's end. */
+    static char host_bytes[64];
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, (uint64_t)(uintptr_t)host_bytes);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK(call(CUDART_OP_MEMCPY_ASYNC_H2D, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, (uint64_t)(uintptr_t)host_bytes);
+    gvs_buf_put_u64(in, 4);
+    CHECK(call(CUDART_OP_MEMCPY_ASYNC_D2H, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, (uint64_t)(uintptr_t)host_bytes);
+    gvs_buf_put_i32(in, 0);
+    gvs_buf_put_u64(in, 4);
+    CHECK(call(CUDART_OP_MEMSET_ASYNC, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    return 0;
+}
+
+/* A callback's round trip on a mock stream, then one whose client goes
+ * away while it waits. */
+static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t stream;
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_i32(in, 0);
+    CHECK(call(CUDART_OP_STREAM_CREATE, in, out) == 0);
+    CHECK(result_of(out) == 0);
+    CHECK(gvs_buf_get_u64(out, &stream) == 0 && stream >= (1u << 16));
+
+    CHECK(host_func(stream, 42, in, out) == 0);
+    CHECK(waits_for_run(42));
+    CHECK(on_u64(CUDART_OP_STREAM_QUERY, stream, in, out) == NOT_READY);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 42);
+    CHECK(call_lane(CUDART_OP_CALLBACK_DONE, in, out, 1) == 0);
+    CHECK(on_u64(CUDART_OP_STREAM_SYNCHRONIZE, stream, in, out) == 0);
+
+    CHECK(host_func(stream, 43, in, out) == 0);
+    CHECK(waits_for_run(43));
+    pthread_mutex_lock(&lock);
+    gone = 1;
+    pthread_mutex_unlock(&lock);
+    CHECK(on_u64(CUDART_OP_STREAM_SYNCHRONIZE, stream, in, out) == 0);
+    CHECK(nwaiting >= 1);
+    CHECK(on_u64(CUDART_OP_STREAM_DESTROY, stream, in, out) == 0);
+    CHECK(on_u64(CUDART_OP_STREAM_QUERY, stream, in, out) == INVALID_HANDLE);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    gvs_plugin_entry_fn entry;
+    struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
+    CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "--mock") == 0)) &&
+          in != NULL && out != NULL);
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
+    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
+    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    CHECK(malformed(in, out) == 0);
+    CHECK(foreign_ids(in, out) == 0);
+    if (argc == 3)
+        CHECK(round_trip(in, out) == 0);
+    plugin->session_close(state);
+    gvs_buf_free(in);
+    gvs_buf_free(out);
+    puts("ok");
+    return 0;
+}

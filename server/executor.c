@@ -1,0 +1,298 @@
+/* The executor and lane threads of a session (session.h). */
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#include "gvs/err.h"
+#include "gvs/log.h"
+#include "gvs/mem.h"
+#include "session.h"
+
+/* Served jobs kept for reuse, with their buffers' storage. */
+#define SPARE_JOBS 4
+
+static void jobs_push(struct gvsd_jobs *q, struct gvsd_job *j)
+{
+    j->next = NULL;
+    if (q->tail != NULL)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+}
+
+static struct gvsd_job *jobs_pop(struct gvsd_jobs *q)
+{
+    struct gvsd_job *j = q->head;
+    if (j != NULL) {
+        q->head = j->next;
+        if (q->head == NULL)
+            q->tail = NULL;
+    }
+    return j;
+}
+
+static void job_free(struct gvsd_job *j)
+{
+    gvs_buf_free(j->in);
+    gvs_free(j);
+}
+
+struct gvsd_job *gvsd_job_get(struct gvs_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->outstanding > GVSD_QUEUE_BYTES_MAX && !s->failed)
+        pthread_cond_wait(&s->room, &s->lock);
+    struct gvsd_job *j = s->spare;
+    if (j != NULL) {
+        s->spare = j->next;
+        s->nspare--;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (j == NULL) {
+        j = gvs_calloc(1, sizeof(*j));
+        if (j != NULL && (j->in = gvs_buf_new(s->opts->max_frame)) == NULL) {
+            gvs_free(j);
+            j = NULL;
+        }
+    }
+    return j;
+}
+
+/* Caller holds the lock. */
+static void job_recycle_locked(struct gvs_session *s, struct gvsd_job *j)
+{
+    gvs_buf_reset(j->in);
+    if (s->nspare < SPARE_JOBS) {
+        j->next = s->spare;
+        s->spare = j;
+        s->nspare++;
+    } else {
+        job_free(j);
+    }
+}
+
+/* Caller holds the lock.  A queued job is served or dropped. */
+static void job_done_locked(struct gvs_session *s, struct gvsd_job *j)
+{
+    s->outstanding -= j->cost;
+    pthread_cond_signal(&s->room);
+    job_recycle_locked(s, j);
+}
+
+void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j)
+{
+    pthread_mutex_lock(&s->lock);
+    job_recycle_locked(s, j);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
+{
+    j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
+    pthread_mutex_lock(&s->lock);
+    s->outstanding += j->cost;
+    jobs_push(&s->queue, j);
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Caller holds the lock.  Runs j unless the session is failing, then
+ * releases it. */
+static void serve_unlocked(struct gvs_session *s, struct gvsd_job *j,
+                           struct gvs_buf *out)
+{
+    if (!s->failed) {
+        pthread_mutex_unlock(&s->lock);
+        gvsd_serve(s, j, out);
+        pthread_mutex_lock(&s->lock);
+    }
+    job_done_locked(s, j);
+}
+
+static void *lane_main(void *arg)
+{
+    struct gvsd_lane_thread *t = arg;
+    struct gvs_session *s = t->s;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!t->busy && !s->executor_done)
+            pthread_cond_wait(&t->wake, &s->lock);
+        if (!t->busy)
+            break;
+        struct gvsd_job *j = jobs_pop(&t->jobs);
+        if (j == NULL) {
+            t->busy = 0;
+            pthread_cond_signal(&s->idle);
+            continue;
+        }
+        serve_unlocked(s, j, t->out);
+    }
+    s->lanes_running--;
+    pthread_cond_broadcast(&s->stopped);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* Caller holds the lock.  The lane thread serving `lane`, if any. */
+static struct gvsd_lane_thread *lane_busy(struct gvs_session *s,
+                                          uint32_t lane)
+{
+    for (int i = 0; i < s->nlanes; i++)
+        if (s->lanes[i].busy && s->lanes[i].lane == lane)
+            return &s->lanes[i];
+    return NULL;
+}
+
+static int thread_start(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    if (pthread_attr_init(&attr) != 0)
+        return GVS_E_NOMEM;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return rc == 0 ? 0 : GVS_E_NOMEM;
+}
+
+/* Caller holds the lock.  A free lane thread, started if none is free and
+ * the session may have more, else waited for.  NULL when none exists and
+ * none can be started. */
+static struct gvsd_lane_thread *lane_free(struct gvs_session *s)
+{
+    for (;;) {
+        for (int i = 0; i < s->nlanes; i++)
+            if (!s->lanes[i].busy)
+                return &s->lanes[i];
+        if (s->nlanes < GVSD_LANE_THREADS) {
+            struct gvsd_lane_thread *t = &s->lanes[s->nlanes];
+            t->s = s;
+            t->out = gvs_buf_new(s->opts->max_frame);
+            if (t->out != NULL && pthread_cond_init(&t->wake, NULL) == 0) {
+                if (thread_start(lane_main, t) == 0) {
+                    s->nlanes++;
+                    s->lanes_running++;
+                    return t;
+                }
+                pthread_cond_destroy(&t->wake);
+            }
+            gvs_buf_free(t->out);
+            t->out = NULL;
+            if (s->nlanes == 0)
+                return NULL;
+            gvs_warn("session %u: cannot start a lane thread beyond %d",
+                     s->opts->id, s->nlanes);
+        }
+        pthread_cond_wait(&s->idle, &s->lock);
+    }
+}
+
+static void *executor_main(void *arg)
+{
+    struct gvs_session *s = arg;
+    struct gvs_buf *out = gvs_buf_new(s->opts->max_frame);
+    pthread_mutex_lock(&s->lock);
+    if (out == NULL) {
+        gvs_error("session %u: out of memory", s->opts->id);
+        pthread_mutex_unlock(&s->lock);
+        gvsd_session_fail(s, GVS_E_NOMEM);
+        pthread_mutex_lock(&s->lock);
+    }
+    for (;;) {
+        while (s->queue.head == NULL && !s->reading_done)
+            pthread_cond_wait(&s->work, &s->lock);
+        struct gvsd_job *j = jobs_pop(&s->queue);
+        if (j == NULL)
+            break;
+        if (s->failed) {
+            job_done_locked(s, j);
+            continue;
+        }
+        /* A lane whose blocking request still runs keeps its order: what
+         * follows goes behind it, on its thread. */
+        struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
+        if (t == NULL && j->op != NULL && (j->op->flags & GVS_OP_BLOCKING))
+            t = lane_free(s);
+        if (t != NULL) {
+            if (!t->busy) {
+                t->busy = 1;
+                t->lane = j->h.lane;
+                pthread_cond_signal(&t->wake);
+            }
+            jobs_push(&t->jobs, j);
+            continue;
+        }
+        serve_unlocked(s, j, out);
+    }
+    s->executor_done = 1;
+    for (int i = 0; i < s->nlanes; i++)
+        pthread_cond_signal(&s->lanes[i].wake);
+    s->executor_running = 0;
+    pthread_cond_broadcast(&s->stopped);
+    pthread_mutex_unlock(&s->lock);
+    gvs_buf_free(out);
+    return NULL;
+}
+
+int gvsd_executor_start(struct gvs_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->executor_running = 1;
+    pthread_mutex_unlock(&s->lock);
+    int rc = thread_start(executor_main, s);
+    if (rc < 0) {
+        pthread_mutex_lock(&s->lock);
+        s->executor_running = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return rc;
+}
+
+int gvsd_executor_stop(struct gvs_session *s)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += GVSD_DRAIN_MS / 1000;
+    until.tv_nsec += (long)(GVSD_DRAIN_MS % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->reading_done = 1;
+    pthread_cond_signal(&s->work);
+    if (!s->executor_running) {
+        s->executor_done = 1;
+        for (int i = 0; i < s->nlanes; i++)
+            pthread_cond_signal(&s->lanes[i].wake);
+    }
+    int rc = 0;
+    while (rc != ETIMEDOUT && (s->executor_running || s->lanes_running))
+        rc = pthread_cond_timedwait(&s->stopped, &s->lock, &until);
+    int left = s->executor_running + s->lanes_running;
+    pthread_mutex_unlock(&s->lock);
+    if (left == 0)
+        return 0;
+    gvs_warn("session %u: %d thread(s) still busy after %d ms", s->opts->id,
+             left, GVSD_DRAIN_MS);
+    return GVS_E_TIMEOUT;
+}
+
+void gvsd_executor_free(struct gvs_session *s)
+{
+    struct gvsd_job *j;
+    while ((j = jobs_pop(&s->queue)) != NULL)
+        job_free(j);
+    while ((j = s->spare) != NULL) {
+        s->spare = j->next;
+        job_free(j);
+    }
+    for (int i = 0; i < s->nlanes; i++) {
+        while ((j = jobs_pop(&s->lanes[i].jobs)) != NULL)
+            job_free(j);
+        gvs_buf_free(s->lanes[i].out);
+        pthread_cond_destroy(&s->lanes[i].wake);
+    }
+    s->nlanes = 0;
+}

@@ -1,0 +1,78 @@
+// Built with --default-stream per-thread (ptsz.cmake): stream 0 is each
+// thread's own stream, so one thread's slow work does not hold another's.
+#include "check.h"
+#include <atomic>
+#include <thread>
+
+__global__ void spin(long long cycles)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+
+__global__ void fill(int *v, int x)
+{
+    v[threadIdx.x] = x + threadIdx.x;
+}
+
+static void CUDART_CB note(void *p)
+{
+    ++*(std::atomic<int> *)p;
+}
+
+int main()
+{
+    int khz;
+    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    unsigned flags;
+    CHECK(cudaStreamGetFlags(0, &flags));
+    printf("default stream flags: %u\n", flags);
+
+    std::atomic<bool> spinning{false}, quick_done{false};
+    cudaError_t slow_err = cudaSuccess, quick_err = cudaSuccess;
+    cudaError_t query_while_other_spins = cudaErrorUnknown;
+    bool slow_saw_quick = false;
+    int quick_value = 0;
+    std::atomic<int> notes{0};
+    std::thread slow([&] {
+        cudaEvent_t ev;
+        if ((slow_err = cudaEventCreate(&ev)) != cudaSuccess)
+            return;
+        spin<<<1, 1>>>((long long)khz * 300);
+        slow_err = cudaEventRecord(ev, 0);
+        spinning = true;
+        if (slow_err == cudaSuccess)
+            slow_err = cudaEventSynchronize(ev);
+        slow_saw_quick = quick_done;
+        if (slow_err == cudaSuccess)
+            slow_err = cudaEventDestroy(ev);
+    });
+    std::thread quick([&] {
+        while (!spinning)
+            std::this_thread::yield();
+        int *d, h[32];
+        if ((quick_err = cudaMalloc(&d, sizeof(h))) != cudaSuccess)
+            return;
+        fill<<<1, 32>>>(d, 100);
+        quick_err = cudaMemcpyAsync(h, d, sizeof(h), cudaMemcpyDeviceToHost, 0);
+        if (quick_err == cudaSuccess)
+            quick_err = cudaLaunchHostFunc(0, note, &notes);
+        if (quick_err == cudaSuccess)
+            quick_err = cudaStreamSynchronize(0);
+        query_while_other_spins = cudaStreamQuery(0);
+        quick_value = h[31];
+        quick_done = true;
+    });
+    slow.join();
+    quick.join();
+    CHECK(slow_err);
+    CHECK(quick_err);
+    printf("quick thread: value %d, %d callback(s), own stream idle: %s\n",
+           quick_value, notes.load(), cudaGetErrorName(query_while_other_spins));
+    printf("quick thread done before the slow one's wait ended: %s\n",
+           slow_saw_quick ? "yes" : "no");
+    CHECK(cudaStreamSynchronize(0));
+    printf("done\n");
+    return 0;
+}

@@ -1,0 +1,2 @@
+// rdc/helpers.cu, in rdc_jit's own build.
+#include "../rdc/helpers.cu"

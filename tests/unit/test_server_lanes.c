@@ -1,0 +1,208 @@
+/* gvsd's threads of a session, spoken to in raw frames: lanes echoed,
+ * blocking ops on their lane's thread while other lanes go on, each
+ * lane's order kept, inline ops ahead of the queue, notifications. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plugins/echo.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "test.h"
+#include "test_server_harness.h"
+
+#define BLOCK_MS 10000u
+
+static int send_req(struct gvs_conn *c, uint16_t op, uint32_t flags,
+                    uint32_t lane, uint64_t id, const void *body, size_t len)
+{
+    struct gvs_frame_hdr h = {.plugin = ECHO_PLUGIN_ID,
+                              .op = op,
+                              .flags = flags,
+                              .lane = lane,
+                              .id = id};
+    struct iovec iov = {(void *)body, len};
+    return gvs_frame_sendv(c, &h, &iov, 1);
+}
+
+static int send_u32(struct gvs_conn *c, uint16_t op, uint32_t flags,
+                    uint32_t lane, uint64_t id, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+                    (uint8_t)(v >> 24)};
+    return send_req(c, op, flags, lane, id, b, sizeof(b));
+}
+
+/* Reads the next frame, which must be the reply to id on lane. */
+static int expect_reply(struct gvs_conn *c, uint64_t id, uint32_t lane,
+                        struct gvs_buf *body)
+{
+    struct gvs_frame_hdr h;
+    ASSERT_EQ(gvs_frame_recv(c, GVS_FRAME_MAX_DEFAULT, &h, body), 0);
+    ASSERT_EQ(h.flags, GVS_F_REPLY);
+    ASSERT_U64_EQ(h.id, id);
+    ASSERT_EQ(h.lane, lane);
+    return 0;
+}
+
+static uint32_t get_u32(struct gvs_buf *b)
+{
+    uint32_t v = 0xffffffffu;
+    gvs_buf_get_u32(b, &v);
+    return v;
+}
+
+TEST_IMPL(server_lane_echoed)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    const uint32_t lanes[] = {0, 1, 7, 0xffffffffu};
+    for (int i = 0; i < 4; i++) {
+        ASSERT_EQ(send_req(c, ECHO_OP_PING_LANE, 0, lanes[i], 10 + i, NULL, 0),
+                  0);
+        ASSERT_EQ(expect_reply(c, 10 + i, lanes[i], body), 0);
+        ASSERT_EQ(get_u32(body), lanes[i]);
+    }
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* Lane 1 blocks; lane 1's next request waits behind it while lane 2 is
+ * served; an inline RELEASE on lane 3 frees lane 1, whose replies then
+ * come in order. */
+TEST_IMPL(server_blocking_lane)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, 1, 1, BLOCK_MS), 0);
+    ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, 2, 5), 0);
+    ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 1, 3, NULL, 0), 0);
+    long long start = test_now_ms();
+    for (uint64_t id = 4; id < 8; id++) {
+        ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 2, id, NULL, 0), 0);
+        ASSERT_EQ(expect_reply(c, id, 2, body), 0);
+        uint64_t notes = 1;
+        ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+        ASSERT_U64_EQ(notes, 0);
+    }
+    ASSERT_LT(test_now_ms() - start, BLOCK_MS / 2);
+    ASSERT_EQ(send_req(c, ECHO_OP_RELEASE, GVS_F_NOREPLY, 3, 8, NULL, 0), 0);
+    ASSERT_EQ(expect_reply(c, 1, 1, body), 0);
+    ASSERT_EQ(get_u32(body), 1);
+    ASSERT_EQ(expect_reply(c, 3, 1, body), 0);
+    uint64_t notes = 0, sum = 0;
+    ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+    ASSERT_EQ(gvs_buf_get_u64(body, &sum), 0);
+    ASSERT_U64_EQ(notes, 1);
+    ASSERT_U64_EQ(sum, 5);
+    ASSERT_LT(test_now_ms() - start, BLOCK_MS / 2);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* More blocked lanes than the session has lane threads: the extra ones
+ * wait for a thread, none is lost. */
+TEST_IMPL(server_many_blocked_lanes)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    enum { LANES = 80 };
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    for (uint32_t lane = 1; lane <= LANES; lane++)
+        ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, lane, lane, BLOCK_MS), 0);
+    for (uint32_t i = 0; i < LANES; i++)
+        ASSERT_EQ(send_req(c, ECHO_OP_RELEASE, GVS_F_NOREPLY, 1000, 1000 + i,
+                           NULL, 0),
+                  0);
+    uint8_t seen[LANES + 1] = {0};
+    for (int i = 0; i < LANES; i++) {
+        struct gvs_frame_hdr h;
+        ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), 0);
+        ASSERT(h.id >= 1 && h.id <= LANES && !seen[h.id]);
+        ASSERT_EQ(h.lane, h.id);
+        ASSERT_EQ(get_u32(body), 1);
+        seen[h.id] = 1;
+    }
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+TEST_IMPL(server_notifications)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(send_u32(c, ECHO_OP_NOTIFY_ME, 0, 4, 1, 50), 0);
+    uint64_t last_id = 0;
+    for (uint32_t i = 0; i < 50; i++) {
+        struct gvs_frame_hdr h;
+        ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), 0);
+        ASSERT_EQ(h.flags, GVS_F_NOTIFY);
+        ASSERT_EQ(h.plugin, ECHO_PLUGIN_ID);
+        ASSERT_EQ(h.op, ECHO_NOTE_TICK);
+        ASSERT(h.id > last_id);
+        last_id = h.id;
+        ASSERT_EQ(get_u32(body), i);
+    }
+    ASSERT_EQ(expect_reply(c, 1, 4, body), 0);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* The client leaves while an op blocks: the session still ends, after
+ * the op, and closes the plugin's session. */
+TEST_IMPL(server_end_while_blocked)
+{
+    struct test_gvsd g = {0};
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, 1, 1, 300), 0);
+    for (uint32_t v = 1; v <= 10; v++)
+        ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, 1 + v, v), 0);
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "session 1: ended after", 5000));
+    ASSERT(test_gvsd_log_has(&g, ", 11 call(s)", 0));
+    ASSERT(test_gvsd_log_has(&g, "session 1: worker", 5000));
+    ASSERT(test_gvsd_log_has(&g, "exited with status 0", 0));
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* A bad request closes the connection at once, even while an op of
+ * another lane blocks. */
+TEST_IMPL(server_error_while_blocked)
+{
+    struct test_gvsd g = {0};
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, 1, 1, 2000), 0);
+    ASSERT_EQ(send_req(c, 999, 0, 2, 2, NULL, 0), 0);
+    long long start = test_now_ms();
+    ASSERT(test_wait_closed(c, 5000));
+    ASSERT_LT(test_now_ms() - start, 1000);
+    ASSERT(test_gvsd_log_has(&g, "session 1: plugin echo has no op 999", 0));
+    ASSERT(test_gvsd_log_has(&g, "session 1: ended after", 5000));
+    ASSERT(test_gvsd_log_has(&g, "(closed on error)", 0));
+    gvs_conn_close(c);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""Stubs for the CUDA runtime functions the frontend does not implement,
+and the coverage table of every function NVIDIA's runtime exports.
+
+    gvs_unsupported.py --lib LIBCUDART --include-dir DIR [--include-dir DIR...]
+                       --out-c FILE --out-coverage FILE OBJECT...
+
+LIBCUDART is the toolkit's libcudart.so.13: every function it exports
+must be exported by the frontend.  OBJECTs are the frontend's compiled
+sources (with -ffunction-sections): whatever they define is implemented;
+every other export gets a stub in --out-c with the prototype the toolkit
+headers give it.  --out-coverage classifies each export as forwarded,
+answered locally or not supported (tools/apigen/README.md).  Standard
+library only; output is deterministic.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gvs_elf  # noqa: E402
+
+# Where the runtime's exports are declared, in the order their
+# declarations are preferred, and whether a C compiler sees them (the crt
+# headers are for nvcc's C++ host code only).  The interop headers include
+# the system's GL, EGL and VDPAU headers, which a build machine need not
+# have: the stubs are compiled with tools/apigen/shim, which gives the few
+# types the CUDA prototypes use.
+HEADERS = (
+    ("cuda_runtime_api.h", True),
+    ("cuda_profiler_api.h", True),
+    ("cuda_gl_interop.h", True),
+    ("cuda_egl_interop.h", True),
+    ("cuda_vdpau_interop.h", True),
+    ("crt/host_runtime.h", False),
+    ("crt/device_functions.h", False),
+)
+
+# Exports that no toolkit header declares (only CUPTI's callback ids name
+# them).  Prototypes from the machine code of NVIDIA's libcudart.so.13:
+# __cudaGetProcAddress reads no argument and returns 0;
+# __cudaRegisterHostVar passes on four arguments and
+# __cudaRegisterUnifiedTable five, the first a module handle, and neither
+# returns a value.
+UNDECLARED = {
+    "__cudaGetProcAddress": ("void *", "void"),
+    "__cudaRegisterHostVar": ("void", "void **fatCubinHandle, const char *deviceName, "
+                                      "char *hostVar, size_t size"),
+    "__cudaRegisterUnifiedTable": ("void", "void **fatCubinHandle, void *arg1, void *arg2, "
+                                           "void *arg3, void *arg4"),
+}
+
+# What a stub returns, by return type, after recording
+# cudaErrorNotSupported as the thread's last error (a void stub only
+# records it).  Every exported function's return type must be here.
+FAILURE = {
+    "cudaError_t": "cudaErrorNotSupported",
+    "void": None,
+    # A pointer: no handle, no table, no string.
+    "*": "NULL",
+    # __cudaPushCallConfiguration: non-zero makes the <<<>>> launch skip
+    # the kernel, as when the configuration is refused.
+    "unsigned": "1",
+    # __cudaInitModule: the module was not initialized.
+    "char": "0",
+    # cudaCreateChannelDesc: a descriptor of no format.
+    "struct cudaChannelFormatDesc":
+        "(struct cudaChannelFormatDesc){0, 0, 0, 0, cudaChannelFormatKindNone}",
+}
+
+# Tokens of a declaration that are not part of its C type: storage,
+# linkage and the toolkit's annotation macros (empty in a C build).
+DECORATIONS = {"extern", '"C"', "CUDARTAPI", "__host__", "__device__",
+               "__cudart_builtin__", "__CUDA_DEPRECATED"}
+C_TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double",
+                "signed", "unsigned", "_Bool", "const", "volatile", "restrict",
+                "struct", "enum", "union"}
+
+# Coverage: a function is forwarded when its code can reach one of the
+# client library's request senders ...
+SENDERS = re.compile(r"^gvs_client_(call|post|send)")
+# ... other than through the connection's set-up, which every call makes
+# and which asks the backend for its devices once per session.
+SETUP = ("fe_client",)
+
+TOKEN = re.compile(r"""\s*(?:("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
+                   r"""|([A-Za-z_]\w*)|(\.?\d[\w.]*)|(\.\.\.|[^\s\w]))""")
+COMMENT = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|/\*.*?\*/|//[^\n]*""",
+                     re.S)
+PER_THREAD = re.compile(r"#\s*define\s+(\w+)\s+__CUDART_API_(PTDS|PTSZ)\(\s*(\w+)\s*\)\s*$")
+
+
+class GenError(Exception):
+    pass
+
+
+class Prototype:
+    def __init__(self, name, ret, params, header, c_visible):
+        self.name = name
+        self.ret = ret          # C type, normalized spacing
+        self.params = params    # [(tokens of the type, name or None)]
+        self.header = header
+        self.c_visible = c_visible
+
+    def signature(self):
+        """The types only: declarations of one function must agree on it."""
+        return (self.ret, tuple(" ".join(t) for t, _ in self.params))
+
+    def renamed(self, name):
+        """The prototype of a per-thread default stream variant, which C
+        code sees only under its base name."""
+        return Prototype(name, self.ret, self.params, self.header, False)
+
+    def c_params(self):
+        if not self.params:
+            return "void"
+        out = []
+        for i, (toks, name) in enumerate(self.params):
+            if toks == ["..."]:
+                out.append("...")
+                continue
+            out.append(render(insert_name(toks, name or "arg%d" % i)))
+        return ", ".join(out)
+
+    def c_declarator(self):
+        sep = "" if self.ret.endswith("*") else " "
+        return "%s%s%s(%s)" % (self.ret, sep, self.name, self.c_params())
+
+
+def render(toks):
+    s = " ".join(toks)
+    s = re.sub(r"\* (?=[\w*])", "*", s)
+    s = re.sub(r"(\() | (?=[)\[\],])", r"\1", s)
+    return s.replace(") (", ")(")
+
+
+def tokenize(text, path):
+    toks, pos = [], 0
+    while True:
+        m = TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        toks.append(m.group(m.lastindex))
+        pos = m.end()
+    if text[pos:].strip():
+        raise GenError("%s: cannot read %r" % (path, text[pos:pos + 40]))
+    return toks
+
+
+def header_tokens(path):
+    """The tokens outside preprocessor directives (each directive ends a
+    statement), and the per-thread default stream renames {renamed: base}."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    text = COMMENT.sub(lambda m: m.group(1) or " " + "\n" * m.group(0).count("\n"), text)
+    text = text.replace("\\\n", " ")
+    toks, renames = [], {}
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            m = PER_THREAD.match(line.strip())
+            if m is not None and m.group(1) == m.group(3):
+                renames["%s_%s" % (m.group(1), m.group(2).lower())] = m.group(1)
+            toks.append(";")
+        else:
+            toks.extend(tokenize(line, path))
+    return toks, renames
+
+
+def split_params(toks):
+    """Top-level comma-separated parameters, defaults (C++ `= v`, the
+    toolkit's __dv(v)) removed."""
+    params, cur, depth = [], [], 0
+    for t in toks + [","]:
+        if t == "," and depth == 0:
+            params.append(cur)
+            cur = []
+            continue
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(t, 0)
+        cur.append(t)
+    out = []
+    for p in params:
+        if "__dv" in p:
+            p = p[:p.index("__dv")]
+        if "=" in p:
+            p = p[:p.index("=")]
+        out.append(p)
+    return [] if out == [["void"]] or out == [[]] else out
+
+
+def param_name(toks):
+    """Splits one parameter into (type tokens, name or None)."""
+    if "(" in toks:  # function pointer: RET (*NAME)(ARGS)
+        i = toks.index("(")
+        if toks[i + 1] == "*" and re.match(r"^[A-Za-z_]\w*$", toks[i + 2]):
+            return toks[:i + 2] + toks[i + 3:], toks[i + 2]
+        return toks, None
+    end = toks.index("[") if "[" in toks else len(toks)
+    last = toks[end - 1]
+    if (end > 1 and re.match(r"^[A-Za-z_]\w*$", last) and last not in C_TYPE_WORDS
+            and toks[end - 2] not in ("struct", "enum", "union")):
+        return toks[:end - 1] + toks[end:], last
+    return toks, None
+
+
+def insert_name(toks, name):
+    if "(" in toks:
+        i = toks.index("(")
+        return toks[:i + 2] + [name] + toks[i + 2:]
+    end = toks.index("[") if "[" in toks else len(toks)
+    return toks[:end] + [name] + toks[end:]
+
+
+def find_declarations(toks, wanted):
+    """[(name, return type tokens, parameter tokens)] of every `extern`
+    declaration of a wanted name."""
+    out, start = [], 0
+    for i, t in enumerate(toks):
+        if t in (";", "{", "}"):
+            start = i + 1
+            continue
+        if t not in wanted or i + 1 >= len(toks) or toks[i + 1] != "(":
+            continue
+        prefix = toks[start:i]
+        if not prefix or prefix[0] != "extern":
+            continue  # a call in an inline function, a macro's use
+        depth, j = 0, i + 1
+        for j in range(i + 1, len(toks)):
+            depth += {"(": 1, ")": -1}.get(toks[j], 0)
+            if depth == 0:
+                break
+        if j + 1 < len(toks) and toks[j + 1] == ";":
+            out.append((t, [x for x in prefix if x not in DECORATIONS], toks[i + 2:j]))
+    return out
+
+
+def read_prototypes(include_dirs, wanted):
+    """{name: Prototype} for each wanted name, from the first declaration
+    in HEADERS order; every other declaration must have the same types."""
+    protos, renames = {}, {}
+    for header, c_visible in HEADERS:
+        path = next((os.path.join(d, header) for d in include_dirs
+                     if os.path.isfile(os.path.join(d, header))), None)
+        if path is None:
+            raise GenError("%s not found in %s" % (header, " ".join(include_dirs)))
+        toks, ren = header_tokens(path)
+        renames.update(ren)
+        for name, ret, params in find_declarations(toks, wanted):
+            for t in ret:
+                if t.startswith("__") or re.match(r"^[A-Z][A-Z0-9_]+$", t):
+                    raise GenError("%s: unknown annotation %s in the declaration of %s"
+                                   % (path, t, name))
+            p = Prototype(name, render(ret), [param_name(x) for x in split_params(params)],
+                          header, c_visible)
+            have = protos.get(name)
+            if have is None:
+                protos[name] = p
+            elif have.signature() != p.signature():
+                raise GenError("%s: %s is declared as %s here, %s in %s"
+                               % (path, name, p.c_declarator(), have.c_declarator(),
+                                  have.header))
+    for name in sorted(wanted - set(protos)):
+        if name in UNDECLARED:
+            ret, params = UNDECLARED[name]
+            protos[name] = Prototype(name, ret, [param_name(tokenize(p, name)) for p in
+                                                 ([] if params == "void" else params.split(","))],
+                                     None, False)
+        elif name in renames and renames[name] in protos:
+            protos[name] = protos[renames[name]].renamed(name)
+        else:
+            raise GenError("no toolkit header declares %s" % name)
+    for p in protos.values():
+        failure_value(p)
+    return protos
+
+
+def failure_value(p):
+    key = "*" if p.ret.endswith("*") else p.ret
+    if key not in FAILURE:
+        raise GenError("%s returns %s: choose its failure value in FAILURE" % (p.name, p.ret))
+    return FAILURE[key]
+
+
+def stub(p):
+    value = failure_value(p)
+    body = ["{\n", "    static atomic_flag logged = ATOMIC_FLAG_INIT;\n"]
+    if p.ret == "cudaError_t":
+        body.append('    return unsupported("%s", &logged);\n' % p.name)
+    else:
+        body.append('    (void)unsupported("%s", &logged);\n' % p.name)
+        if value is not None:
+            body.append("    return %s;\n" % value)
+    body.append("}\n")
+    return "%s\n%s" % (p.c_declarator(), "".join(body))
+
+
+def gen_stubs(protos, missing, soname):
+    out = ["/* Generated by tools/apigen/gvs_unsupported.py from %s and the\n"
+           " * toolkit headers: the functions it exports that the frontend does not\n"
+           " * implement.  Do not edit. */\n" % soname,
+           '#include "fe.h"\n\n#include <stdatomic.h>\n#include <stdio.h>\n']
+    # fe.h includes cuda_runtime_api.h.
+    headers = sorted({protos[n].header for n in missing if protos[n].c_visible}
+                     - {"cuda_runtime_api.h"})
+    if headers:
+        out.append("\n#pragma GCC visibility push(default)\n")
+        out.extend("#include <%s>\n" % h for h in headers)
+        out.append("#pragma GCC visibility pop\n")
+    out.append("""
+/* A stub ignores its arguments. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+/* Says once per function that it is missing; fails like any call. */
+static cudaError_t unsupported(const char *name, atomic_flag *logged)
+{
+    if (!atomic_flag_test_and_set(logged))
+        fprintf(stderr, "gvs: %s is not supported yet\\n", name);
+    return cudart_fe_ret(cudaErrorNotSupported);
+}
+
+#pragma GCC visibility push(default)
+""")
+    hidden = [n for n in missing if not protos[n].c_visible]
+    if hidden:
+        out.append("\n/* Declared for C by no toolkit header. */\n")
+        out.extend("%s;\n" % protos[n].c_declarator() for n in hidden)
+    for n in missing:
+        out.append("\n" + stub(protos[n]))
+    out.append("\n#pragma GCC visibility pop\n")
+    return "".join(out)
+
+
+class Objects:
+    """The frontend's compiled sources: the functions they define, and
+    which sections refer to which (one function per section)."""
+
+    def __init__(self, paths):
+        self.functions = {}  # global function name -> node
+        self.edges = {}      # node (object index, section) -> nodes and undefined names
+        per_object, globals_ = [], {}
+        for k, path in enumerate(paths):
+            elf = gvs_elf.Elf(path)
+            syms = elf.symtab()
+            per_object.append((elf, syms))
+            by_section = {}
+            for s in syms:
+                if not s.defined:
+                    continue
+                if s.is_function:  # aliases (x.localalias) share an address
+                    by_section.setdefault(s.shndx, {}).setdefault(s.value, s.name)
+                if s.bind != gvs_elf.STB_LOCAL:
+                    globals_[s.name] = (k, s.shndx)
+                    if s.is_function:
+                        self.functions[s.name] = (k, s.shndx)
+            for names in by_section.values():
+                if len(names) > 1:
+                    raise GenError("%s: %s share a section: compile with -ffunction-sections"
+                                   % (path, ", ".join(sorted(names.values()))))
+        self.barrier = set()
+        for b in SETUP:
+            if b not in self.functions:
+                raise GenError("the frontend defines no %s: update SETUP" % b)
+            self.barrier.add(self.functions[b])
+        for k, (elf, syms) in enumerate(per_object):
+            for section, symidx in elf.relocations():
+                s = syms[symidx]
+                dest = (k, s.shndx) if s.defined else globals_.get(s.name, s.name)
+                self.edges.setdefault((k, section), set()).add(dest)
+
+    def forwards(self, name):
+        todo, seen = [self.functions[name]], set()
+        while todo:
+            node = todo.pop()
+            if node in seen or node in self.barrier:
+                continue
+            seen.add(node)
+            for dest in self.edges.get(node, ()):
+                if isinstance(dest, str):
+                    if SENDERS.match(dest):
+                        return True
+                else:
+                    todo.append(dest)
+        return False
+
+
+def gen_coverage(exports, objs, soname):
+    status = {}
+    for name in exports:
+        if name not in objs.functions:
+            status[name] = "not supported"
+        elif objs.forwards(name):
+            status[name] = "forwarded"
+        else:
+            status[name] = "answered locally"
+    count = {s: sum(1 for v in status.values() if v == s)
+             for s in ("forwarded", "answered locally", "not supported")}
+    out = ["# CUDA runtime coverage\n\n",
+           "Generated from the build by `tools/apigen/gvs_unsupported.py`; do not\n"
+           "edit.  Refresh it after a build with\n"
+           "`cmake --build build --target cudart_coverage`.\n\n",
+           "Of the %d functions NVIDIA's `%s` exports, gvs's frontend\n" % (len(status), soname),
+           "forwards **%d** to the backend, answers **%d** locally, and does not\n"
+           "support **%d** yet (they return `cudaErrorNotSupported` and say so once\n"
+           "on stderr).\n\n" % (count["forwarded"], count["answered locally"],
+                                count["not supported"]),
+           "* forwarded: its code can send a request to the backend (beyond the\n"
+           "  session's set-up, which every call makes once).\n"
+           "* answered locally: implemented in the frontend alone.\n"
+           "* not supported: a generated stub.\n\n",
+           "| function | status |\n|---|---|\n"]
+    for name in sorted(status, key=lambda n: (n.lstrip("_").lower(), n)):
+        out.append("| `%s` | %s |\n" % (name, status[name]))
+    return "".join(out)
+
+
+def write_file(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", required=True, help="the toolkit's libcudart.so.13")
+    ap.add_argument("--include-dir", action="append", required=True,
+                    help="the toolkit's include directory")
+    ap.add_argument("--out-c", required=True, help="the stubs to write")
+    ap.add_argument("--out-coverage", required=True, help="the coverage table to write")
+    ap.add_argument("objects", nargs="+", help="the frontend's object files")
+    ns = ap.parse_args(argv)
+    try:
+        lib = gvs_elf.Elf(ns.lib)
+        exports, soname = lib.exported_functions(), lib.soname()
+        objs = Objects(ns.objects)
+        protos = read_prototypes(ns.include_dir, set(exports))
+        missing = sorted(set(exports) - set(objs.functions))
+        write_file(ns.out_c, gen_stubs(protos, missing, soname))
+        write_file(ns.out_coverage, gen_coverage(exports, objs, soname))
+    except (GenError, gvs_elf.ElfError, OSError) as e:
+        print("gvs_unsupported: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

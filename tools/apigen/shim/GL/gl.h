@@ -1,0 +1,10 @@
+/* Stands in for the system's GL/gl.h when gvs_unsupported.py's stubs
+ * include cuda_gl_interop.h: the types its prototypes use, as OpenGL
+ * defines them. */
+#ifndef GVS_SHIM_GL_H
+#define GVS_SHIM_GL_H
+
+typedef unsigned int GLenum;
+typedef unsigned int GLuint;
+
+#endif

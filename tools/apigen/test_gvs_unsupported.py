@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Unit tests of gvs_unsupported.py and gvs_elf.py.
+
+usage: test_gvs_unsupported.py CC LIBCUDART CUDA_INCLUDE_DIR...
+
+CC compiles the test objects and checks the stubs of every export of
+LIBCUDART (the toolkit's libcudart.so.13) against the toolkit's headers."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gvs_elf  # noqa: E402
+import gvs_unsupported as gu  # noqa: E402
+
+CC = LIB = None
+INCLUDES = []
+
+API = """\
+#define cudaA __CUDART_API_PTDS(cudaA)
+/* cudaB(int) in a comment is no declaration */
+extern __host__ __cudart_builtin__ cudaError_t CUDARTAPI cudaA(int *x,
+        unsigned int flags __dv(0));
+#if defined(__cplusplus)
+extern __host__ cudaError_t CUDARTAPI cudaB(void **p, int *st = NULL);
+#else
+extern __host__ cudaError_t CUDARTAPI cudaB(void **ptr, int *st);
+#endif
+extern __host__ struct cudaChannelFormatDesc CUDARTAPI cudaC(int, const void *);
+extern cudaError_t cudaD(void (*cb)(void *, int), const char *fmt, ...);
+static inline cudaError_t cudaE(void) { return cudaA(0, 0); }
+extern void cudaE(void);
+"""
+
+
+def include_dir(tmp, api):
+    for header, _ in gu.HEADERS:
+        path = os.path.join(tmp, header)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(api if header == "cuda_runtime_api.h" else "")
+    return tmp
+
+
+def prototypes(api, wanted):
+    with tempfile.TemporaryDirectory() as tmp:
+        return gu.read_prototypes([include_dir(tmp, api)], set(wanted))
+
+
+class Prototypes(unittest.TestCase):
+    def test_declarations(self):
+        p = prototypes(API, ["cudaA", "cudaA_ptds", "cudaB", "cudaC", "cudaD", "cudaE"])
+        self.assertEqual(p["cudaA"].c_declarator(),
+                         "cudaError_t cudaA(int *x, unsigned int flags)")
+        self.assertTrue(p["cudaA"].c_visible)
+        self.assertEqual(p["cudaA_ptds"].c_declarator(),
+                         "cudaError_t cudaA_ptds(int *x, unsigned int flags)")
+        self.assertFalse(p["cudaA_ptds"].c_visible)
+        # The first declaration wins; the C one agrees on the types.
+        self.assertEqual(p["cudaB"].c_declarator(), "cudaError_t cudaB(void **p, int *st)")
+        self.assertEqual(p["cudaC"].c_declarator(),
+                         "struct cudaChannelFormatDesc cudaC(int arg0, const void *arg1)")
+        self.assertEqual(p["cudaD"].c_declarator(),
+                         "cudaError_t cudaD(void (*cb)(void *, int), const char *fmt, ...)")
+        self.assertEqual(p["cudaE"].c_declarator(), "void cudaE(void)")
+        self.assertIn("return (struct cudaChannelFormatDesc){0, 0, 0, 0, "
+                      "cudaChannelFormatKindNone};", gu.stub(p["cudaC"]))
+
+    def test_undeclared(self):
+        p = prototypes("", ["__cudaGetProcAddress", "__cudaRegisterUnifiedTable"])
+        self.assertEqual(p["__cudaGetProcAddress"].c_declarator(),
+                         "void *__cudaGetProcAddress(void)")
+        self.assertIn("return NULL;", gu.stub(p["__cudaGetProcAddress"]))
+        self.assertNotIn("return", gu.stub(p["__cudaRegisterUnifiedTable"]))
+
+    def assertFails(self, api, wanted, message):
+        with self.assertRaises(gu.GenError) as cm:
+            prototypes(api, wanted)
+        self.assertIn(message, str(cm.exception))
+
+    def test_errors(self):
+        self.assertFails("", ["cudaNowhere"], "no toolkit header declares cudaNowhere")
+        self.assertFails("extern int cudaF(int a);\nextern int cudaF(long a);\n",
+                         ["cudaF"], "cudaF is declared as int cudaF(long a) here")
+        self.assertFails("extern NEW_ANNOTATION int cudaF(void);\n", ["cudaF"],
+                         "unknown annotation NEW_ANNOTATION")
+        self.assertFails("extern float cudaF(void);\n", ["cudaF"],
+                         "cudaF returns float: choose its failure value")
+
+
+class Toolkit(unittest.TestCase):
+    def test_exports_as_nm_sees_them(self):
+        out = subprocess.run(["nm", "-D", "--defined-only", "--with-symbol-versions", LIB],
+                             check=True, capture_output=True, text=True).stdout
+        nm = {}
+        for line in out.splitlines():
+            kind, sym = line.split()[-2:]
+            if kind == "T":
+                name, _, version = sym.partition("@@")
+                nm[name] = version
+        self.assertEqual(gvs_elf.Elf(LIB).exported_functions(), nm)
+
+    def test_every_stub_matches_its_declaration(self):
+        exports = gvs_elf.Elf(LIB).exported_functions()
+        protos = gu.read_prototypes(INCLUDES, set(exports))
+        with tempfile.TemporaryDirectory() as tmp:
+            # The frontend's fe.h, reduced to what the stubs use.
+            with open(os.path.join(tmp, "fe.h"), "w") as f:
+                f.write("#include <cuda_runtime_api.h>\n"
+                        "cudaError_t cudart_fe_ret(cudaError_t r);\n")
+            src = os.path.join(tmp, "stubs.c")
+            with open(src, "w") as f:
+                f.write(gu.gen_stubs(protos, sorted(exports), "libcudart.so.13"))
+            args = [CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                    "-I", tmp, "-I", os.path.join(HERE, "shim")]
+            r = subprocess.run(args + ["-I" + d for d in INCLUDES] + [src],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr[:4000])
+
+
+class Coverage(unittest.TestCase):
+    SOURCE = """\
+int gvs_client_call(void);
+int gvs_client_get(void);
+int fe_client(void) { return gvs_client_get() + gvs_client_call(); }
+static int (*const table[])(void) = {gvs_client_call};
+__attribute__((noinline)) static int helper(int i) { return table[i](); }
+int cudaFwd(int i) { return helper(i); }
+int cudaLocal(void) { return fe_client(); }
+int cudaAlone(int x) { return x + 1; }
+"""
+
+    def objects(self, tmp, *flags):
+        src, obj = os.path.join(tmp, "fe.c"), os.path.join(tmp, "fe.o")
+        with open(src, "w") as f:
+            f.write(self.SOURCE)
+        subprocess.run([CC, "-c", "-O2", "-fPIC", "-o", obj, src] + list(flags), check=True)
+        return gu.Objects([obj])
+
+    def test_classification(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            objs = self.objects(tmp, "-ffunction-sections", "-fdata-sections")
+        text = gu.gen_coverage({"cudaFwd": "", "cudaLocal": "", "cudaAlone": "",
+                                "cudaMissing": ""}, objs, "libcudart.so.13")
+        self.assertIn("forwards **1** to the backend, answers **2** locally, "
+                      "and does not\nsupport **1** yet", text)
+        self.assertIn("| `cudaFwd` | forwarded |", text)
+        self.assertIn("| `cudaLocal` | answered locally |", text)
+        self.assertIn("| `cudaMissing` | not supported |", text)
+
+    def test_needs_function_sections(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaises(gu.GenError) as cm:
+                self.objects(tmp)
+        self.assertIn("compile with -ffunction-sections", str(cm.exception))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    CC, LIB, INCLUDES = sys.argv[1], sys.argv[2], sys.argv[3:]
+    unittest.main(argv=sys.argv[:1])
