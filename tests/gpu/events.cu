@@ -37,6 +37,7 @@ int main()
            cudaGetErrorName(cudaEventElapsedTime(&ms, start, stop)));
     printf("null ms: %s\n",
            cudaGetErrorName(cudaEventElapsedTime(NULL, start, stop)));
+    EXPECT(cudaGetLastError() != cudaSuccess);
 
     CHECK(cudaEventRecord(start, s));
     spin<<<1, 1, 0, s>>>((long long)khz * 200);

@@ -28,6 +28,13 @@ int main()
     unsigned flags;
     CHECK(cudaStreamGetFlags(0, &flags));
     printf("default stream flags: %u\n", flags);
+    // Natively a kernel's first launch loads it, which waits for the
+    // kernels running on the device: load both before the race.
+    int *d, h[32];
+    CHECK(cudaMalloc(&d, sizeof(h)));
+    spin<<<1, 1>>>(0);
+    fill<<<1, 32>>>(d, 0);
+    CHECK(cudaDeviceSynchronize());
 
     std::atomic<bool> spinning{false}, quick_done{false};
     cudaError_t slow_err = cudaSuccess, quick_err = cudaSuccess;
@@ -51,9 +58,6 @@ int main()
     std::thread quick([&] {
         while (!spinning)
             std::this_thread::yield();
-        int *d, h[32];
-        if ((quick_err = cudaMalloc(&d, sizeof(h))) != cudaSuccess)
-            return;
         fill<<<1, 32>>>(d, 100);
         quick_err = cudaMemcpyAsync(h, d, sizeof(h), cudaMemcpyDeviceToHost, 0);
         if (quick_err == cudaSuccess)
@@ -73,6 +77,7 @@ int main()
     printf("quick thread done before the slow one's wait ended: %s\n",
            slow_saw_quick ? "yes" : "no");
     CHECK(cudaStreamSynchronize(0));
+    CHECK(cudaFree(d));
     printf("done\n");
     return 0;
 }

@@ -3,11 +3,11 @@
  * (objects.h); the default streams are resolved per lane (docs/cudart.md,
  * "Streams and events").
  *
- * The handlers run on the executor, where cudaStreamPerThread would be
- * the executor's own stream, shared by every lane.  So each lane gets a
- * stream of its own per device, created with the default flags: like a
- * per-thread default stream, it synchronizes with the legacy stream and
- * with no other.
+ * The handlers run on gvsd's executor and lane threads, where
+ * cudaStreamPerThread would be that thread's own stream, shared by the
+ * client threads it serves.  So each lane gets a stream of its own per
+ * device, created with the default flags: like a per-thread default
+ * stream, it synchronizes with the legacy stream and with no other.
  */
 #include "be.h"
 

@@ -149,7 +149,9 @@ cudaError_t cudaFreeHost(void *ptr)
     return cudart_fe_ret(free_host(ptr));
 }
 
-/* I/O memory (a device's BAR) cannot be registered from another machine. */
+/* I/O memory (a device's BAR) cannot be registered from another machine.
+ * cudaHostGetFlags reports a registration as natively: mapped, and
+ * portable if asked for. */
 static cudaError_t host_register(void *ptr, size_t size, unsigned int flags)
 {
     if (ptr == NULL || size == 0 || (flags & ~HOST_REGISTER_FLAGS) != 0 ||
@@ -159,7 +161,9 @@ static cudaError_t host_register(void *ptr, size_t size, unsigned int flags)
     cudaError_t e = runtime();
     if (e != cudaSuccess)
         return e;
-    return track(ptr, size, flags | cudaHostRegisterMapped, 0);
+    return track(ptr, size,
+                 (flags & cudaHostRegisterPortable) | cudaHostRegisterMapped,
+                 0);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
