@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: builds gvs, then runs the GPU label and every other
 # label (native vs gvs over unix and tcp included), logging into ${OUT:-.}.
+# With --bench, also runs bench/run.py (ratios to native) into bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-.}
@@ -17,4 +18,12 @@ grep -E "^[0-9]+: [a-z_]+: native|tests passed|\*\*\*Failed|Timeout" "$out/ctest
 ctest -LE gpu --output-on-failure -j8 >"$out/ctest-nogpu.log" 2>&1
 rest_rc=$?
 grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest-nogpu.log"
-exit $((gpu_rc | rest_rc))
+bench_rc=0
+if [ "${1:-}" = --bench ]; then
+    python3 ../bench/run.py --build . --transports unix,tcp --repeat 2 \
+        >"$out/bench.md" 2>"$out/bench.err"
+    bench_rc=$?
+    cat "$out/bench.md"
+    tail -5 "$out/bench.err"
+fi
+exit $((gpu_rc | rest_rc | bench_rc))
