@@ -53,6 +53,23 @@ APIGEN_GET(i64, int64_t)
 #undef APIGEN_PUT
 #undef APIGEN_GET
 
+/* A float travels as the bits of its IEEE 754 binary32 form. */
+_Static_assert(sizeof(float) == sizeof(uint32_t), "a float is 32 bits");
+
+static inline void apigen_put_f32(struct apigen_call *c, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    apigen_put_u32(c, bits);
+}
+
+static inline void apigen_get_f32(struct apigen_call *c, float *v)
+{
+    uint32_t bits;
+    apigen_get_u32(c, &bits);
+    memcpy(v, &bits, sizeof(*v));
+}
+
 static inline void apigen_put_bytes(struct apigen_call *c, const void *p,
                                     size_t len)
 {

@@ -21,10 +21,14 @@ SCALARS = {
     "u64": ("unsigned long long", "u64", "uint64_t"),
     "size": ("size_t", "u64", "uint64_t"),
     "devptr": ("void *", "u64", "uint64_t"),
+    "float": ("float", "f32", "float"),
 }
 FE_KINDS = ("auto", "rpc", "manual")
 BE_KINDS = ("auto", "manual")
-OP_FLAGS = ("device", "async", "blocking", "inline", "notify")
+# ptsz and ptds also generate NAME_ptsz / NAME_ptds, the entry point that
+# nvcc --default-stream per-thread compiles NAME to.
+TWINS = ("ptsz", "ptds")
+OP_FLAGS = ("device", "async", "blocking", "inline", "notify") + TWINS
 # Op attributes that are flags of the backend's op table (include/gvs/plugin.h).
 OP_FLAG_BITS = {"async": "GVS_OP_ASYNC_OK", "blocking": "GVS_OP_BLOCKING",
                 "inline": "GVS_OP_INLINE"}
@@ -35,14 +39,36 @@ class DescError(Exception):
         super().__init__("%s:%d: %s" % (path, line, msg))
 
 
+class Handle:
+    """A `handle` directive: a kind of object handle that travels as a
+    u64 id and that the backend resolves with a function of the plugin's."""
+
+    def __init__(self, name, ctype, be, fe, takes_call):
+        self.name, self.ctype, self.be, self.fe = name, ctype, be, fe
+        self.takes_call = takes_call  # resolver takes the call, after enter
+
+    def fe_wire(self, value, per_thread):
+        if self.fe is not None:
+            return "%s(%s, %s)" % (self.fe, value, per_thread)
+        return "(uint64_t)(uintptr_t)%s" % value
+
+    def be_resolve(self, wire, out):
+        if self.takes_call:
+            return "%s(call, %s, &%s)" % (self.be, wire, out)
+        return "%s(%s, &%s)" % (self.be, wire, out)
+
+
 class Arg:
-    def __init__(self, direction, typ, name):
+    def __init__(self, direction, typ, name, handle=None):
         self.direction = direction  # "in" or "out"
-        self.typ = typ              # key of SCALARS, "enum:T" or "struct:T"
+        self.typ = typ              # key of SCALARS, "enum:T", "struct:T" or a handle
         self.name = name
+        self.handle = handle        # the Handle of a handle argument
 
     @property
     def kind(self):
+        if self.handle is not None:
+            return "handle"
         return self.typ.split(":", 1)[0]
 
     @property
@@ -50,6 +76,8 @@ class Arg:
         return self.typ.split(":", 1)[1]
 
     def c_type(self):
+        if self.handle is not None:
+            return self.handle.ctype
         if self.kind == "enum":
             return "enum %s" % self.tname
         if self.kind == "struct":
@@ -66,6 +94,8 @@ class Arg:
     def codec(self):
         if self.kind == "enum":
             return "i32", "int32_t"
+        if self.handle is not None:
+            return "u64", "uint64_t"
         return SCALARS[self.typ][1], SCALARS[self.typ][2]
 
 
@@ -81,6 +111,15 @@ class Op:
     @property
     def outs(self):
         return [a for a in self.args if a.direction == "out"]
+
+    @property
+    def twin(self):
+        """The suffix of the per-thread default-stream twin, or None."""
+        return next((t for t in TWINS if t in self.flags), None)
+
+    def per_thread(self):
+        """Whether a handle argument's wire value depends on per_thread."""
+        return any(a.handle is not None and a.handle.fe is not None for a in self.args)
 
     def canonical(self):
         args = ",".join("%s %s" % (a.direction, a.typ) for a in self.args)
@@ -99,6 +138,7 @@ class Desc:
         self.includes = []
         self.fe_includes = []
         self.be_includes = []
+        self.handles = {}
         self.ops = []
 
     def canonical(self):
@@ -113,7 +153,7 @@ class Desc:
         return h
 
 
-def parse_args(path, lineno, text):
+def parse_args(path, lineno, text, handles):
     args = []
     if not text.strip():
         return args
@@ -126,6 +166,13 @@ def parse_args(path, lineno, text):
             raise DescError(path, lineno, "argument direction must be in or out, not %r" % direction)
         if not IDENT.match(name):
             raise DescError(path, lineno, "bad argument name %r" % name)
+        if any(a.name == name for a in args):
+            raise DescError(path, lineno, "duplicate argument %r" % name)
+        if typ in handles:
+            if direction != "in":
+                raise DescError(path, lineno, "handle arguments can only be in")
+            args.append(Arg(direction, typ, name, handles[typ]))
+            continue
         if ":" in typ:
             kind, tname = typ.split(":", 1)
             if kind not in ("enum", "struct") or not IDENT.match(tname):
@@ -134,13 +181,11 @@ def parse_args(path, lineno, text):
                 raise DescError(path, lineno, "struct arguments can only be out")
         elif typ not in SCALARS:
             raise DescError(path, lineno, "unknown type %r" % typ)
-        if any(a.name == name for a in args):
-            raise DescError(path, lineno, "duplicate argument %r" % name)
         args.append(Arg(direction, typ, name))
     return args
 
 
-def parse_op(path, lineno, rest):
+def parse_op(path, lineno, rest, handles):
     head, _, argtext = rest.partition(":")
     words = head.split()
     if len(words) < 2:
@@ -176,12 +221,37 @@ def parse_op(path, lineno, rest):
         if words[2:] != ["notify"] or argtext.strip():
             raise DescError(path, lineno, "a notify op takes no other attribute and no argument")
         fe, be = "manual", "manual"
-    args = parse_args(path, lineno, argtext)
+    args = parse_args(path, lineno, argtext, handles)
     if fe == "manual" and be == "manual" and args:
         raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
     if "async" in flags and fe != "manual" and any(a.direction == "out" for a in args):
         raise DescError(path, lineno, "an async op cannot have out arguments")
-    return Op(num, name, fe, be, flags, args, lineno)
+    op = Op(num, name, fe, be, flags, args, lineno)
+    if be == "auto" and "device" not in flags and any(
+            a.handle is not None and a.handle.takes_call for a in args):
+        raise DescError(path, lineno, "a handle resolved with the call needs a device op")
+    if op.twin is not None:
+        if len(flags & set(TWINS)) > 1:
+            raise DescError(path, lineno, "ptsz and ptds exclude each other")
+        if fe != "auto" or not op.per_thread():
+            raise DescError(path, lineno, "%s needs fe=auto and a handle argument with fe=" % op.twin)
+    return op
+
+
+def parse_handle(d, path, lineno, rest):
+    words = rest.split()
+    opts = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+    flags = [w for w in words[2:] if "=" not in w]
+    if (len(words) < 3 or not IDENT.match(words[0]) or not IDENT.match(words[1])
+            or not set(opts) <= {"be", "fe"} or "be" not in opts
+            or len(opts) + len(flags) != len(words) - 2
+            or not all(IDENT.match(v) for v in opts.values())
+            or flags not in ([], ["call"])):
+        raise DescError(path, lineno, "expected 'handle NAME CTYPE be=FN [fe=FN] [call]'")
+    name = words[0]
+    if name in SCALARS or name in ("enum", "struct") or name in d.handles:
+        raise DescError(path, lineno, "handle type %r already defined" % name)
+    d.handles[name] = Handle(name, words[1], opts["be"], opts.get("fe"), flags == ["call"])
 
 
 def parse(path, text):
@@ -244,13 +314,15 @@ def parse_into(d, path, text, seen):
         elif key == "op":
             if d.plugin is None or d.result is None:
                 raise DescError(path, lineno, "'plugin' and 'result' must come before the first op")
-            op = parse_op(path, lineno, rest)
+            op = parse_op(path, lineno, rest, d.handles)
             for other in d.ops:
                 if other.num == op.num:
                     raise DescError(path, lineno, "op number %d already used on line %d" % (op.num, other.line))
                 if other.name == op.name:
                     raise DescError(path, lineno, "op name %s already used on line %d" % (op.name, other.line))
             d.ops.append(op)
+        elif key == "handle":
+            parse_handle(d, path, lineno, rest)
         elif key == "part":
             if d.plugin is None or d.result is None:
                 raise DescError(path, lineno, "'plugin' and 'result' must come before the first part")
@@ -285,9 +357,11 @@ def gen_ops_h(d, src):
     return "".join(out)
 
 
-def prototype(d, op, name):
-    params = ", ".join(a.c_param() for a in op.args) or "void"
-    return "%s %s(%s)" % (d.result, name, params)
+def prototype(d, op, name, per_thread=False):
+    params = [a.c_param() for a in op.args]
+    if per_thread:
+        params.append("int per_thread")
+    return "%s %s(%s)" % (d.result, name, ", ".join(params) or "void")
 
 
 def rpc_name(d, op):
@@ -316,17 +390,27 @@ def gen_fe_h(d, src):
                " * bookkeeping. */\n")
     for op in d.ops:
         if op.fe == "rpc":
-            out.append("%s;\n" % prototype(d, op, rpc_name(d, op)))
+            out.append("%s;\n" % prototype(d, op, rpc_name(d, op), op.per_thread()))
     out.append("\n#endif\n")
     return "".join(out)
 
 
 def fe_stub(d, op):
     pub = op.fe == "auto"
-    name = op.name if pub else rpc_name(d, op)
     ret = ("%s_fe_ret(%%s)" % d.plugin) if pub else "%s"
     flags = "APIGEN_DEVICE" if "device" in op.flags else "0"
-    o = ["%s\n{\n" % prototype(d, op, name)]
+    # A stub whose handles depend on per_thread takes it as an argument:
+    # the rpc function from its caller, a public function with a twin from
+    # its two entry points (fe_twins); any other one is never per-thread.
+    if op.twin is not None:
+        o = ["static %s\n{\n" % prototype(d, op, "gen_%s" % op.name, True)]
+        per_thread = "per_thread"
+    elif not pub:
+        o = ["%s\n{\n" % prototype(d, op, rpc_name(d, op), op.per_thread())]
+        per_thread = "per_thread"
+    else:
+        o = ["%s\n{\n" % prototype(d, op, op.name)]
+        per_thread = "0"
     o.append("    struct apigen_call c;\n    %s r;\n" % d.result)
     for a in op.outs:
         if a.kind == "struct":
@@ -342,6 +426,8 @@ def fe_stub(d, op):
         codec, wtype = a.codec()
         if a.kind == "devptr":
             val = "(uint64_t)(uintptr_t)%s" % a.name
+        elif a.kind == "handle":
+            val = a.handle.fe_wire(a.name, per_thread)
         else:
             val = "(%s)%s" % (wtype, a.name)
         o.append("    apigen_put_%s(&c, %s);\n" % (codec, val))
@@ -373,12 +459,34 @@ def fe_stub(d, op):
     return "".join(o)
 
 
+def twin_name(op):
+    return "%s_%s" % (op.name, op.twin)
+
+
+def fe_twins(d, op):
+    args = ", ".join(a.name for a in op.args)
+    sep = ", " if args else ""
+    return "".join("\n%s\n{\n    return gen_%s(%s%s%d);\n}\n" % (
+        prototype(d, op, name), op.name, args, sep, pt)
+        for name, pt in ((op.name, 0), (twin_name(op), 1)))
+
+
 def gen_fe_c(d, src):
     out = [banner(src), includes(d, d.fe_includes, ['"%s_fe_gen.h"' % d.plugin,
                                                    '"%s_ops.h"' % d.plugin])]
+    twins = [op for op in d.ops if op.fe == "auto" and op.twin is not None]
+    if twins:
+        # The library's headers declare the twins only when the program is
+        # compiled for per-thread default streams; exported like the rest.
+        out.append("\n#pragma GCC visibility push(default)\n")
+        for op in twins:
+            out.append("%s;\n" % prototype(d, op, twin_name(op)))
+        out.append("#pragma GCC visibility pop\n")
     for op in d.ops:
         if op.fe != "manual":
             out.append("\n" + fe_stub(d, op))
+            if op.fe == "auto" and op.twin is not None:
+                out.append(fe_twins(d, op))
     return "".join(out)
 
 
@@ -404,6 +512,9 @@ def be_handler(d, op):
     o.append("    struct apigen_call c = {call->out, call->in, 0};\n")
     for a in op.ins:
         o.append("    %s a_%s;\n" % (a.codec()[1], a.name))
+    for a in op.ins:
+        if a.kind == "handle":
+            o.append("    %s h_%s = 0;\n" % (a.c_type(), a.name))
     for a in op.outs:
         if a.kind == "struct":
             o.append("    %s o_%s;\n" % (a.c_type(), a.name))
@@ -424,15 +535,26 @@ def be_handler(d, op):
             params.append("&o_%s" % a.name)
         elif a.kind == "devptr":
             params.append("(void *)(uintptr_t)a_%s" % a.name)
+        elif a.kind == "handle":
+            params.append("h_%s" % a.name)
         else:
             params.append("(%s)a_%s" % (a.c_type(), a.name))
-    call = "%s(%s)" % (op.name, ", ".join(params))
+    # Each step runs while the ones before it succeeded; the first
+    # failure is the reply.  Handles that are table lookups come first;
+    # the plugin's hook then makes the lane's device current on this
+    # thread, which the handles resolved with the call (a lane's default
+    # stream) need.
+    handles = [a for a in op.ins if a.kind == "handle"]
+    steps = [a.handle.be_resolve("a_" + a.name, "h_" + a.name)
+             for a in handles if not a.handle.takes_call]
     if "device" in op.flags:
-        # The plugin's hook makes the lane's device current on this thread.
-        o.append("    r = %s_be_enter(call);\n" % d.plugin)
-        o.append("    if (r == %s)\n        r = %s;\n" % (d.success, call))
-    else:
-        o.append("    r = %s;\n" % call)
+        steps.append("%s_be_enter(call)" % d.plugin)
+    steps += [a.handle.be_resolve("a_" + a.name, "h_" + a.name)
+              for a in handles if a.handle.takes_call]
+    steps.append("%s(%s)" % (op.name, ", ".join(params)))
+    o.append("    r = %s;\n" % steps[0])
+    for step in steps[1:]:
+        o.append("    if (r == %s)\n        r = %s;\n" % (d.success, step))
     o.append("    apigen_put_i32(&c, (int32_t)r);\n")
     if op.outs:
         o.append("    if (r == %s) {\n" % d.success)

@@ -3,15 +3,17 @@
 and the coverage table of every function NVIDIA's runtime exports.
 
     gvs_unsupported.py --lib LIBCUDART --include-dir DIR [--include-dir DIR...]
-                       --out-c FILE --out-coverage FILE OBJECT...
+                       --out-c FILE --out-coverage FILE [--reasons FILE]
+                       OBJECT...
 
 LIBCUDART is the toolkit's libcudart.so.13: every function it exports
 must be exported by the frontend.  OBJECTs are the frontend's compiled
 sources (with -ffunction-sections): whatever they define is implemented;
 every other export gets a stub in --out-c with the prototype the toolkit
 headers give it.  --out-coverage classifies each export as forwarded,
-answered locally or not supported (tools/apigen/README.md).  Standard
-library only; output is deterministic.
+answered locally or not supported (tools/apigen/README.md), the last
+with its reason from --reasons.  Standard library only; output is
+deterministic.
 """
 
 import argparse
@@ -385,7 +387,37 @@ class Objects:
         return False
 
 
-def gen_coverage(exports, objs, soname):
+def read_reasons(path):
+    """The reasons file: [(name or prefix ending in '*', reason, line)]."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, sep, reason = line.partition("\t")
+            if not sep or not name or not reason.strip():
+                raise GenError("%s:%d: expected NAME<TAB>reason" % (path, n))
+            entries.append((name, reason.strip(), n))
+    return entries
+
+
+def entry_matches(entry, name):
+    pattern = entry[0]
+    if pattern.endswith("*"):
+        return name.startswith(pattern[:-1])
+    return name == pattern
+
+
+def reason_for(entries, name):
+    """The reason of the first entry naming name, or None."""
+    for e in entries:
+        if entry_matches(e, name):
+            return e[1]
+    return None
+
+
+def gen_coverage(exports, objs, soname, reasons=()):
     status = {}
     for name in exports:
         if name not in objs.functions:
@@ -408,10 +440,14 @@ def gen_coverage(exports, objs, soname):
            "* forwarded: its code can send a request to the backend (beyond the\n"
            "  session's set-up, which every call makes once).\n"
            "* answered locally: implemented in the frontend alone.\n"
-           "* not supported: a generated stub.\n\n",
-           "| function | status |\n|---|---|\n"]
+           "* not supported: a generated stub, with the reason gvs leaves it so\n"
+           "  (plugins/cudart/unsupported.reasons).\n\n",
+           "| function | status | reason |\n|---|---|---|\n"]
     for name in sorted(status, key=lambda n: (n.lstrip("_").lower(), n)):
-        out.append("| `%s` | %s |\n" % (name, status[name]))
+        why = ""
+        if status[name] == "not supported":
+            why = reason_for(reasons, name) or ""
+        out.append("| `%s` | %s | %s |\n" % (name, status[name], why))
     return "".join(out)
 
 
@@ -430,6 +466,7 @@ def main(argv):
                     help="the toolkit's include directory")
     ap.add_argument("--out-c", required=True, help="the stubs to write")
     ap.add_argument("--out-coverage", required=True, help="the coverage table to write")
+    ap.add_argument("--reasons", help="why the unsupported functions are so")
     ap.add_argument("objects", nargs="+", help="the frontend's object files")
     ns = ap.parse_args(argv)
     try:
@@ -439,7 +476,8 @@ def main(argv):
         protos = read_prototypes(ns.include_dir, set(exports))
         missing = sorted(set(exports) - set(objs.functions))
         write_file(ns.out_c, gen_stubs(protos, missing, soname))
-        write_file(ns.out_coverage, gen_coverage(exports, objs, soname))
+        reasons = read_reasons(ns.reasons) if ns.reasons else []
+        write_file(ns.out_coverage, gen_coverage(exports, objs, soname, reasons))
     except (GenError, gvs_elf.ElfError, OSError) as e:
         print("gvs_unsupported: %s" % e, file=sys.stderr)
         return 1

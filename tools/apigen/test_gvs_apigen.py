@@ -27,6 +27,16 @@ op 3 BULK manual
 """
 
 
+# Handle types: obj is a table lookup, stream is resolved with the call
+# and has a per-thread wire value.
+HANDLES = GOOD + """\
+handle obj demoObj be=demo_obj
+handle stream demoStream be=demo_stream fe=demo_stream_wire call
+op 4 demoObjGet device : out int value, in obj o
+op 5 demoWait device ptsz blocking : in stream s, in obj o, in float f
+"""
+
+
 def parse(text):
     return gvs_apigen.parse("demo.api", text)
 
@@ -92,6 +102,61 @@ class Generation(unittest.TestCase):
                             parse(text.replace(" notify", " manual")).table_hash())
 
 
+class Handles(unittest.TestCase):
+    def test_frontend_sends_the_wire_value(self):
+        c = gvs_apigen.gen_fe_c(parse(HANDLES), "demo.api")
+        get = c[c.index("demoStatus demoObjGet(int *value, demoObj o)"):]
+        self.assertIn("apigen_put_u64(&c, (uint64_t)(uintptr_t)o);", get)
+        body = c[c.index("static demoStatus gen_demoWait(demoStream s, demoObj o, "
+                         "float f, int per_thread)"):]
+        self.assertIn("apigen_put_u64(&c, demo_stream_wire(s, per_thread));", body)
+        self.assertIn("apigen_put_f32(&c, (float)f);", body)
+        self.assertIn("return demo_fe_ret(r);", body)
+
+    def test_twin_entry_points(self):
+        c = gvs_apigen.gen_fe_c(parse(HANDLES), "demo.api")
+        proto = "demoStatus demoWait_ptsz(demoStream s, demoObj o, float f)"
+        decl = c.index("#pragma GCC visibility push(default)\n%s;\n" % proto)
+        self.assertLess(decl, c.index("static demoStatus gen_demoWait"))
+        self.assertIn("demoStatus demoWait(demoStream s, demoObj o, float f)\n{\n"
+                      "    return gen_demoWait(s, o, f, 0);\n}\n", c)
+        self.assertIn(proto + "\n{\n    return gen_demoWait(s, o, f, 1);\n}\n", c)
+        ptds = parse(HANDLES.replace(" ptsz ", " ptds "))
+        self.assertIn("demoWait_ptds(", gvs_apigen.gen_fe_c(ptds, "demo.api"))
+        self.assertNotIn("visibility", gvs_apigen.gen_fe_c(parse(GOOD), "demo.api"))
+
+    def test_rpc_takes_per_thread(self):
+        d = parse(HANDLES + "op 6 STREAM_OP fe=rpc device : in stream s\n")
+        proto = "demoStatus demo_rpc_STREAM_OP(demoStream s, int per_thread)"
+        self.assertIn(proto + ";", gvs_apigen.gen_fe_h(d, "demo.api"))
+        self.assertIn(proto + "\n{", gvs_apigen.gen_fe_c(d, "demo.api"))
+
+    def test_backend_resolves_before_the_call(self):
+        c = gvs_apigen.gen_be_c(parse(HANDLES), "demo.api")
+        body = c[c.index("static int gen_demoWait"):]
+        body = body[:body.index("\n}\n")]
+        self.assertIn("    demoStream h_s = 0;\n    demoObj h_o = 0;\n", body)
+        self.assertIn("    apigen_get_f32(&c, &a_f);\n", body)
+        steps = ["r = demo_obj(a_o, &h_o);",
+                 "if (r == demoOk)\n        r = demo_be_enter(call);",
+                 "if (r == demoOk)\n        r = demo_stream(call, a_s, &h_s);",
+                 "if (r == demoOk)\n        r = demoWait(h_s, h_o, (float)a_f);",
+                 "apigen_put_i32(&c, (int32_t)r);"]
+        at = [body.index(step) for step in steps]
+        self.assertEqual(at, sorted(at))
+        self.assertNotIn("demo_be_demowait", gvs_apigen.gen_be_h(parse(HANDLES), "demo.api"))
+
+    def test_types_and_twins_are_hashed(self):
+        base = parse(HANDLES).table_hash()
+        for changed in (HANDLES.replace(" ptsz", ""),
+                        HANDLES.replace(" ptsz", " ptds"),
+                        HANDLES.replace("in obj o\n", "in u64 o\n"),
+                        HANDLES.replace("in float f", "in uint f")):
+            self.assertNotEqual(base, parse(changed).table_hash(), changed)
+        self.assertIn("op 5 demoWait fe=auto be=auto blocking,device,ptsz : "
+                      "in stream,in obj,in float", parse(HANDLES).canonical())
+
+
 class Malformed(unittest.TestCase):
     CASES = [
         ("op 1 demoGetCount\n", 1, "'plugin' and 'result' must come before"),
@@ -99,7 +164,7 @@ class Malformed(unittest.TestCase):
         (GOOD + "op 9 demoSet\n", 7, "op name demoSet already used"),
         (GOOD + "op 0 zero\n", 7, "out of range"),
         (GOOD + "op x bad\n", 7, "not a decimal integer"),
-        (GOOD + "op 9 f : out float x\n", 7, "unknown type 'float'"),
+        (GOOD + "op 9 f : out double x\n", 7, "unknown type 'double'"),
         (GOOD + "op 9 f : in struct:s x\n", 7, "struct arguments can only be out"),
         (GOOD + "op 9 f : sideways int x\n", 7, "direction"),
         (GOOD + "op 9 f : in int x, in int x\n", 7, "duplicate argument"),
@@ -114,6 +179,14 @@ class Malformed(unittest.TestCase):
         ("plugin demo 1\nresult t\n", 2, "expected 'result TYPE"),
         ("plugin demo 1\ninclude demo.h\n", 2, "expected <header>"),
         ("# nothing\n", 1, "missing 'plugin"),
+        (GOOD + "handle h demoH\n", 7, "expected 'handle NAME CTYPE be=FN"),
+        (GOOD + "handle h demoH be=f lane\n", 7, "expected 'handle NAME CTYPE be=FN"),
+        (GOOD + "handle int demoH be=f\n", 7, "handle type 'int' already defined"),
+        (HANDLES + "op 9 f : out obj x\n", 11, "handle arguments can only be in"),
+        (HANDLES + "op 9 f : in stream s\n", 11, "resolved with the call needs a device op"),
+        (HANDLES + "op 9 f device ptsz : in obj x\n", 11, "ptsz needs fe=auto and a handle argument with fe="),
+        (HANDLES + "op 9 f fe=rpc device ptsz : in stream s\n", 11, "ptsz needs fe=auto"),
+        (HANDLES + "op 9 f device ptsz ptds : in stream s\n", 11, "exclude each other"),
     ]
 
     def test_errors_name_the_line(self):

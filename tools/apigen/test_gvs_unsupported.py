@@ -153,6 +153,24 @@ int cudaAlone(int x) { return x + 1; }
         self.assertIn("| `cudaLocal` | answered locally |", text)
         self.assertIn("| `cudaMissing` | not supported |", text)
 
+    def test_reasons(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r")
+            with open(path, "w") as f:
+                f.write("# comment\ncudaMiss*\tprefix reason\ncudaMissing\tlater\n")
+            reasons = gu.read_reasons(path)
+            objs = self.objects(tmp, "-ffunction-sections", "-fdata-sections")
+            with open(path, "w") as f:
+                f.write("cudaMissing no tab\n")
+            with self.assertRaises(gu.GenError):
+                gu.read_reasons(path)
+        self.assertEqual(gu.reason_for(reasons, "cudaMissing"), "prefix reason")
+        self.assertIsNone(gu.reason_for(reasons, "cudaFwd"))
+        text = gu.gen_coverage({"cudaFwd": "", "cudaMissing": ""}, objs,
+                               "libcudart.so.13", reasons)
+        self.assertIn("| `cudaMissing` | not supported | prefix reason |", text)
+        self.assertIn("| `cudaFwd` | forwarded |  |", text)
+
     def test_needs_function_sections(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaises(gu.GenError) as cm:

@@ -2,7 +2,8 @@
  * CUDA arrays and mipmapped arrays as BE_H_ARRAY / BE_H_MIPMAPPED_ARRAY
  * ids.  A mipmapped array's levels are arrays too, owned by it: each
  * level gets one id, kept until the mipmapped array is freed, and cannot
- * be freed on its own.
+ * be freed on its own.  So is a multi-planar array's plane, owned by its
+ * array.
  */
 #include "mem3d.h"
 
@@ -16,7 +17,8 @@
 
 struct be_array {
     cudaArray_t a;
-    int level; /* owned by a mipmapped array */
+    int level; /* owned by a mipmapped array or, a plane, by an array */
+    struct gvs_u64map planes; /* plane -> array id */
 };
 
 struct be_mipmap {
@@ -24,7 +26,8 @@ struct be_mipmap {
     struct gvs_u64map levels; /* level -> array id */
 };
 
-/* Guards the levels of every mipmapped array. */
+/* Guards the levels of every mipmapped array and the planes of every
+ * array. */
 static pthread_mutex_t levels_lock = PTHREAD_MUTEX_INITIALIZER;
 
 cudaError_t be_array(uint64_t id, cudaArray_t *out)
@@ -74,7 +77,7 @@ static cudaError_t add_array(cudaArray_t a, int level, uint64_t *id,
     if (o != NULL) {
         /* Formats without whole-byte elements can be held, not copied. */
         (void)be_array_elem(a, elem);
-        *o = (struct be_array){a, level};
+        *o = (struct be_array){.a = a, .level = level};
         if (gvs_handles_add(be_handles(), BE_H_ARRAY, o, id) == 0)
             return cudaSuccess;
         gvs_free(o);
@@ -160,9 +163,66 @@ int cudart_be_array_free(struct gvs_call *call)
                                : cudart_be_enter(call);
     if (e == cudaSuccess)
         e = cudaFreeArray(a->a);
-    if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a)
+    if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a) {
+        pthread_mutex_lock(&levels_lock);
+        for (size_t i = 0; i < a->planes.n; i++)
+            gvs_free(gvs_handles_remove(
+                t, BE_H_ARRAY, (uint64_t)(uintptr_t)a->planes.e[i].val));
+        gvs_u64map_clear(&a->planes);
+        pthread_mutex_unlock(&levels_lock);
         gvs_free(a);
+    }
     apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+/* Caller holds levels_lock.  The id of a plane of o, registered on first
+ * use. */
+static cudaError_t plane_id(struct be_array *o, uint32_t plane, uint64_t *id,
+                            size_t *elem)
+{
+    void *known = gvs_u64map_get(&o->planes, plane);
+    cudaArray_t a;
+    cudaError_t e;
+    if (known != NULL) {
+        *id = (uint64_t)(uintptr_t)known;
+        e = be_array(*id, &a);
+        if (e == cudaSuccess)
+            (void)be_array_elem(a, elem);
+        return e;
+    }
+    e = cudaArrayGetPlane(&a, o->a, plane);
+    if (e == cudaSuccess)
+        e = add_array(a, 1, id, elem);
+    if (e == cudaSuccess &&
+        gvs_u64map_put(&o->planes, plane, (void *)(uintptr_t)*id) < 0) {
+        gvs_free(gvs_handles_remove(be_handles(), BE_H_ARRAY, *id));
+        e = cudaErrorMemoryAllocation;
+    }
+    return e;
+}
+
+/* Request: u64 array id, u32 plane.  Reply: as ARRAY_MALLOC's; the same
+ * plane always has the same id. */
+int cudart_be_array_plane(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t aid, id = 0;
+    uint32_t plane;
+    size_t elem = 0;
+    apigen_get_u64(&c, &aid);
+    apigen_get_u32(&c, &plane);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct be_array *o = gvs_handles_get(be_handles(), BE_H_ARRAY, aid);
+    cudaError_t e = o != NULL ? cudart_be_enter(call)
+                              : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess) {
+        pthread_mutex_lock(&levels_lock);
+        e = plane_id(o, plane, &id, &elem);
+        pthread_mutex_unlock(&levels_lock);
+    }
+    put_array(&c, e, id, elem);
     return c.rc;
 }
 

@@ -59,6 +59,10 @@ struct be_module {
 struct be_lane {
     uint32_t id;
     int device; /* the lane's current device, moved by SET_DEVICE */
+    /* The client thread's stream capture mode (LANE_CAPTURE_MODE): the
+     * handlers run on threads every lane shares, so it is applied on
+     * entering the lane.  0 is cudaStreamCaptureModeGlobal. */
+    int capture_mode;
     /* The lane's per-thread default streams (cudaStreamPerThread), one
      * per device, the streams code's (streams.c); NULL until first use. */
     void *ptsz_stream;
@@ -86,7 +90,8 @@ struct be_session {
 /* The lane of call, created on first use; NULL when out of memory or
  * past BE_MAX_LANES. */
 struct be_lane *be_lane(struct gvs_call *call);
-/* Makes the lane's current device the calling thread's; the lane's
+/* Makes the lane's current device and capture mode the calling
+ * thread's; the lane's
  * failure to become current (cudaErrorMemoryAllocation if it has no
  * state) is the call's result. */
 cudaError_t cudart_be_enter(struct gvs_call *call);
@@ -101,6 +106,9 @@ void be_streams_close(struct be_session *s);
 /* Lets every host callback that waits for the client go, and makes later
  * ones return at once; returns when none uses the session any more. */
 void be_callbacks_release(void);
+/* user_objects.c: makes later destructors send nothing; returns when
+ * none uses the session any more. */
+void be_user_objects_release(void);
 
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a
@@ -115,5 +123,22 @@ struct be_module *be_module_get(struct be_session *s, uint32_t id);
 
 /* Releases every module of the session. */
 void be_modules_free(struct be_session *s);
+
+/* module.c, for library.c: a library loaded through the library API is
+ * a module of the same table. */
+struct apigen_call;
+/* Releases what m holds (its library too) and zeroes it. */
+void be_module_release(struct be_module *m);
+/* Enters m (a copy is made) in the table and gives its id; GVS_E_RANGE
+ * past BE_MAX_MODULES, GVS_E_NOMEM.  On failure m is left to the
+ * caller. */
+int be_module_add(struct be_session *s, const struct be_module *m,
+                  uint32_t *id);
+/* Learns f->kernel's parameter layout while f->status is cudaSuccess;
+ * a failure becomes f->status and leaves no parameters. */
+void be_learn_params(struct be_func *f);
+/* Appends f's layout: i32 status, u32 nparams, nparams x {u32 offset,
+ * u32 size}. */
+void be_put_layout(struct apigen_call *c, const struct be_func *f);
 
 #endif

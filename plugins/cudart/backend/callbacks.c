@@ -163,6 +163,13 @@ cudaError_t be_callback_node(struct gvs_call *call, uint64_t id,
     return cudaSuccess;
 }
 
+uint64_t be_callback_node_id(const struct cudaHostNodeParams *p)
+{
+    if (p->fn != run_host_fn || p->userData == NULL)
+        return 0;
+    return ((const struct callback *)p->userData)->id;
+}
+
 static int capturing(cudaStream_t s)
 {
     enum cudaStreamCaptureStatus st;

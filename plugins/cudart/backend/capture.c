@@ -10,6 +10,7 @@
 
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
+#include "gvs/mem.h"
 #include "objects.h"
 
 /* Decodes u64 stream and makes the lane's device current; the stream's
@@ -124,5 +125,87 @@ int cudart_be_stream_capture_info(struct gvs_call *call)
             apigen_put_u64(&c, be_node_id(g, deps[i]));
     }
     be_graphs_unlock();
+    return c.rc;
+}
+
+/* Request: i32 mode; posted.  The mode is the client thread's: it takes
+ * effect as each of the lane's later calls enters the lane. */
+int cudart_be_lane_capture_mode(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t mode;
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (mode < cudaStreamCaptureModeGlobal ||
+        mode > cudaStreamCaptureModeRelaxed)
+        return GVS_E_PROTO;
+    struct be_lane *l = be_lane(call);
+    if (l == NULL)
+        return GVS_E_NOMEM;
+    l->capture_mode = mode;
+    if (!call->noreply)
+        apigen_put_i32(&c, cudaSuccess);
+    return c.rc;
+}
+
+int cudart_be_stream_begin_capture_to_graph(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    uint64_t gid;
+    uint32_t n;
+    int32_t mode;
+    cudaGraphEdgeData *edges = NULL;
+    cudaError_t e = get_stream(call, &c, &s);
+    apigen_get_u64(&c, &gid);
+    be_graphs_lock();
+    struct be_graph *g = be_graph_get(gid);
+    if (g == NULL && e == cudaSuccess)
+        e = cudaErrorInvalidValue;
+    cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &n, &edges, &e);
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) == 0) {
+        if (e == cudaSuccess)
+            e = cudaStreamBeginCaptureToGraph(
+                s, g->g, deps, edges, n, (enum cudaStreamCaptureMode)mode);
+        apigen_put_i32(&c, e);
+    }
+    be_graphs_unlock();
+    gvs_free(deps);
+    gvs_free(edges);
+    return c.rc;
+}
+
+/* The dependencies must be nodes of the capture's graph. */
+int cudart_be_stream_update_capture_deps(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaStream_t s;
+    uint32_t flags, n;
+    cudaGraphEdgeData *edges = NULL;
+    cudaError_t e = get_stream(call, &c, &s);
+    apigen_get_u32(&c, &flags);
+    if (c.rc < 0)
+        return c.rc;
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    cudaGraph_t cg = NULL;
+    if (e == cudaSuccess)
+        e = cudaStreamGetCaptureInfo(s, &status, NULL, &cg, NULL, NULL, NULL);
+    if (e == cudaSuccess && status != cudaStreamCaptureStatusActive)
+        e = cudaErrorIllegalState;
+    be_graphs_lock();
+    struct be_graph *g = cg != NULL ? be_graph_of(cg, 0) : NULL;
+    if (e == cudaSuccess && g == NULL)
+        e = cudaErrorMemoryAllocation;
+    cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &n, &edges, &e);
+    if (apigen_end(&c) == 0) {
+        if (e == cudaSuccess)
+            e = cudaStreamUpdateCaptureDependencies(s, deps, edges, n, flags);
+        apigen_put_i32(&c, e);
+    }
+    be_graphs_unlock();
+    gvs_free(deps);
+    gvs_free(edges);
     return c.rc;
 }

@@ -23,6 +23,7 @@ struct node_params {
     struct cudaHostNodeParams host;
     cudaGraph_t child;
     cudaEvent_t event;
+    void *dptr; /* mem free */
 };
 
 static int get_kernel(struct gvs_call *call, struct apigen_call *c,
@@ -141,6 +142,12 @@ static int get_params(struct gvs_call *call, struct apigen_call *c,
         if (c->rc == 0 && *e == cudaSuccess)
             *e = be_event(id, &p->event);
         break;
+    case cudaGraphNodeTypeMemFree:
+        /* CUDA checks it against the graph's allocations and never
+         * reads through it. */
+        apigen_get_u64(c, &id);
+        p->dptr = (void *)(uintptr_t)id;
+        break;
     case cudaGraphNodeTypeEmpty:
         break;
     default:
@@ -174,6 +181,8 @@ static cudaError_t add(cudaGraphNode_t *out, cudaGraph_t g,
         return cudaGraphAddEventRecordNode(out, g, deps, n, p->event);
     case cudaGraphNodeTypeWaitEvent:
         return cudaGraphAddEventWaitNode(out, g, deps, n, p->event);
+    case cudaGraphNodeTypeMemFree:
+        return cudaGraphAddMemFreeNode(out, g, deps, n, p->dptr);
     default:
         return cudaGraphAddEmptyNode(out, g, deps, n);
     }

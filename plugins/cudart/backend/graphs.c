@@ -143,6 +143,50 @@ static struct be_exec *exec_get(uint64_t id)
     return gvs_handles_get(be_handles(), BE_H_GRAPH_EXEC, id);
 }
 
+cudaGraphExec_t be_exec_get(uint64_t id)
+{
+    struct be_exec *x = exec_get(id);
+    return x != NULL ? x->x : NULL;
+}
+
+cudaError_t be_graph_exec(uint64_t wire, cudaGraphExec_t *out)
+{
+    *out = be_exec_get(wire);
+    return *out != NULL ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c, struct be_graph *g,
+                                   uint32_t *n, cudaGraphEdgeData **edges,
+                                   cudaError_t *e)
+{
+    *edges = NULL;
+    apigen_get_u32(c, n);
+    if (c->rc < 0 || *n == 0)
+        return NULL;
+    /* Every dependency takes 11 bytes of the request. */
+    if ((uint64_t)*n * 11 > gvs_buf_len(c->get)) {
+        c->rc = GVS_E_RANGE;
+        return NULL;
+    }
+    cudaGraphNode_t *v = gvs_calloc(*n, sizeof(*v));
+    *edges = gvs_calloc(*n, sizeof(**edges));
+    if (v == NULL || *edges == NULL)
+        c->rc = GVS_E_NOMEM;
+    for (uint32_t i = 0; c->rc == 0 && i < *n; i++) {
+        uint64_t id;
+        apigen_get_u64(c, &id);
+        apigen_get_u8(c, &(*edges)[i].from_port);
+        apigen_get_u8(c, &(*edges)[i].to_port);
+        apigen_get_u8(c, &(*edges)[i].type);
+        struct be_node *node = be_node_get(id);
+        if (node != NULL && g != NULL && node->graph == g)
+            v[i] = node->n;
+        else if (*e == cudaSuccess)
+            *e = cudaErrorInvalidValue;
+    }
+    return v;
+}
+
 static void reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v)
 {
     apigen_put_i32(c, e);
@@ -265,36 +309,6 @@ int cudart_be_graph_instantiate(struct gvs_call *call)
     return c.rc;
 }
 
-/* Launch and upload: u64 exec, u64 stream. */
-static int exec_on_stream(struct gvs_call *call, int upload)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id, stream;
-    apigen_get_u64(&c, &id);
-    apigen_get_u64(&c, &stream);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct be_exec *x = exec_get(id);
-    cudaStream_t s;
-    cudaError_t e = x != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = upload ? cudaGraphUpload(x->x, s) : cudaGraphLaunch(x->x, s);
-    apigen_put_i32(&c, e);
-    return c.rc;
-}
-
-int cudart_be_graph_launch(struct gvs_call *call)
-{
-    return exec_on_stream(call, 0);
-}
-
-int cudart_be_graph_upload(struct gvs_call *call)
-{
-    return exec_on_stream(call, 1);
-}
-
 int cudart_be_graph_exec_destroy(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -339,21 +353,6 @@ int cudart_be_graph_exec_update(struct gvs_call *call)
     apigen_put_i32(&c, info.result);
     apigen_put_u64(&c, err);
     apigen_put_u64(&c, from);
-    return c.rc;
-}
-
-int cudart_be_graph_exec_flags(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id;
-    apigen_get_u64(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct be_exec *x = exec_get(id);
-    unsigned long long flags = 0;
-    cudaError_t e = x != NULL ? cudaGraphExecGetFlags(x->x, &flags)
-                              : cudaErrorInvalidValue;
-    reply_u64(&c, e, flags);
     return c.rc;
 }
 

@@ -63,6 +63,25 @@ void be_node_forget(struct be_node *n);
 cudaGraphNode_t *be_get_nodes(struct apigen_call *c, struct be_graph *g,
                               uint32_t *n, cudaError_t *e);
 
+/* Decodes dependencies with edge data (u32 n, n x (u64 node, u8 from
+ * port, u8 to port, u8 type)) into arrays the caller frees with gvs_free
+ * (NULL when n is 0), as be_get_nodes. */
+cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c, struct be_graph *g,
+                                   uint32_t *n, cudaGraphEdgeData **edges,
+                                   cudaError_t *e);
+
+/* The executable graph of a BE_H_GRAPH_EXEC id, or NULL. */
+cudaGraphExec_t be_exec_get(uint64_t id);
+
+/* graph_mem.c: alloc parameters (40-graphs.api) off the wire into p, its
+ * access descriptors into acc (room for BE_MAX_ACCESS); malformed:
+ * negative GVS_E_*.  be_put_mem_alloc appends them. */
+#define BE_MAX_ACCESS 1024u
+int be_get_mem_alloc(struct apigen_call *c, struct cudaMemAllocNodeParams *p,
+                     struct cudaMemAccessDesc *acc);
+void be_put_mem_alloc(struct apigen_call *c,
+                      const struct cudaMemAllocNodeParams *p);
+
 /* graph_nodes.c: decodes a node's parameters (40-graphs.api) and adds
  * the node to g after deps, or sets them on a node (in exec, or in its
  * graph when exec is NULL).  The type must match the node's. */
@@ -78,5 +97,8 @@ int be_set_node_params(struct gvs_call *call, struct apigen_call *c,
  * stays until the session ends. */
 cudaError_t be_callback_node(struct gvs_call *call, uint64_t id,
                              struct cudaHostNodeParams *out);
+/* The client's callback id of host node parameters made by
+ * be_callback_node, or 0 for any other. */
+uint64_t be_callback_node_id(const struct cudaHostNodeParams *p);
 
 #endif

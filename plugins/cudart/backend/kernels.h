@@ -37,6 +37,13 @@ void be_kernel_argv_free(void **argv, void *stack[BE_ARGV_ON_STACK]);
 int be_get_launch_attr(struct apigen_call *c, cudaLaunchAttribute *out,
                        cudaError_t *e);
 
+/* launch_attr_put.c: appends one attribute value as be_get_launch_attr
+ * decodes it (for the stream and graph-node attribute queries).  Event
+ * fields go as 0: those attributes belong to launches, which are never
+ * asked for their attributes. */
+void be_put_launch_attr(struct apigen_call *c, cudaLaunchAttributeID id,
+                        const cudaLaunchAttributeValue *v);
+
 /* Decodes a launch configuration (grid, block, dynamic shared memory,
  * stream, attributes) into cfg, its attributes into attrs (room for
  * BE_MAX_LAUNCH_ATTRS).  The stream's wire value lands in *stream, for

@@ -8,6 +8,9 @@
 /* The device this thread last made current through us; CUDA starts
  * every thread on device 0. */
 static _Thread_local int thread_device;
+/* The capture mode this thread last took from a lane; CUDA starts every
+ * thread in cudaStreamCaptureModeGlobal. */
+static _Thread_local int thread_capture_mode;
 
 static uint32_t slot_of(uint32_t id, uint32_t cap)
 {
@@ -81,6 +84,14 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
     struct be_lane *l = be_lane(call);
     if (l == NULL)
         return cudaErrorMemoryAllocation;
+    if (l->capture_mode != thread_capture_mode) {
+        enum cudaStreamCaptureMode m =
+            (enum cudaStreamCaptureMode)l->capture_mode;
+        cudaError_t e = cudaThreadExchangeStreamCaptureMode(&m);
+        if (e != cudaSuccess)
+            return e;
+        thread_capture_mode = l->capture_mode;
+    }
     if (l->device == thread_device)
         return cudaSuccess;
     cudaError_t e = cudaSetDevice(l->device);

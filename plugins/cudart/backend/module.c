@@ -21,7 +21,7 @@ struct be_module *be_module_get(struct be_session *s, uint32_t id)
     return m;
 }
 
-static void module_release(struct be_module *m)
+void be_module_release(struct be_module *m)
 {
     if (m->lib != NULL)
         (void)cudaLibraryUnload(m->lib);
@@ -38,7 +38,7 @@ static void module_release(struct be_module *m)
 void be_modules_free(struct be_session *s)
 {
     for (uint32_t i = 0; i < s->nmods; i++) {
-        module_release(s->mods[i]);
+        be_module_release(s->mods[i]);
         gvs_free(s->mods[i]);
     }
     gvs_free(s->mods);
@@ -118,10 +118,8 @@ static int fatbin_ok(const uint8_t *p, size_t len)
 
 /* Layout of one kernel: cudaFuncGetParamInfo answers index by index until
  * cudaErrorInvalidValue marks the end of the list. */
-static void learn_kernel(struct be_func *f, cudaLibrary_t lib,
-                         const char *name)
+void be_learn_params(struct be_func *f)
 {
-    f->status = cudaLibraryGetKernel(&f->kernel, lib, name);
     for (uint32_t i = 0; f->status == cudaSuccess && i <= BE_PARAM_MAX; i++) {
         size_t off, size;
         cudaError_t e = cudaFuncGetParamInfo((const void *)f->kernel, i, &off,
@@ -154,7 +152,14 @@ static void learn_kernel(struct be_func *f, cudaLibrary_t lib,
         f->nparams = f->param_bytes = 0;
 }
 
-static void put_layout(struct apigen_call *c, const struct be_func *f)
+static void learn_kernel(struct be_func *f, cudaLibrary_t lib,
+                         const char *name)
+{
+    f->status = cudaLibraryGetKernel(&f->kernel, lib, name);
+    be_learn_params(f);
+}
+
+void be_put_layout(struct apigen_call *c, const struct be_func *f)
 {
     apigen_put_i32(c, f->status);
     apigen_put_u32(c, f->nparams);
@@ -178,10 +183,7 @@ static void put_globals(struct apigen_call *c, const struct be_module *m)
     }
 }
 
-/* Enters m (a copy is made) in the table and gives its id; GVS_E_RANGE
- * past BE_MAX_MODULES, GVS_E_NOMEM.  On failure m is left to the
- * caller. */
-static int add_module(struct be_session *s, const struct be_module *m,
+int be_module_add(struct be_session *s, const struct be_module *m,
                       uint32_t *id)
 {
     struct be_module *copy = gvs_malloc(sizeof(*copy));
@@ -263,7 +265,7 @@ int cudart_be_module_load(struct gvs_call *call)
     }
     if (rc < 0) {
         free_names(fnames, nf);
-        module_release(&m);
+        be_module_release(&m);
         return rc;
     }
 
@@ -281,19 +283,19 @@ int cudart_be_module_load(struct gvs_call *call)
     apigen_put_i32(&c, e);
     if (e != cudaSuccess) {
         m.lib = NULL;
-        module_release(&m);
+        be_module_release(&m);
         return c.rc;
     }
     uint32_t id;
-    rc = add_module(s, &m, &id);
+    rc = be_module_add(s, &m, &id);
     if (rc < 0) {
-        module_release(&m);
+        be_module_release(&m);
         return rc;
     }
     apigen_put_u32(&c, id);
     apigen_put_u32(&c, m.nfuncs);
     for (uint32_t i = 0; i < m.nfuncs; i++)
-        put_layout(&c, &m.funcs[i]);
+        be_put_layout(&c, &m.funcs[i]);
     put_globals(&c, &m);
     return c.rc;
 }

@@ -48,5 +48,15 @@ cudaError_t be_stream(struct gvs_call *call, uint64_t wire,
 /* backend/events.c: the event of a BE_H_EVENT id, or
  * cudaErrorInvalidResourceHandle. */
 cudaError_t be_event(uint64_t wire, cudaEvent_t *out);
+/* The id of an event the session created, or 0. */
+uint64_t be_event_id(cudaEvent_t ev);
+
+/* backend/pools.c: the pool of a BE_H_MEMPOOL id, or cudaErrorInvalidValue
+ * (what CUDA answers for a pool it does not know). */
+cudaError_t be_pool(uint64_t wire, cudaMemPool_t *out);
+
+/* backend/graphs.c: the executable graph of a BE_H_GRAPH_EXEC id, or
+ * cudaErrorInvalidValue. */
+cudaError_t be_graph_exec(uint64_t wire, cudaGraphExec_t *out);
 
 #endif

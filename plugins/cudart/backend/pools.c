@@ -25,7 +25,7 @@ struct be_pool {
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gvs_u64map ids_by_pool;
 
-static cudaError_t pool_of(uint64_t id, cudaMemPool_t *out)
+cudaError_t be_pool(uint64_t id, cudaMemPool_t *out)
 {
     struct be_pool *p = gvs_handles_get(be_handles(), BE_H_MEMPOOL, id);
     if (p == NULL)
@@ -85,30 +85,11 @@ int cudart_be_malloc_async(struct gvs_call *call)
     if (e == cudaSuccess)
         e = be_stream(call, stream, &s);
     if (e == cudaSuccess && pool_id != 0)
-        e = pool_of(pool_id, &pool);
+        e = be_pool(pool_id, &pool);
     if (e == cudaSuccess)
         e = pool_id != 0 ? cudaMallocFromPoolAsync(&p, size, pool, s)
                          : cudaMallocAsync(&p, size, s);
     reply_u64(&c, e, (uint64_t)(uintptr_t)p);
-    return c.rc;
-}
-
-int cudart_be_free_async(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t ptr, stream;
-    apigen_get_u64(&c, &ptr);
-    apigen_get_u64(&c, &stream);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    /* Only CUDA's own allocations can be freed: CUDA checks that. */
-    if (e == cudaSuccess)
-        e = cudaFreeAsync((void *)(uintptr_t)ptr, s);
-    apigen_put_i32(&c, e);
     return c.rc;
 }
 
@@ -196,7 +177,7 @@ int cudart_be_mempool_set_attr(struct gvs_call *call)
     cudaMemPool_t pool;
     int iv = (int)(uint32_t)v;
     uint64_t uv = v;
-    cudaError_t e = attr_known(attr) ? pool_of(id, &pool)
+    cudaError_t e = attr_known(attr) ? be_pool(id, &pool)
                                      : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudart_be_enter(call);
@@ -220,7 +201,7 @@ int cudart_be_mempool_get_attr(struct gvs_call *call)
     cudaMemPool_t pool;
     int iv = 0;
     uint64_t uv = 0;
-    cudaError_t e = attr_known(attr) ? pool_of(id, &pool)
+    cudaError_t e = attr_known(attr) ? be_pool(id, &pool)
                                      : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudart_be_enter(call);
@@ -229,24 +210,6 @@ int cudart_be_mempool_get_attr(struct gvs_call *call)
                                     attr_is_int(attr) ? (void *)&iv
                                                       : (void *)&uv);
     reply_u64(&c, e, attr_is_int(attr) ? (uint64_t)(uint32_t)iv : uv);
-    return c.rc;
-}
-
-int cudart_be_mempool_trim(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id, keep;
-    apigen_get_u64(&c, &id);
-    apigen_get_u64(&c, &keep);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    cudaMemPool_t pool;
-    cudaError_t e = pool_of(id, &pool);
-    if (e == cudaSuccess)
-        e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = cudaMemPoolTrimTo(pool, (size_t)keep);
-    apigen_put_i32(&c, e);
     return c.rc;
 }
 
@@ -271,19 +234,47 @@ int cudart_be_device_get_mempool(struct gvs_call *call)
     return c.rc;
 }
 
-int cudart_be_device_set_mempool(struct gvs_call *call)
+int cudart_be_mem_get_pool(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    int32_t dev;
-    uint64_t id;
+    uint8_t which;
+    int32_t type, dev, alloc;
+    apigen_get_u8(&c, &which);
+    apigen_get_i32(&c, &type);
     apigen_get_i32(&c, &dev);
+    apigen_get_i32(&c, &alloc);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (which > 1)
+        return GVS_E_PROTO;
+    struct cudaMemLocation loc = {(enum cudaMemLocationType)type, dev};
+    enum cudaMemAllocationType t = (enum cudaMemAllocationType)alloc;
+    cudaMemPool_t pool = NULL;
+    uint64_t id = 0;
+    cudaError_t e = which == 0 ? cudaMemGetDefaultMemPool(&pool, &loc, t)
+                               : cudaMemGetMemPool(&pool, &loc, t);
+    if (e == cudaSuccess)
+        e = id_of(pool, &id);
+    reply_u64(&c, e, id);
+    return c.rc;
+}
+
+int cudart_be_mem_set_pool(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t type, dev, alloc;
+    uint64_t id;
+    apigen_get_i32(&c, &type);
+    apigen_get_i32(&c, &dev);
+    apigen_get_i32(&c, &alloc);
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
+    struct cudaMemLocation loc = {(enum cudaMemLocationType)type, dev};
     cudaMemPool_t pool;
-    cudaError_t e = pool_of(id, &pool);
+    cudaError_t e = be_pool(id, &pool);
     if (e == cudaSuccess)
-        e = cudaDeviceSetMemPool(dev, pool);
+        e = cudaMemSetMemPool(&loc, (enum cudaMemAllocationType)alloc, pool);
     apigen_put_i32(&c, e);
     return c.rc;
 }
@@ -309,7 +300,7 @@ int cudart_be_mempool_set_access(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaMemPool_t pool;
-    cudaError_t e = pool_of(id, &pool);
+    cudaError_t e = be_pool(id, &pool);
     if (e == cudaSuccess)
         e = cudart_be_enter(call);
     if (e == cudaSuccess)
@@ -332,7 +323,7 @@ int cudart_be_mempool_get_access(struct gvs_call *call)
     loc.type = (enum cudaMemLocationType)type;
     cudaMemPool_t pool;
     enum cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
-    cudaError_t e = pool_of(id, &pool);
+    cudaError_t e = be_pool(id, &pool);
     if (e == cudaSuccess)
         e = cudart_be_enter(call);
     if (e == cudaSuccess)

@@ -15,7 +15,9 @@
 
 struct fe_array {
     size_t elem;
-    uint64_t mipmap; /* the mipmapped array owning this level, or 0 */
+    /* The mipmapped array owning this level, or the array owning this
+     * plane, or 0. */
+    uint64_t mipmap;
 };
 
 static pthread_mutex_t arrays_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -171,6 +173,8 @@ cudaError_t cudaMalloc3DArray(cudaArray_t *array,
     return cudart_fe_ret(malloc_array(array, desc, extent, flags, 1));
 }
 
+static void forget_levels(uint64_t mipmap);
+
 cudaError_t cudaFreeArray(cudaArray_t array)
 {
     uint64_t id = (uint64_t)(uintptr_t)array;
@@ -181,6 +185,7 @@ cudaError_t cudaFreeArray(cudaArray_t array)
         pthread_mutex_lock(&arrays_lock);
         gvs_free(gvs_u64map_remove(&arrays, id));
         pthread_mutex_unlock(&arrays_lock);
+        forget_levels(id);
     }
     return cudart_fe_ret(e);
 }
@@ -220,6 +225,31 @@ static cudaError_t array_info(struct cudaChannelFormatDesc *desc,
         *extent = (struct cudaExtent){(size_t)w, (size_t)h, (size_t)dp};
     if (flags != NULL)
         *flags = fl;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
+                               cudaArray_const_t array)
+{
+    if (desc == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(array_info(desc, NULL, NULL, (cudaArray_t)array));
+}
+
+cudaError_t fe_array_rows(cudaArray_const_t a, size_t *row_bytes,
+                          size_t *rows)
+{
+    uint64_t id;
+    size_t elem = 0;
+    struct cudaExtent ext;
+    cudaError_t e = fe_array_lookup(a, &id, &elem);
+    if (e == cudaSuccess)
+        e = array_info(NULL, &ext, NULL, (cudaArray_t)a);
+    if (e != cudaSuccess)
+        return e;
+    if (elem == 0 || __builtin_mul_overflow(ext.width, elem, row_bytes))
+        return cudaErrorInvalidValue;
+    *rows = ext.height ? ext.height : 1;
     return cudaSuccess;
 }
 
@@ -287,7 +317,33 @@ cudaError_t cudaGetMipmappedArrayLevel(
     return cudart_fe_ret(mipmap_level(levelArray, mipmappedArray, level));
 }
 
-/* The levels go with their mipmapped array. */
+static cudaError_t array_plane(cudaArray_t *out, cudaArray_t a,
+                               unsigned plane)
+{
+    struct apigen_call c;
+    uint64_t id;
+    size_t elem;
+    if (out == NULL)
+        return cudaErrorInvalidValue;
+    cudaError_t e = fe_array_lookup(a, &id, &elem);
+    if (e == cudaSuccess)
+        e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u64(&c, id);
+    apigen_put_u32(&c, plane);
+    e = cudart_fe_run(&c, CUDART_OP_ARRAY_PLANE, APIGEN_DEVICE);
+    return take_array(&c, e, id, out);
+}
+
+/* A plane is owned by its array, as a level by its mipmapped array. */
+cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray,
+                              unsigned int planeIdx)
+{
+    return cudart_fe_ret(array_plane(pPlaneArray, hArray, planeIdx));
+}
+
+/* The levels (planes) go with their mipmapped array (array). */
 static void forget_levels(uint64_t mipmap)
 {
     pthread_mutex_lock(&arrays_lock);

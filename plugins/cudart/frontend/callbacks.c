@@ -86,6 +86,19 @@ uint64_t fe_callback_persistent(cudaHostFn_t fn, void *user)
     return id;
 }
 
+cudaError_t fe_callback_host_fn(uint64_t id, cudaHostFn_t *fn, void **user)
+{
+    pthread_mutex_lock(&lock);
+    struct callback *c = gvs_u64map_get(&pending, id);
+    if (c != NULL && c->kind == KIND_HOST_FN) {
+        *fn = c->fn;
+        *user = c->user;
+    }
+    pthread_mutex_unlock(&lock);
+    return c != NULL && c->kind == KIND_HOST_FN ? cudaSuccess
+                                                : cudaErrorInvalidValue;
+}
+
 /* The record is in the table before the request leaves: the backend may
  * run the callback before its reply reaches us. */
 static cudaError_t enqueue(cudaStream_t stream, int per_thread,

@@ -8,23 +8,29 @@
 #include "gvs/proto.h"
 
 /* The device each thread works on, as in the real runtime, and the one
- * its lane has on the backend. */
+ * its lane has on the backend.  Until the thread chooses one it works on
+ * the first of cudaSetValidDevices' list: every device of the list works
+ * (the client makes no context of its own that could fail), so the
+ * runtime's search stops there. */
 static _Thread_local int thread_dev;
+static _Thread_local int thread_chose;
 static _Thread_local int lane_dev;
+static atomic_int first_valid;
 
 int fe_thread_device(void)
 {
-    return thread_dev;
+    return thread_chose ? thread_dev : atomic_load(&first_valid);
 }
 
 int fe_device_sync_locked(struct gvs_client *cl)
 {
-    if (lane_dev == thread_dev)
+    int dev = fe_thread_device();
+    if (lane_dev == dev)
         return 0;
     struct gvs_buf *b = gvs_buf_new(sizeof(int32_t));
     if (b == NULL)
         return GVS_E_NOMEM;
-    int rc = gvs_buf_put_i32(b, thread_dev);
+    int rc = gvs_buf_put_i32(b, dev);
     if (rc == 0) {
         struct iovec iov = {(void *)gvs_buf_ptr(b), gvs_buf_len(b)};
         rc = gvs_client_send_locked(cl, CUDART_PLUGIN_ID,
@@ -33,7 +39,7 @@ int fe_device_sync_locked(struct gvs_client *cl)
     }
     gvs_buf_free(b);
     if (rc == 0)
-        lane_dev = thread_dev;
+        lane_dev = dev;
     return rc;
 }
 
@@ -68,6 +74,7 @@ cudaError_t cudaSetDevice(int device)
     if (device < 0 || device >= n)
         return cudart_fe_ret(cudaErrorInvalidDevice);
     thread_dev = device;
+    thread_chose = 1;
     struct gvs_client *cl;
     e = fe_client(&cl);
     if (e != cudaSuccess)
@@ -86,7 +93,24 @@ cudaError_t cudaGetDevice(int *device)
     cudaError_t e = fe_client(&cl);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
-    *device = thread_dev;
+    *device = fe_thread_device();
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetValidDevices(int *device_arr, int len)
+{
+    int n;
+    if (len < 0 || (len > 0 && device_arr == NULL))
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    cudaError_t e = device_count_get(&n);
+    if (e != cudaSuccess)
+        return cudart_fe_ret(e);
+    if (len > n)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    for (int i = 0; i < len; i++)
+        if (device_arr[i] < 0 || device_arr[i] >= n)
+            return cudart_fe_ret(cudaErrorInvalidDevice);
+    atomic_store(&first_valid, len > 0 ? device_arr[0] : 0);
     return cudaSuccess;
 }
 
@@ -94,8 +118,8 @@ cudaError_t cudaDeviceReset(void)
 {
     cudaError_t e = cudart_rpc_cudaDeviceReset();
     if (e == cudaSuccess) {
-        fe_mem_forget_device(thread_dev);
-        fe_modules_forget_device(thread_dev);
+        fe_mem_forget_device(fe_thread_device());
+        fe_modules_forget_device(fe_thread_device());
     }
     return cudart_fe_ret(e);
 }

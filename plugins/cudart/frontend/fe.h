@@ -152,6 +152,10 @@ void fe_mem_fork_lock(void);
 void fe_mem_fork_unlock(void);
 void fe_mem_fork_child(void);
 
+/* hostmem.c: whether p lies in host memory allocated or registered
+ * through the frontend (the client's own, page-locked in name only). */
+int fe_host_contains(const void *p);
+
 /* managed.c: managed memory (docs/cudart.md, "Managed memory") ---------- */
 
 /* Caller holds the client lock, before a device-dependent request:
@@ -199,8 +203,37 @@ struct fe_func {
 
 /* Finds the kernel registered for a host stub, or whose handle is p. */
 struct fe_func *fe_func_lookup(const void *p);
+/* The kernel the backend names by its module's remote id and its index
+ * in it, or NULL. */
+struct fe_func *fe_func_remote(uint32_t module, uint32_t index);
 /* Uploads the kernel's module if needed; returns its remote id in *id. */
 cudaError_t fe_module_ready(struct fe_module *m, uint32_t *id);
+
+/* Caller holds the client lock: posts image in MODULE_STAGE pieces, for
+ * a MODULE_LOAD or LIBRARY_LOAD that says staged. */
+int fe_stage_locked(struct gvs_client *cl, const uint8_t *image,
+                    size_t image_len);
+
+/* Libraries (library.c): a library is a module of the list, uploaded
+ * from the start and without host stubs; its address is the
+ * cudaLibrary_t.  More kernels than this in one reply are malformed. */
+#define FE_LIBRARY_MAX_KERNELS 65536u
+/* Decodes LIBRARY_LOAD's successful reply after its result (u32 id, u32
+ * count, the layouts) into a new library, entered in the list. */
+cudaError_t fe_library_decode(struct apigen_call *c, struct fe_module **out);
+/* Whether lib is a loaded library of this session; its remote id and
+ * kernel count. */
+int fe_library_info(const struct fe_module *lib, uint32_t *id,
+                    uint32_t *nkernels);
+/* The library's kernel at index, or NULL. */
+struct fe_func *fe_library_kernel(struct fe_module *lib, uint32_t index);
+/* Records a global of the library so that cudaMemcpyDefault sees it as
+ * device memory of the calling thread's device. */
+void fe_library_note_global(struct fe_module *lib, uint64_t addr,
+                            uint64_t size);
+/* Forgets lib: 1 and its remote id when the backend holds it, -1 when
+ * it was this session's parent's (fork), 0 when lib is no library. */
+int fe_library_remove(struct fe_module *lib, uint32_t *id);
 
 /* A module global resolved for the calling thread's device. */
 struct fe_symbol {

@@ -13,17 +13,6 @@
 #include "mem3d.h"
 #include "streams.h"
 
-/* The parameters of one node of any type, as the program gave them. */
-struct node_params {
-    enum cudaGraphNodeType type;
-    const struct cudaKernelNodeParams *kernel;
-    const struct cudaMemcpy3DParms *copy;
-    const struct cudaMemsetParams *set;
-    const struct cudaHostNodeParams *host;
-    cudaGraph_t child;
-    cudaEvent_t event;
-};
-
 static cudaError_t put_kernel(struct apigen_call *c,
                               const struct cudaKernelNodeParams *k)
 {
@@ -95,7 +84,7 @@ static cudaError_t put_host(struct apigen_call *c,
 }
 
 static cudaError_t put_params(struct apigen_call *c,
-                              const struct node_params *p)
+                              const struct fe_node_params *p)
 {
     apigen_put_u8(c, (uint8_t)p->type);
     switch (p->type) {
@@ -114,14 +103,17 @@ static cudaError_t put_params(struct apigen_call *c,
     case cudaGraphNodeTypeWaitEvent:
         apigen_put_u64(c, fe_handle_wire(p->event));
         return cudaSuccess;
+    case cudaGraphNodeTypeMemFree:
+        apigen_put_u64(c, (uint64_t)(uintptr_t)p->dptr);
+        return cudaSuccess;
     default:
         return cudaSuccess;
     }
 }
 
-static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t graph,
-                            const cudaGraphNode_t *deps, size_t ndeps,
-                            const struct node_params *p)
+cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                                const cudaGraphNode_t *deps, size_t ndeps,
+                              const struct fe_node_params *p)
 {
     struct apigen_call c;
     uint64_t id = 0;
@@ -145,9 +137,8 @@ static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t graph,
     return e;
 }
 
-/* exec NULL: the node in its own graph. */
-static cudaError_t set_params(cudaGraphExec_t exec, cudaGraphNode_t node,
-                              const struct node_params *p)
+cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
+                              const struct fe_node_params *p)
 {
     struct apigen_call c;
     cudaError_t e = cudart_fe_begin(&c);
@@ -169,27 +160,28 @@ cudaError_t cudaGraphAddKernelNode(
     const cudaGraphNode_t *pDependencies, size_t numDependencies,
     const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
                             .kernel = pNodeParams};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphKernelNodeSetParams(
     cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
                             .kernel = pNodeParams};
-    return cudart_fe_ret(set_params(NULL, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
 }
 
 cudaError_t cudaGraphExecKernelNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeKernel,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
                             .kernel = pNodeParams};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 /* Memcpy nodes ------------------------------------------------------------ */
@@ -200,27 +192,28 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
                                    size_t numDependencies,
                                    const struct cudaMemcpy3DParms *pCopyParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
                             .copy = pCopyParams};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams(
     cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
                             .copy = pNodeParams};
-    return cudart_fe_ret(set_params(NULL, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaMemcpy3DParms *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
                             .copy = pNodeParams};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 /* A 1D copy is a 3D one of count bytes. */
@@ -243,9 +236,10 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
                                      enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
@@ -253,8 +247,8 @@ cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
                                            enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
-    return cudart_fe_ret(set_params(NULL, node, &p));
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
@@ -263,8 +257,8 @@ cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
                                                enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 /* Memset nodes ------------------------------------------------------------ */
@@ -275,27 +269,28 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode,
                                    size_t numDependencies,
                                    const struct cudaMemsetParams *pMemsetParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
                             .set = pMemsetParams};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphMemsetNodeSetParams(
     cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
                             .set = pNodeParams};
-    return cudart_fe_ret(set_params(NULL, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
 }
 
 cudaError_t cudaGraphExecMemsetNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaMemsetParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeMemset,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
                             .set = pNodeParams};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 /* Host nodes -------------------------------------------------------------- */
@@ -306,27 +301,28 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
                                  size_t numDependencies,
                                  const struct cudaHostNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeHost,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
                             .host = pNodeParams};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphHostNodeSetParams(
     cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeHost,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
                             .host = pNodeParams};
-    return cudart_fe_ret(set_params(NULL, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaHostNodeParams *pNodeParams)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeHost,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
                             .host = pNodeParams};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 /* Empty, child graph and event nodes ------------------------------------ */
@@ -336,9 +332,10 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
                                   const cudaGraphNode_t *pDependencies,
                                   size_t numDependencies)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeEmpty};
+    struct fe_node_params p = {.type = cudaGraphNodeTypeEmpty};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
@@ -347,19 +344,20 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
                                        size_t numDependencies,
                                        cudaGraph_t childGraph)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeGraph,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeGraph,
                             .child = childGraph};
     return cudart_fe_ret(
-        add_node(pGraphNode, graph, pDependencies, numDependencies, &p));
+        fe_graph_add_node(pGraphNode, graph, pDependencies,
+                          numDependencies, &p));
 }
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
                                                  cudaGraphNode_t node,
                                                  cudaGraph_t childGraph)
 {
-    struct node_params p = {.type = cudaGraphNodeTypeGraph,
+    struct fe_node_params p = {.type = cudaGraphNodeTypeGraph,
                             .child = childGraph};
-    return cudart_fe_ret(set_params(hGraphExec, node, &p));
+    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
 }
 
 static cudaError_t add_event_node(cudaGraphNode_t *out, cudaGraph_t graph,
@@ -367,8 +365,8 @@ static cudaError_t add_event_node(cudaGraphNode_t *out, cudaGraph_t graph,
                                   cudaEvent_t event,
                                   enum cudaGraphNodeType type)
 {
-    struct node_params p = {.type = type, .event = event};
-    return add_node(out, graph, deps, n, &p);
+    struct fe_node_params p = {.type = type, .event = event};
+    return fe_graph_add_node(out, graph, deps, n, &p);
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
@@ -396,8 +394,8 @@ cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
 static cudaError_t set_event(cudaGraphExec_t exec, cudaGraphNode_t node,
                              cudaEvent_t event, enum cudaGraphNodeType type)
 {
-    struct node_params p = {.type = type, .event = event};
-    return set_params(exec, node, &p);
+    struct fe_node_params p = {.type = type, .event = event};
+    return fe_graph_set_node(exec, node, &p);
 }
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
@@ -428,4 +426,122 @@ cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec,
 {
     return cudart_fe_ret(
         set_event(hGraphExec, hNode, event, cudaGraphNodeTypeWaitEvent));
+}
+
+/* Symbol copies: a 1D copy at the global's device address. */
+static cudaError_t symbol_copy(const void *symbol, size_t count,
+                               size_t offset, void **addr)
+{
+    struct fe_symbol sym;
+    cudaError_t e = fe_symbol_resolve(symbol, &sym);
+    if (e != cudaSuccess)
+        return e;
+    if (offset > sym.size || count > sym.size - offset)
+        return cudaErrorInvalidValue;
+    *addr = (void *)(uintptr_t)(sym.addr + offset);
+    return cudaSuccess;
+}
+
+static cudaError_t to_symbol(cudaGraphExec_t exec, cudaGraphNode_t *out,
+                             cudaGraph_t graph, const cudaGraphNode_t *deps,
+                             size_t ndeps, cudaGraphNode_t node,
+                             const void *symbol, const void *src,
+                             size_t count, size_t offset,
+                             enum cudaMemcpyKind kind)
+{
+    void *dst;
+    cudaError_t e = symbol_copy(symbol, count, offset, &dst);
+    if (e != cudaSuccess)
+        return e;
+    struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return node == NULL
+               ? fe_graph_add_node(out, graph, deps, ndeps, &p)
+               : fe_graph_set_node(exec, node, &p);
+}
+
+static cudaError_t from_symbol(cudaGraphExec_t exec, cudaGraphNode_t *out,
+                               cudaGraph_t graph, const cudaGraphNode_t *deps,
+                               size_t ndeps, cudaGraphNode_t node, void *dst,
+                               const void *symbol, size_t count,
+                               size_t offset, enum cudaMemcpyKind kind)
+{
+    void *src;
+    cudaError_t e = symbol_copy(symbol, count, offset, &src);
+    if (e != cudaSuccess)
+        return e;
+    struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
+    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
+    return node == NULL
+               ? fe_graph_add_node(out, graph, deps, ndeps, &p)
+               : fe_graph_set_node(exec, node, &p);
+}
+
+cudaError_t cudaGraphAddMemcpyNodeToSymbol(
+    cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+    const cudaGraphNode_t *pDependencies, size_t numDependencies,
+    const void *symbol, const void *src, size_t count, size_t offset,
+    enum cudaMemcpyKind kind)
+{
+    if (pGraphNode == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(to_symbol(NULL, pGraphNode, graph, pDependencies,
+                                   numDependencies, NULL, symbol, src, count,
+                                   offset, kind));
+}
+
+cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
+    cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+    const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+    const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
+    if (pGraphNode == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(from_symbol(NULL, pGraphNode, graph, pDependencies,
+                                     numDependencies, NULL, dst, symbol,
+                                     count, offset, kind));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node,
+                                                 const void *symbol,
+                                                 const void *src, size_t count,
+                                                 size_t offset,
+                                                 enum cudaMemcpyKind kind)
+{
+    if (node == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(to_symbol(NULL, NULL, NULL, NULL, 0, node, symbol,
+                                   src, count, offset, kind));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node,
+                                                   void *dst,
+                                                   const void *symbol,
+                                                   size_t count, size_t offset,
+                                                   enum cudaMemcpyKind kind)
+{
+    if (node == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(from_symbol(NULL, NULL, NULL, NULL, 0, node, dst,
+                                     symbol, count, offset, kind));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol,
+    const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
+    if (node == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(to_symbol(hGraphExec, NULL, NULL, NULL, 0, node,
+                                   symbol, src, count, offset, kind));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+    const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
+    if (node == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(from_symbol(hGraphExec, NULL, NULL, NULL, 0, node,
+                                     dst, symbol, count, offset, kind));
 }

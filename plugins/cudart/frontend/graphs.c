@@ -19,6 +19,24 @@ cudaError_t fe_put_nodes(struct apigen_call *c, const cudaGraphNode_t *deps,
     return cudaSuccess;
 }
 
+cudaError_t fe_put_deps_edges(struct apigen_call *c,
+                              const cudaGraphNode_t *deps,
+                              const cudaGraphEdgeData *edges, size_t n)
+{
+    if ((deps == NULL && n != 0) || n > UINT32_MAX)
+        return cudaErrorInvalidValue;
+    apigen_put_u32(c, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        cudaGraphEdgeData ed =
+            edges != NULL ? edges[i] : (cudaGraphEdgeData){0};
+        apigen_put_u64(c, fe_handle_wire(deps[i]));
+        apigen_put_u8(c, ed.from_port);
+        apigen_put_u8(c, ed.to_port);
+        apigen_put_u8(c, ed.type);
+    }
+    return cudaSuccess;
+}
+
 /* A request of one u64 handle answered by a result alone. */
 static cudaError_t call_handle(uint16_t op, const void *h, unsigned flags)
 {
@@ -165,45 +183,6 @@ cudaError_t cudaGraphInstantiateWithParams_ptsz(
         instantiate_params(pGraphExec, graph, instantiateParams, 1));
 }
 
-static cudaError_t on_stream(uint16_t op, cudaGraphExec_t exec,
-                             cudaStream_t stream, int per_thread)
-{
-    struct apigen_call c;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u64(&c, fe_handle_wire(exec));
-    apigen_put_u64(&c, fe_stream_wire(stream, per_thread));
-    e = cudart_fe_run(&c, op, APIGEN_DEVICE);
-    return cudart_fe_end(&c, e);
-}
-
-cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
-{
-    return cudart_fe_ret(
-        on_stream(CUDART_OP_GRAPH_LAUNCH, graphExec, stream, 0));
-}
-
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec,
-                                 cudaStream_t stream)
-{
-    return cudart_fe_ret(
-        on_stream(CUDART_OP_GRAPH_LAUNCH, graphExec, stream, 1));
-}
-
-cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
-{
-    return cudart_fe_ret(
-        on_stream(CUDART_OP_GRAPH_UPLOAD, graphExec, stream, 0));
-}
-
-cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec,
-                                 cudaStream_t stream)
-{
-    return cudart_fe_ret(
-        on_stream(CUDART_OP_GRAPH_UPLOAD, graphExec, stream, 1));
-}
-
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
     return cudart_fe_ret(
@@ -244,28 +223,6 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
                                 cudaGraphExecUpdateResultInfo *resultInfo)
 {
     return cudart_fe_ret(exec_update(hGraphExec, hGraph, resultInfo));
-}
-
-static cudaError_t exec_flags(cudaGraphExec_t exec, unsigned long long *flags)
-{
-    struct apigen_call c;
-    uint64_t v;
-    if (flags == NULL)
-        return cudaErrorInvalidValue;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u64(&c, fe_handle_wire(exec));
-    e = take_u64(&c, cudart_fe_run(&c, CUDART_OP_GRAPH_EXEC_FLAGS, 0), &v);
-    if (e == cudaSuccess)
-        *flags = v;
-    return e;
-}
-
-cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec,
-                                  unsigned long long *flags)
-{
-    return cudart_fe_ret(exec_flags(graphExec, flags));
 }
 
 /* Topology ---------------------------------------------------------------- */

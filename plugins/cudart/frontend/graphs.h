@@ -22,10 +22,6 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(
     unsigned long long *id_out, cudaGraph_t *graph_out,
     const cudaGraphNode_t **dependencies_out,
     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out);
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec,
-                                 cudaStream_t stream);
-cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec,
-                                 cudaStream_t stream);
 cudaError_t cudaGraphInstantiateWithParams_ptsz(
     cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
     cudaGraphInstantiateParams *instantiateParams);
@@ -35,6 +31,50 @@ static inline uint64_t fe_handle_wire(const void *h)
 {
     return (uint64_t)(uintptr_t)h;
 }
+
+/* The parameters of one node of any type, as the program gave them
+ * (graph_nodes.c puts them on the wire as 40-graphs.api says). */
+struct fe_node_params {
+    enum cudaGraphNodeType type;
+    const struct cudaKernelNodeParams *kernel;
+    const struct cudaMemcpy3DParms *copy;
+    const struct cudaMemsetParams *set;
+    const struct cudaHostNodeParams *host;
+    cudaGraph_t child;
+    cudaEvent_t event;
+    void *dptr; /* mem free */
+};
+
+/* graph_nodes.c: adds a node (GRAPH_ADD_NODE), or sets a node's
+ * parameters in exec (NULL: in its graph).  No last-error bookkeeping. */
+cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                              const cudaGraphNode_t *deps, size_t ndeps,
+                              const struct fe_node_params *p);
+cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
+                              const struct fe_node_params *p);
+
+/* Appends dependencies with edge data: u32 n, n x (u64 node, u8 from
+ * port, u8 to port, u8 type); edges NULL means default edges.
+ * cudaErrorInvalidValue, with nothing appended, for NULL deps with n. */
+cudaError_t fe_put_deps_edges(struct apigen_call *c,
+                              const cudaGraphNode_t *deps,
+                              const cudaGraphEdgeData *edges, size_t n);
+
+/* node_query.c: begins a call and runs NODE_GET_PARAMS for a node of
+ * type; on success the reply is positioned after the type, for the
+ * caller to decode the parameters and finish with cudart_fe_end. */
+cudaError_t fe_node_query(struct apigen_call *c, cudaGraphNode_t node,
+                          enum cudaGraphNodeType type);
+
+/* user_objects.c: a USER_OBJECT_DESTROY notification (u64 record id):
+ * runs the program's destructor. */
+void fe_user_object_destroy(struct gvs_buf *body);
+
+/* graph_mem.c: adds a memory alloc node; p->dptr becomes its address,
+ * which enters the allocation map.  No last-error bookkeeping. */
+cudaError_t fe_graph_add_alloc(cudaGraphNode_t *out, cudaGraph_t graph,
+                               const cudaGraphNode_t *deps, size_t n,
+                               struct cudaMemAllocNodeParams *p);
 
 /* Appends u32 n and the n node ids of deps (NULL only when n is 0):
  * cudaErrorInvalidValue otherwise, with nothing appended. */

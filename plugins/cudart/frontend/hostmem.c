@@ -232,6 +232,15 @@ static cudaError_t host_get_device_pointer(void **pDevice, void *pHost,
     return known ? cudaErrorNotSupported : cudaErrorInvalidValue;
 }
 
+int fe_host_contains(const void *p)
+{
+    uint64_t base;
+    pthread_mutex_lock(&lock);
+    int known = containing(p, &base) != NULL;
+    pthread_mutex_unlock(&lock);
+    return known;
+}
+
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
                                      unsigned int flags)
 {

@@ -56,4 +56,11 @@ cudaError_t fe_put_launch_config(struct apigen_call *c,
 void fe_put_launch_attr(struct apigen_call *c, cudaLaunchAttributeID id,
                         const cudaLaunchAttributeValue *v);
 
+/* launch_attr_get.c: decodes one attribute value as the backend's
+ * be_put_launch_attr appends it (u32 id, then its fields) into *v, the
+ * union member the id names; the id must be want.  Event fields come back
+ * NULL.  Negative GVS_E_* when malformed. */
+int fe_get_launch_attr(struct apigen_call *c, cudaLaunchAttributeID want,
+                       cudaLaunchAttributeValue *v);
+
 #endif

@@ -352,10 +352,10 @@ cudaError_t fe_managed_synced(uint16_t op)
         return cudaSuccess;
     switch (op) {
     case CUDART_OP_cudaDeviceSynchronize:
-    case CUDART_OP_STREAM_SYNCHRONIZE:
-    case CUDART_OP_STREAM_QUERY:
-    case CUDART_OP_EVENT_SYNCHRONIZE:
-    case CUDART_OP_EVENT_QUERY:
+    case CUDART_OP_cudaStreamSynchronize:
+    case CUDART_OP_cudaStreamQuery:
+    case CUDART_OP_cudaEventSynchronize:
+    case CUDART_OP_cudaEventQuery:
         return pull(-1);
     default:
         return cudaSuccess;

@@ -99,6 +99,12 @@ int fe_kind_valid(enum cudaMemcpyKind kind);
  * array we did not hand out. */
 cudaError_t fe_array_lookup(cudaArray_const_t a, uint64_t *id, size_t *elem);
 
+/* frontend/arrays.c: an array's row in bytes and its rows (1 for a 1D
+ * array), from the backend; cudaErrorInvalidValue for an array whose
+ * elements are not whole bytes. */
+cudaError_t fe_array_rows(cudaArray_const_t a, size_t *row_bytes,
+                          size_t *rows);
+
 /* The wire form of a device or array side (put on c). */
 void fe_put_side(struct apigen_call *c, const struct fe_side *s);
 void fe_put_box(struct apigen_call *c, const struct fe_box *b);

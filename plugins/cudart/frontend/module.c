@@ -45,6 +45,7 @@ struct fe_module {
     uint32_t remote_id;
     int vars_dev; /* device the global addresses belong to, -1: stale */
     struct fe_link *link; /* an -rdc program's units (rdc.h), or NULL */
+    int library; /* loaded through the library API (library.c) */
 };
 
 /* Guards the module list and every module; held across an upload so
@@ -265,6 +266,20 @@ struct fe_func *fe_func_lookup(const void *p)
     return f;
 }
 
+struct fe_func *fe_func_remote(uint32_t module, uint32_t index)
+{
+    struct fe_func *f = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (struct fe_module *m = modules; m != NULL && f == NULL; m = m->next)
+        for (uint32_t i = 0; m->uploaded && m->remote_id == module &&
+                             i < m->nfuncs && f == NULL;
+             i++)
+            if (m->funcs[i]->index == index)
+                f = m->funcs[i];
+    pthread_mutex_unlock(&reg_lock);
+    return f;
+}
+
 /* Upload ------------------------------------------------------------------ */
 
 static int put_names(struct gvs_buf *b, struct fe_module *m)
@@ -279,27 +294,27 @@ static int put_names(struct gvs_buf *b, struct fe_module *m)
     return rc;
 }
 
-/* Fat binaries that do not fit one frame go ahead in posted pieces. */
-static int stage_image_locked(struct gvs_client *cl, struct fe_module *m,
-                              struct gvs_buf *hdr)
+int fe_stage_locked(struct gvs_client *cl, const uint8_t *image,
+                    size_t image_len)
 {
-    int rc = 0;
-    for (size_t off = 0; rc == 0 && off < m->image_len;
-         off += GVS_BULK_CHUNK) {
-        size_t len = m->image_len - off < GVS_BULK_CHUNK ? m->image_len - off
-                                                          : GVS_BULK_CHUNK;
+    struct gvs_buf *hdr = gvs_buf_new(16);
+    int rc = hdr != NULL ? 0 : GVS_E_NOMEM;
+    for (size_t off = 0; rc == 0 && off < image_len; off += GVS_BULK_CHUNK) {
+        size_t len = image_len - off < GVS_BULK_CHUNK ? image_len - off
+                                                      : GVS_BULK_CHUNK;
         gvs_buf_reset(hdr);
         rc = gvs_buf_put_u8(hdr, off == 0);
         if (rc == 0)
             rc = gvs_buf_put_u32(hdr, (uint32_t)len);
         struct iovec iov[2] = {
             {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
-            {m->image + off, len},
+            {(void *)(image + off), len},
         };
         if (rc == 0)
             rc = fe_send_locked(cl, CUDART_OP_MODULE_STAGE, 0, 1, iov, 2,
                                 NULL);
     }
+    gvs_buf_free(hdr);
     return rc;
 }
 
@@ -327,7 +342,7 @@ static int load_exchange(struct gvs_client *cl, struct fe_module *m,
         if (link)
             rc = fe_link_post_locked(cl, m->link);
         if (rc == 0 && staged)
-            rc = stage_image_locked(cl, m, hdr);
+            rc = fe_stage_locked(cl, m->image, m->image_len);
         if (rc == 0)
             rc = fe_send_locked(cl, CUDART_OP_MODULE_LOAD, APIGEN_DEVICE, 0,
                                 iov, 3, &id);
@@ -513,6 +528,132 @@ char __cudaInitModule(void **handle)
     if (e == cudaSuccess)
         e = fe_managed_vars_ready(handle, id);
     return e == cudaSuccess;
+}
+
+/* Libraries (library.c) ---------------------------------------------------- */
+
+cudaError_t fe_library_decode(struct apigen_call *c, struct fe_module **out)
+{
+    uint32_t id, n;
+    apigen_get_u32(c, &id);
+    apigen_get_u32(c, &n);
+    if (c->rc < 0 || n > FE_LIBRARY_MAX_KERNELS ||
+        (size_t)n * 8 > gvs_buf_len(c->get))
+        return cudaErrorUnknown;
+    struct fe_module *m = gvs_calloc(1, sizeof(*m));
+    struct fe_func **funcs = gvs_calloc(n ? n : 1, sizeof(*funcs));
+    cudaError_t e = m != NULL && funcs != NULL ? cudaSuccess
+                                               : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess) {
+        m->funcs = funcs;
+        m->cap_funcs = n;
+        m->vars_dev = -1;
+        m->library = 1;
+        m->uploaded = 1;
+        m->remote_id = id;
+    } else {
+        gvs_free(funcs);
+    }
+    for (uint32_t i = 0; e == cudaSuccess && i < n; i++) {
+        struct fe_func *f = gvs_calloc(1, sizeof(*f));
+        if (f == NULL) {
+            e = cudaErrorMemoryAllocation;
+        } else if (decode_layout(c, f) < 0) {
+            gvs_free(f);
+            e = cudaErrorUnknown;
+        } else {
+            f->index = i;
+            f->mod = m;
+            m->funcs[m->nfuncs++] = f;
+        }
+    }
+    if (e == cudaSuccess && apigen_end(c) < 0)
+        e = cudaErrorUnknown;
+    if (e != cudaSuccess) {
+        if (m != NULL)
+            module_free(m);
+        return e;
+    }
+    pthread_mutex_lock(&reg_lock);
+    m->next = modules;
+    modules = m;
+    pthread_mutex_unlock(&reg_lock);
+    *out = m;
+    return cudaSuccess;
+}
+
+/* Caller holds reg_lock. */
+static int library_live_locked(const struct fe_module *lib)
+{
+    for (const struct fe_module *m = modules; m != NULL; m = m->next)
+        if (m == lib)
+            return m->library;
+    return 0;
+}
+
+int fe_library_info(const struct fe_module *lib, uint32_t *id,
+                    uint32_t *nkernels)
+{
+    pthread_mutex_lock(&reg_lock);
+    int live = lib != NULL && library_live_locked(lib) && lib->uploaded;
+    if (live) {
+        *id = lib->remote_id;
+        *nkernels = lib->nfuncs;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return live;
+}
+
+struct fe_func *fe_library_kernel(struct fe_module *lib, uint32_t index)
+{
+    pthread_mutex_lock(&reg_lock);
+    struct fe_func *f = lib != NULL && library_live_locked(lib) &&
+                                index < lib->nfuncs
+                            ? lib->funcs[index]
+                            : NULL;
+    pthread_mutex_unlock(&reg_lock);
+    return f;
+}
+
+void fe_library_note_global(struct fe_module *lib, uint64_t addr,
+                            uint64_t size)
+{
+    pthread_mutex_lock(&reg_lock);
+    if (lib != NULL && library_live_locked(lib) &&
+        lib->nvars == lib->cap_vars) {
+        uint32_t cap = lib->cap_vars ? lib->cap_vars * 2 : 8;
+        struct fe_var *a = gvs_realloc(lib->vars, cap * sizeof(*a));
+        if (a != NULL) {
+            lib->vars = a;
+            lib->cap_vars = cap;
+        }
+    }
+    /* Unrecorded, the global is merely not seen by cudaMemcpyDefault. */
+    if (lib != NULL && library_live_locked(lib) &&
+        lib->nvars < lib->cap_vars) {
+        lib->vars[lib->nvars++] = (struct fe_var){
+            .status = cudaSuccess, .addr = addr, .size = size};
+        lib->vars_dev = fe_thread_device();
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+int fe_library_remove(struct fe_module *lib, uint32_t *id)
+{
+    pthread_mutex_lock(&reg_lock);
+    struct fe_module **pp = &modules;
+    while (*pp != NULL && *pp != lib)
+        pp = &(*pp)->next;
+    int found = *pp != NULL && lib->library;
+    if (found)
+        *pp = lib->next;
+    pthread_mutex_unlock(&reg_lock);
+    if (!found)
+        return 0;
+    *id = lib->remote_id;
+    int uploaded = lib->uploaded;
+    module_free(lib);
+    return uploaded ? 1 : -1;
 }
 
 /* Globals ----------------------------------------------------------------- */

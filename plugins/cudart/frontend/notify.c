@@ -3,6 +3,7 @@
  * handed to the file that serves each op.  They run on the client's
  * notify thread, one at a time, in arrival order.
  */
+#include "graphs.h"
 #include "streams.h"
 
 #include "cudart_ops.h"
@@ -18,6 +19,7 @@ static const struct {
     void (*fn)(struct gvs_buf *body);
 } handlers[] = {
     {CUDART_OP_CALLBACK_RUN, fe_callback_run},
+    {CUDART_OP_USER_OBJECT_DESTROY, fe_user_object_destroy},
 };
 
 static void dispatch(uint16_t op, struct gvs_buf *body, void *arg)

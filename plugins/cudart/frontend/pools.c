@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "cudart_fe_gen.h"
 #include "cudart_ops.h"
 #include "streams.h"
 
@@ -58,14 +59,7 @@ static cudaError_t malloc_async(void **out, size_t size, uint64_t pool,
 
 static cudaError_t free_async(void *p, cudaStream_t stream, int per_thread)
 {
-    struct apigen_call c;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u64(&c, (uint64_t)(uintptr_t)p);
-    apigen_put_u64(&c, fe_stream_wire(stream, per_thread));
-    e = cudart_fe_run(&c, CUDART_OP_FREE_ASYNC, APIGEN_DEVICE);
-    e = cudart_fe_end(&c, e);
+    cudaError_t e = cudart_rpc_cudaFreeAsync(p, stream, per_thread);
     if (e == cudaSuccess)
         fe_mem_untrack(p);
     return e;
@@ -154,30 +148,20 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool,
     return cudart_fe_ret(pool_create(memPool, poolProps));
 }
 
-/* A call taking a pool and an optional u64, answering nothing more. */
-static cudaError_t pool_op(uint16_t op, cudaMemPool_t pool, int with_arg,
-                           uint64_t arg)
+static cudaError_t pool_destroy(cudaMemPool_t pool)
 {
     struct apigen_call c;
     cudaError_t e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;
     apigen_put_u64(&c, pool_wire(pool));
-    if (with_arg)
-        apigen_put_u64(&c, arg);
-    e = cudart_fe_run(&c, op, APIGEN_DEVICE);
+    e = cudart_fe_run(&c, CUDART_OP_MEMPOOL_DESTROY, APIGEN_DEVICE);
     return cudart_fe_end(&c, e);
 }
 
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
-    return cudart_fe_ret(pool_op(CUDART_OP_MEMPOOL_DESTROY, memPool, 0, 0));
-}
-
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
-{
-    return cudart_fe_ret(
-        pool_op(CUDART_OP_MEMPOOL_TRIM, memPool, 1, minBytesToKeep));
+    return cudart_fe_ret(pool_destroy(memPool));
 }
 
 /* Attributes hold an int or a cuuint64_t (driver_types.h). */
@@ -275,21 +259,62 @@ cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
     return cudart_fe_ret(device_pool(memPool, device, 1));
 }
 
-static cudaError_t set_device_pool(int device, cudaMemPool_t pool)
+/* The location-based pool API (CUDA 13): the same pool ids. */
+static cudaError_t location_pool(cudaMemPool_t *out,
+                                 const struct cudaMemLocation *loc,
+                                 enum cudaMemAllocationType type, uint8_t which)
 {
     struct apigen_call c;
+    if (out == NULL || loc == NULL)
+        return cudaErrorInvalidValue;
     cudaError_t e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;
-    apigen_put_i32(&c, device);
+    apigen_put_u8(&c, which);
+    apigen_put_i32(&c, loc->type);
+    apigen_put_i32(&c, loc->id);
+    apigen_put_i32(&c, type);
+    e = cudart_fe_run(&c, CUDART_OP_MEM_GET_POOL, 0);
+    return take_pool(&c, e, out);
+}
+
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool,
+                                     struct cudaMemLocation *location,
+                                     enum cudaMemAllocationType type)
+{
+    return cudart_fe_ret(location_pool(memPool, location, type, 0));
+}
+
+cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool,
+                              struct cudaMemLocation *location,
+                              enum cudaMemAllocationType type)
+{
+    return cudart_fe_ret(location_pool(memPool, location, type, 1));
+}
+
+static cudaError_t set_location_pool(const struct cudaMemLocation *loc,
+                                     enum cudaMemAllocationType type,
+                                     cudaMemPool_t pool)
+{
+    struct apigen_call c;
+    if (loc == NULL)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_i32(&c, loc->type);
+    apigen_put_i32(&c, loc->id);
+    apigen_put_i32(&c, type);
     apigen_put_u64(&c, pool_wire(pool));
-    e = cudart_fe_run(&c, CUDART_OP_DEVICE_SET_MEMPOOL, 0);
+    e = cudart_fe_run(&c, CUDART_OP_MEM_SET_POOL, 0);
     return cudart_fe_end(&c, e);
 }
 
-cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location,
+                              enum cudaMemAllocationType type,
+                              cudaMemPool_t memPool)
 {
-    return cudart_fe_ret(set_device_pool(device, memPool));
+    return cudart_fe_ret(set_location_pool(location, type, memPool));
 }
 
 /* As many descriptors as one request carries. */

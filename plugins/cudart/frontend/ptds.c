@@ -1,20 +1,27 @@
 /*
- * Per-thread default stream variants.  Every copy here is synchronous and
- * the session's work runs in order on one backend thread, so they behave
- * as their legacy-stream counterparts; a launch's stream 0 means the
- * calling thread's stream.
+ * Per-thread default stream variants (nvcc --default-stream per-thread).
+ * cudaMemcpy and cudaMemset there are ordered on the calling thread's
+ * default stream, not the legacy one: they are the stream-ordered copy
+ * and memset on cudaStreamPerThread, whose host-side synchronization is
+ * cudaMemcpy's (a D2H copy returns with the bytes, an H2D one once they
+ * are staged).  The symbol copies are synchronous and keep their
+ * legacy-stream counterparts; a launch's stream 0 means the calling
+ * thread's stream.
  */
-#include "fe.h"
+#include "streams.h"
+
+#include "cudart_fe_gen.h"
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                             enum cudaMemcpyKind kind)
 {
-    return cudaMemcpy(dst, src, count, kind);
+    return cudart_fe_ret(fe_copy_async(dst, src, count, kind, NULL, 1));
 }
 
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
-    return cudaMemset(devPtr, value, count);
+    return cudart_fe_ret(
+        cudart_rpc_MEMSET_ASYNC(fe_stream_wire(NULL, 1), devPtr, value, count));
 }
 
 cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,

@@ -11,17 +11,10 @@
 #include "fe.h"
 
 /* What --default-stream per-thread compiles the stream-taking calls to
- * (cuda_runtime_api.h declares them only under that option). */
+ * (cuda_runtime_api.h declares them only under that option), for the
+ * hand-written ones; the generated ones' twins are declared where they
+ * are generated. */
 #pragma GCC visibility push(default)
-cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
-cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
-cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
-cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
-cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *device);
-cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream,
-                                 unsigned long long *streamId);
-cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
-                                     unsigned int flags);
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event,
                                           cudaStream_t stream,
@@ -67,6 +60,9 @@ static inline uint64_t fe_event_wire(cudaEvent_t e)
  * runs it with "keep" set, as it does a host function captured from a
  * stream. */
 uint64_t fe_callback_persistent(cudaHostFn_t fn, void *user);
+/* The host function and data a persistent callback id stands for;
+ * cudaErrorInvalidValue for an id that is not one. */
+cudaError_t fe_callback_host_fn(uint64_t id, cudaHostFn_t *fn, void **user);
 
 /* memasync.c: cudaMemcpyAsync without the last-error bookkeeping, for
  * the copies of other calls. */

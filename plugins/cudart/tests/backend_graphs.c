@@ -30,6 +30,7 @@
 #define SUCCESS 0
 #define INVALID_VALUE 1
 #define INVALID_HANDLE 400
+#define NOT_SUPPORTED 801
 #define BOGUS 0x123456789ull
 
 static const struct gvs_plugin *plugin;
@@ -46,10 +47,15 @@ static void host_log(enum gvs_log_level level, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The last USER_OBJECT_DESTROY's callback id. */
+static uint64_t destroyed_callback;
+
 static int host_notify(struct gvs_session *s, uint16_t plugin_id, uint16_t op,
                        const void *body, size_t len)
 {
-    (void)s, (void)plugin_id, (void)op, (void)body, (void)len;
+    (void)s, (void)plugin_id;
+    if (op == CUDART_OP_USER_OBJECT_DESTROY && len == 8)
+        memcpy(&destroyed_callback, body, 8);
     return 0;
 }
 
@@ -231,7 +237,7 @@ static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
     /* Pools. */
     CHECK(on_u64(CUDART_OP_MEMPOOL_DESTROY, BOGUS, in, out) == INVALID_VALUE);
     uint64_t trim[] = {BOGUS, 0};
-    CHECK(on_u64s(CUDART_OP_MEMPOOL_TRIM, 2, trim, in, out) == INVALID_VALUE);
+    CHECK(on_u64s(CUDART_OP_cudaMemPoolTrimTo, 2, trim, in, out) == INVALID_VALUE);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, BOGUS);
     gvs_buf_put_u32(in, 1025);
@@ -248,7 +254,7 @@ static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
     CHECK(on_u64(CUDART_OP_NODE_GET_TYPE, BOGUS, in, out) == INVALID_VALUE);
     CHECK(on_u64(CUDART_OP_NODE_DESTROY, BOGUS, in, out) == INVALID_VALUE);
     uint64_t launch[] = {BOGUS, 0};
-    CHECK(on_u64s(CUDART_OP_GRAPH_LAUNCH, 2, launch, in, out) ==
+    CHECK(on_u64s(CUDART_OP_cudaGraphLaunch, 2, launch, in, out) ==
           INVALID_VALUE);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, BOGUS);
@@ -287,6 +293,182 @@ static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* The rest of the graph, capture and stream attribute ops on ids the
+ * session never handed out and on malformed requests. */
+static int more_foreign(struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u8(in, 0);
+    CHECK(call(CUDART_OP_NODE_GET_PARAMS, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    CHECK(call(CUDART_OP_NODE_GET_PARAMS, in, out) < 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 8 /* priority */);
+    CHECK(call(CUDART_OP_KERNEL_NODE_GET_ATTR, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 8);
+    gvs_buf_put_i32(in, 1);
+    CHECK(call(CUDART_OP_KERNEL_NODE_SET_ATTR, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 8);
+    CHECK(call(CUDART_OP_KERNEL_NODE_SET_ATTR, in, out) < 0);
+    uint64_t two[] = {BOGUS, BOGUS + 1};
+    CHECK(on_u64s(CUDART_OP_KERNEL_NODE_COPY_ATTRS, 2, two, in, out) ==
+          INVALID_VALUE);
+    /* Streams: attributes and capture of a stream that is not one. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 8);
+    CHECK(call(CUDART_OP_STREAM_GET_ATTR, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 8);
+    gvs_buf_put_i32(in, 1);
+    CHECK(call(CUDART_OP_STREAM_SET_ATTR, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    CHECK(on_u64s(CUDART_OP_STREAM_COPY_ATTRS, 2, two, in, out) ==
+          INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_i32(in, 3);
+    CHECK(call(CUDART_OP_LANE_CAPTURE_MODE, in, out) == GVS_E_PROTO);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_i32(in, 0);
+    CHECK(call(CUDART_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 5);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1000000);
+    CHECK(call(CUDART_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, in, out) ==
+          GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_STREAM_UPDATE_CAPTURE_DEPS, in, out) == 0);
+    CHECK(result_of(out) == INVALID_HANDLE);
+    /* Graph memory, conditionals, user objects, DOT output. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    for (int i = 0; i < 4; i++)
+        gvs_buf_put_i32(in, 0);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u64(in, 64);
+    gvs_buf_put_u32(in, 1025);
+    CHECK(call(CUDART_OP_GRAPH_ADD_MEM_ALLOC, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    for (int i = 0; i < 4; i++)
+        gvs_buf_put_i32(in, 0);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u64(in, 64);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_ADD_MEM_ALLOC, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_COND_HANDLE_CREATE, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u64(in, 1);
+    gvs_buf_put_i32(in, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_ADD_CONDITIONAL, in, out) == GVS_E_RANGE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_USER_OBJECT_REF, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 2);
+    CHECK(call(CUDART_OP_USER_OBJECT_REF, in, out) == GVS_E_PROTO);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_USER_OBJECT, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_DOT_PRINT, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    return 0;
+}
+
+/* On the mock: a user object's last reference sends the client's
+ * callback id; a node of the wrong type is refused. */
+static int more_mock(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t object, graph, node;
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 77);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 1 /* cudaUserObjectNoDestructorSync */);
+    CHECK(call(CUDART_OP_USER_OBJECT_CREATE, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &object) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, object);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 1);
+    CHECK(call(CUDART_OP_USER_OBJECT_REF, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && destroyed_callback == 77);
+    /* Gone with its last reference. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, object);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u32(in, 1);
+    CHECK(call(CUDART_OP_USER_OBJECT_REF, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, 0);
+    CHECK(call(CUDART_OP_GRAPH_CREATE, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &graph) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, graph);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_u8(in, 5);
+    CHECK(call(CUDART_OP_GRAPH_ADD_NODE, in, out) == 0);
+    CHECK(result_of(out) == SUCCESS && gvs_buf_get_u64(out, &node) == 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, node);
+    gvs_buf_put_u8(in, 2 /* memset */);
+    CHECK(call(CUDART_OP_NODE_GET_PARAMS, in, out) == 0);
+    CHECK(result_of(out) == INVALID_VALUE);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, node);
+    gvs_buf_put_u8(in, 5);
+    CHECK(call(CUDART_OP_NODE_GET_PARAMS, in, out) == 0);
+    CHECK(result_of(out) == NOT_SUPPORTED);
+    CHECK(on_u64(CUDART_OP_GRAPH_DESTROY, graph, in, out) == SUCCESS);
+    return 0;
+}
+
 /* On the mock: ids exist, but for another kind of object, then are gone. */
 static int mistaken_ids(struct gvs_buf *in, struct gvs_buf *out)
 {
@@ -309,7 +491,7 @@ static int mistaken_ids(struct gvs_buf *in, struct gvs_buf *out)
     /* A graph is no executable graph, no array, no pool; an array is no
      * graph nor node. */
     uint64_t launch[] = {graph, 0};
-    CHECK(on_u64s(CUDART_OP_GRAPH_LAUNCH, 2, launch, in, out) ==
+    CHECK(on_u64s(CUDART_OP_cudaGraphLaunch, 2, launch, in, out) ==
           INVALID_VALUE);
     CHECK(on_u64(CUDART_OP_ARRAY_INFO, graph, in, out) == INVALID_HANDLE);
     CHECK(on_u64(CUDART_OP_MEMPOOL_DESTROY, graph, in, out) == INVALID_VALUE);
@@ -366,8 +548,11 @@ int main(int argc, char **argv)
     CHECK(plugin->session_open(&host, NULL, &state) == 0);
     CHECK(copies(in, out) == 0);
     CHECK(foreign_ids(in, out) == 0);
+    CHECK(more_foreign(in, out) == 0);
     if (argc == 3)
         CHECK(mistaken_ids(in, out) == 0);
+    if (argc == 3)
+        CHECK(more_mock(in, out) == 0);
     plugin->session_close(state);
     gvs_buf_free(in);
     gvs_buf_free(out);

@@ -144,13 +144,13 @@ static int host_func(uint64_t stream, uint64_t id, struct gvs_buf *in,
 
 static const uint16_t my_ops[] = {
     CUDART_OP_STREAM_CREATE,      CUDART_OP_STREAM_DESTROY,
-    CUDART_OP_STREAM_QUERY,       CUDART_OP_STREAM_SYNCHRONIZE,
-    CUDART_OP_STREAM_GET_FLAGS,   CUDART_OP_STREAM_GET_PRIORITY,
-    CUDART_OP_STREAM_GET_DEVICE,  CUDART_OP_STREAM_GET_ID,
-    CUDART_OP_STREAM_WAIT_EVENT,  CUDART_OP_EVENT_CREATE,
-    CUDART_OP_EVENT_DESTROY,      CUDART_OP_EVENT_RECORD,
-    CUDART_OP_EVENT_QUERY,        CUDART_OP_EVENT_SYNCHRONIZE,
-    CUDART_OP_EVENT_ELAPSED_TIME, CUDART_OP_HOST_FUNC,
+    CUDART_OP_cudaStreamQuery,       CUDART_OP_cudaStreamSynchronize,
+    CUDART_OP_cudaStreamGetFlags,   CUDART_OP_cudaStreamGetPriority,
+    CUDART_OP_cudaStreamGetDevice,  CUDART_OP_cudaStreamGetId,
+    CUDART_OP_cudaStreamWaitEvent,  CUDART_OP_EVENT_CREATE,
+    CUDART_OP_EVENT_DESTROY,      CUDART_OP_cudaEventRecordWithFlags,
+    CUDART_OP_cudaEventQuery,        CUDART_OP_cudaEventSynchronize,
+    CUDART_OP_cudaEventElapsedTime, CUDART_OP_HOST_FUNC,
     CUDART_OP_CALLBACK_DONE,      CUDART_OP_MEMCPY_ASYNC_H2D,
     CUDART_OP_MEMCPY_ASYNC_D2H,   CUDART_OP_MEMCPY_ASYNC_D2D,
     CUDART_OP_MEMSET_ASYNC,       CUDART_OP_MEM_PREFETCH_ASYNC,
@@ -202,13 +202,13 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
 static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
 {
     static const uint16_t on_stream[] = {
-        CUDART_OP_STREAM_DESTROY,     CUDART_OP_STREAM_QUERY,
-        CUDART_OP_STREAM_SYNCHRONIZE, CUDART_OP_STREAM_GET_FLAGS,
-        CUDART_OP_STREAM_GET_PRIORITY, CUDART_OP_STREAM_GET_DEVICE,
-        CUDART_OP_STREAM_GET_ID};
+        CUDART_OP_STREAM_DESTROY,     CUDART_OP_cudaStreamQuery,
+        CUDART_OP_cudaStreamSynchronize, CUDART_OP_cudaStreamGetFlags,
+        CUDART_OP_cudaStreamGetPriority, CUDART_OP_cudaStreamGetDevice,
+        CUDART_OP_cudaStreamGetId};
     static const uint16_t on_event[] = {
-        CUDART_OP_EVENT_DESTROY, CUDART_OP_EVENT_QUERY,
-        CUDART_OP_EVENT_SYNCHRONIZE};
+        CUDART_OP_EVENT_DESTROY, CUDART_OP_cudaEventQuery,
+        CUDART_OP_cudaEventSynchronize};
     for (size_t i = 0; i < sizeof(on_stream) / sizeof(on_stream[0]); i++) {
         CHECK(on_u64(on_stream[i], BOGUS, in, out) == INVALID_HANDLE);
         CHECK(gvs_buf_expect_end(out) == 0);
@@ -225,18 +225,18 @@ static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_put_u64(in, BOGUS);
     gvs_buf_put_u64(in, 0);
     gvs_buf_put_u32(in, 0);
-    CHECK(call(CUDART_OP_EVENT_RECORD, in, out) == 0);
+    CHECK(call(CUDART_OP_cudaEventRecordWithFlags, in, out) == 0);
     CHECK(result_of(out) == INVALID_HANDLE);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 0);
     gvs_buf_put_u64(in, BOGUS);
     gvs_buf_put_u32(in, 0);
-    CHECK(call(CUDART_OP_STREAM_WAIT_EVENT, in, out) == 0);
+    CHECK(call(CUDART_OP_cudaStreamWaitEvent, in, out) == 0);
     CHECK(result_of(out) == INVALID_HANDLE);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, BOGUS);
     gvs_buf_put_u64(in, BOGUS + 1);
-    CHECK(call(CUDART_OP_EVENT_ELAPSED_TIME, in, out) == 0);
+    CHECK(call(CUDART_OP_cudaEventElapsedTime, in, out) == 0);
     CHECK(result_of(out) == INVALID_HANDLE);
     CHECK(gvs_buf_expect_end(out) == 0);
     CHECK(host_func(BOGUS, 5, in, out) == INVALID_HANDLE);
@@ -294,21 +294,21 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
 
     CHECK(host_func(stream, 42, in, out) == 0);
     CHECK(waits_for_run(42));
-    CHECK(on_u64(CUDART_OP_STREAM_QUERY, stream, in, out) == NOT_READY);
+    CHECK(on_u64(CUDART_OP_cudaStreamQuery, stream, in, out) == NOT_READY);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 42);
     CHECK(call_lane(CUDART_OP_CALLBACK_DONE, in, out, 1) == 0);
-    CHECK(on_u64(CUDART_OP_STREAM_SYNCHRONIZE, stream, in, out) == 0);
+    CHECK(on_u64(CUDART_OP_cudaStreamSynchronize, stream, in, out) == 0);
 
     CHECK(host_func(stream, 43, in, out) == 0);
     CHECK(waits_for_run(43));
     pthread_mutex_lock(&lock);
     gone = 1;
     pthread_mutex_unlock(&lock);
-    CHECK(on_u64(CUDART_OP_STREAM_SYNCHRONIZE, stream, in, out) == 0);
+    CHECK(on_u64(CUDART_OP_cudaStreamSynchronize, stream, in, out) == 0);
     CHECK(nwaiting >= 1);
     CHECK(on_u64(CUDART_OP_STREAM_DESTROY, stream, in, out) == 0);
-    CHECK(on_u64(CUDART_OP_STREAM_QUERY, stream, in, out) == INVALID_HANDLE);
+    CHECK(on_u64(CUDART_OP_cudaStreamQuery, stream, in, out) == INVALID_HANDLE);
     return 0;
 }
 

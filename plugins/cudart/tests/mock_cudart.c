@@ -162,8 +162,11 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
                                      const void *p)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->type = alloc_of(p) != NULL ? cudaMemoryTypeDevice
-                                     : cudaMemoryTypeUnregistered;
+    if (alloc_of(p) == NULL)
+        return cudaSuccess;
+    attr->type = cudaMemoryTypeDevice;
+    attr->device = mock_current_device();
+    attr->devicePointer = (void *)(uintptr_t)p;
     return cudaSuccess;
 }
 
@@ -264,6 +267,37 @@ cudaError_t cudaLibraryGetKernel(cudaKernel_t *k, cudaLibrary_t lib,
         return cudaSuccess;
     }
     return fail(cudaErrorSymbolNotFound);
+}
+
+/* Every library the mock loads holds the kernels above. */
+cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib)
+{
+    (void)lib;
+    *count = sizeof(kernels) / sizeof(kernels[0]);
+    return cudaSuccess;
+}
+
+cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *k, unsigned int n,
+                                        cudaLibrary_t lib)
+{
+    (void)lib;
+    if (n > sizeof(kernels) / sizeof(kernels[0]))
+        return fail(cudaErrorInvalidValue);
+    for (unsigned i = 0; i < n; i++)
+        k[i] = (cudaKernel_t)(void *)&kernels[i];
+    return cudaSuccess;
+}
+
+/* A unified function's address is one of device code; the mock gives a
+ * fixed one for "uf". */
+cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t lib,
+                                          const char *name)
+{
+    (void)lib;
+    if (strcmp(name, "uf") != 0)
+        return fail(cudaErrorSymbolNotFound);
+    *fptr = (void *)(uintptr_t)0x7e57f000u;
+    return cudaSuccess;
 }
 
 cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes,

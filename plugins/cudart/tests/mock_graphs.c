@@ -7,6 +7,7 @@
  * comes, so a captured graph holds no node.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,25 @@ struct edge {
     struct CUgraphNode_st *from, *to;
 };
 
+#define MOCK_GRAPH_OBJECTS 8
+#define MOCK_BODIES 4
+#define MOCK_NODE_ATTRS 32
+
+struct CUuserObject_st {
+    void *ptr;
+    cudaHostFn_t destroy;
+    unsigned refs;
+};
+
 struct CUgraph_st {
     struct CUgraphNode_st **nodes;
     size_t n;
     struct edge *edges;
     size_t ne;
+    /* User object references the graph owns. */
+    struct CUuserObject_st *objects[MOCK_GRAPH_OBJECTS];
+    unsigned object_refs[MOCK_GRAPH_OBJECTS];
+    unsigned long long next_handle;
 };
 
 struct CUgraphNode_st {
@@ -42,6 +57,11 @@ struct CUgraphNode_st {
     struct cudaHostNodeParams host;
     struct CUgraph_st *child;
     cudaEvent_t event;
+    struct cudaMemAllocNodeParams alloc; /* alloc nodes; dptr for free */
+    struct cudaMemAccessDesc access;
+    struct CUgraph_st *bodies[MOCK_BODIES]; /* a conditional's */
+    unsigned nbodies;
+    cudaLaunchAttributeValue attrs[MOCK_NODE_ATTRS];
 };
 
 struct CUgraphExec_st {
@@ -59,13 +79,24 @@ cudaError_t cudaGraphCreate(cudaGraph_t *g, unsigned int flags)
     return cudaSuccess;
 }
 
+static void object_release(struct CUuserObject_st *o, unsigned n)
+{
+    o->refs -= n;
+    if (o->refs == 0) {
+        o->destroy(o->ptr);
+        free(o);
+    }
+}
+
+static void node_free(struct CUgraphNode_st *n);
+
 static void graph_free(struct CUgraph_st *g)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        if (g->nodes[i]->child != NULL)
-            graph_free(g->nodes[i]->child);
-        free(g->nodes[i]);
-    }
+    for (size_t i = 0; i < g->n; i++)
+        node_free(g->nodes[i]);
+    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++)
+        if (g->objects[i] != NULL)
+            object_release(g->objects[i], g->object_refs[i]);
     free(g->nodes);
     free(g->edges);
     free(g);
@@ -79,6 +110,17 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g)
 
 static struct CUgraphNode_st *node_copy(const struct CUgraphNode_st *src,
                                         struct CUgraph_st *g);
+
+static void node_free(struct CUgraphNode_st *n)
+{
+    if (n->child != NULL)
+        graph_free(n->child);
+    for (unsigned i = 0; i < n->nbodies; i++)
+        graph_free(n->bodies[i]);
+    if (n->type == cudaGraphNodeTypeMemAlloc)
+        (void)cudaFree(n->alloc.dptr);
+    free(n);
+}
 
 static struct CUgraph_st *graph_copy(const struct CUgraph_st *src)
 {
@@ -116,6 +158,10 @@ static struct CUgraphNode_st *node_copy(const struct CUgraphNode_st *src,
     point_args(n);
     if (src->child != NULL)
         n->child = graph_copy(src->child);
+    for (unsigned i = 0; i < src->nbodies; i++)
+        n->bodies[i] = graph_copy(src->bodies[i]);
+    if (src->type == cudaGraphNodeTypeMemAlloc)
+        (void)cudaMalloc(&n->alloc.dptr, src->alloc.bytesize);
     return n;
 }
 
@@ -315,9 +361,7 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t n)
         if (g->nodes[i] != n)
             g->nodes[j++] = g->nodes[i];
     g->n = j;
-    if (n->child != NULL)
-        graph_free(n->child);
-    free(n);
+    node_free(n);
     return cudaSuccess;
 }
 
@@ -747,5 +791,360 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s,
         *ed = NULL;
     if (n != NULL)
         *n = 0;
+    return cudaSuccess;
+}
+
+/* Node queries ------------------------------------------------------------ */
+
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t n,
+                                         struct cudaKernelNodeParams *p)
+{
+    if (n->type != cudaGraphNodeTypeKernel)
+        return cudaErrorInvalidValue;
+    *p = (struct cudaKernelNodeParams){(void *)n->k, n->grid, n->block, 0,
+                                       n->argv, NULL};
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *fn, const void *symbol)
+{
+    (void)fn;
+    (void)symbol;
+    return cudaErrorInvalidDeviceFunction;
+}
+
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t n,
+                                         struct cudaMemcpy3DParms *p)
+{
+    if (n->type != cudaGraphNodeTypeMemcpy)
+        return cudaErrorInvalidValue;
+    *p = n->copy;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t n,
+                                         struct cudaMemsetParams *p)
+{
+    if (n->type != cudaGraphNodeTypeMemset)
+        return cudaErrorInvalidValue;
+    *p = n->set;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t n,
+                                       struct cudaHostNodeParams *p)
+{
+    if (n->type != cudaGraphNodeTypeHost)
+        return cudaErrorInvalidValue;
+    *p = n->host;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t n, cudaGraph_t *g)
+{
+    if (n->type != cudaGraphNodeTypeGraph)
+        return cudaErrorInvalidValue;
+    *g = n->child;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t n,
+                                             cudaEvent_t *ev)
+{
+    if (n->type != cudaGraphNodeTypeEventRecord)
+        return cudaErrorInvalidValue;
+    *ev = n->event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t n, cudaEvent_t *ev)
+{
+    if (n->type != cudaGraphNodeTypeWaitEvent)
+        return cudaErrorInvalidValue;
+    *ev = n->event;
+    return cudaSuccess;
+}
+
+/* Kernel node attributes: kept by id, untouched by launches. */
+cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t n,
+                                            cudaKernelNodeAttrID id,
+                                            cudaKernelNodeAttrValue *v)
+{
+    if (n->type != cudaGraphNodeTypeKernel || (unsigned)id >= MOCK_NODE_ATTRS)
+        return cudaErrorInvalidValue;
+    *v = n->attrs[id];
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t n,
+                                            cudaKernelNodeAttrID id,
+                                            const cudaKernelNodeAttrValue *v)
+{
+    if (n->type != cudaGraphNodeTypeKernel || (unsigned)id >= MOCK_NODE_ATTRS)
+        return cudaErrorInvalidValue;
+    n->attrs[id] = *v;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t dst,
+                                              cudaGraphNode_t src)
+{
+    if (dst->type != cudaGraphNodeTypeKernel ||
+        src->type != cudaGraphNodeTypeKernel)
+        return cudaErrorInvalidValue;
+    memcpy(dst->attrs, src->attrs, sizeof(dst->attrs));
+    return cudaSuccess;
+}
+
+/* Graph memory: an alloc node allocates when it is made. */
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *out, cudaGraph_t g,
+                                     const cudaGraphNode_t *deps, size_t n,
+                                     struct cudaMemAllocNodeParams *p)
+{
+    if (p->bytesize == 0 || p->accessDescCount > 1 ||
+        p->poolProps.allocType != cudaMemAllocationTypePinned)
+        return cudaErrorInvalidValue;
+    struct CUgraphNode_st *node = node_new(cudaGraphNodeTypeMemAlloc);
+    cudaError_t e = cudaMalloc(&p->dptr, p->bytesize);
+    if (e != cudaSuccess) {
+        free(node);
+        return e;
+    }
+    node->alloc = *p;
+    if (p->accessDescCount == 1) {
+        node->access = p->accessDescs[0];
+        node->alloc.accessDescs = &node->access;
+    }
+    return add(out, g, deps, n, node);
+}
+
+cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t n,
+                                           struct cudaMemAllocNodeParams *p)
+{
+    if (n->type != cudaGraphNodeTypeMemAlloc)
+        return cudaErrorInvalidValue;
+    *p = n->alloc;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *out, cudaGraph_t g,
+                                    const cudaGraphNode_t *deps, size_t n,
+                                    void *dptr)
+{
+    struct CUgraphNode_st *node = node_new(cudaGraphNodeTypeMemFree);
+    node->alloc.dptr = dptr;
+    return add(out, g, deps, n, node);
+}
+
+cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t n, void *dptr_out)
+{
+    if (n->type != cudaGraphNodeTypeMemFree)
+        return cudaErrorInvalidValue;
+    memcpy(dptr_out, &n->alloc.dptr, sizeof(void *));
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGraphMemTrim(int device)
+{
+    return device == 0 || device == 1 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+/* Fixed usage figures; the high watermarks reset to 0 only. */
+cudaError_t cudaDeviceGetGraphMemAttribute(int device,
+                                           enum cudaGraphMemAttributeType a,
+                                           void *value)
+{
+    unsigned long long v = 0;
+    if (device != 0 && device != 1)
+        return cudaErrorInvalidDevice;
+    switch (a) {
+    case cudaGraphMemAttrUsedMemCurrent:
+    case cudaGraphMemAttrUsedMemHigh:
+        v = 1 << 20;
+        break;
+    case cudaGraphMemAttrReservedMemCurrent:
+    case cudaGraphMemAttrReservedMemHigh:
+        v = 2 << 20;
+        break;
+    default:
+        return cudaErrorInvalidValue;
+    }
+    memcpy(value, &v, sizeof(v));
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetGraphMemAttribute(int device,
+                                           enum cudaGraphMemAttributeType a,
+                                           void *value)
+{
+    unsigned long long v;
+    memcpy(&v, value, sizeof(v));
+    if (device != 0 && device != 1)
+        return cudaErrorInvalidDevice;
+    if ((a != cudaGraphMemAttrUsedMemHigh &&
+         a != cudaGraphMemAttrReservedMemHigh) || v != 0)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+/* Conditional nodes: handles count up per graph; bodies never run. */
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *h,
+                                             cudaGraph_t g, unsigned value,
+                                             unsigned flags)
+{
+    (void)value;
+    (void)flags;
+    *h = ++g->next_handle;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddNode(cudaGraphNode_t *out, cudaGraph_t g,
+                             const cudaGraphNode_t *deps,
+                             const cudaGraphEdgeData *ed, size_t n,
+                             struct cudaGraphNodeParams *p)
+{
+    (void)ed;
+    if (p->type != cudaGraphNodeTypeConditional)
+        return cudaErrorNotSupported;
+    struct cudaConditionalNodeParams *c = &p->conditional;
+    if (c->handle == 0 || c->handle > g->next_handle || c->size == 0 ||
+        c->size > MOCK_BODIES)
+        return cudaErrorInvalidValue;
+    struct CUgraphNode_st *node = node_new(cudaGraphNodeTypeConditional);
+    for (unsigned i = 0; i < c->size; i++) {
+        cudaGraphCreate(&node->bodies[i], 0);
+        c->phGraph_out[i] = node->bodies[i];
+    }
+    node->nbodies = c->size;
+    return add(out, g, deps, n, node);
+}
+
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t g, const char *path,
+                                   unsigned int flags)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return cudaErrorOperatingSystem;
+    fprintf(f, "digraph mock {\n  // %zu nodes, %zu edges, flags %u\n}\n",
+            g->n, g->ne, flags);
+    fclose(f);
+    return cudaSuccess;
+}
+
+/* User objects ------------------------------------------------------------ */
+
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *out, void *ptr,
+                                 cudaHostFn_t destroy, unsigned refs,
+                                 unsigned flags)
+{
+    if (destroy == NULL || refs == 0 ||
+        flags != cudaUserObjectNoDestructorSync)
+        return cudaErrorInvalidValue;
+    struct CUuserObject_st *o = malloc(sizeof(*o));
+    *o = (struct CUuserObject_st){ptr, destroy, refs};
+    *out = o;
+    return cudaSuccess;
+}
+
+cudaError_t cudaUserObjectRetain(cudaUserObject_t o, unsigned n)
+{
+    if (n == 0)
+        return cudaErrorInvalidValue;
+    o->refs += n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaUserObjectRelease(cudaUserObject_t o, unsigned n)
+{
+    if (n == 0 || n > o->refs)
+        return cudaErrorInvalidValue;
+    object_release(o, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t g, cudaUserObject_t o,
+                                      unsigned n, unsigned flags)
+{
+    if (n == 0)
+        return cudaErrorInvalidValue;
+    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++)
+        if (g->objects[i] == NULL || g->objects[i] == o) {
+            g->objects[i] = o;
+            g->object_refs[i] += n;
+            if (!(flags & cudaGraphUserObjectMove))
+                o->refs += n;
+            return cudaSuccess;
+        }
+    return cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaGraphReleaseUserObject(cudaGraph_t g, cudaUserObject_t o,
+                                       unsigned n)
+{
+    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++)
+        if (g->objects[i] == o && n > 0 && n <= g->object_refs[i]) {
+            g->object_refs[i] -= n;
+            if (g->object_refs[i] == 0)
+                g->objects[i] = NULL;
+            object_release(o, n);
+            return cudaSuccess;
+        }
+    return cudaErrorInvalidValue;
+}
+
+/* Capture into an existing graph, and the capture mode ------------------ */
+
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g,
+                                          const cudaGraphNode_t *deps,
+                                          const cudaGraphEdgeData *ed,
+                                          size_t n,
+                                          enum cudaStreamCaptureMode mode)
+{
+    (void)ed;
+    (void)mode;
+    if (s == NULL || s == cudaStreamLegacy)
+        return cudaErrorStreamCaptureUnsupported;
+    if (capture_of(s) >= 0)
+        return cudaErrorIllegalState;
+    for (size_t i = 0; i < n; i++)
+        if (!has_node(g, deps[i]))
+            return cudaErrorInvalidValue;
+    for (int i = 0; i < MAX_CAPTURES; i++)
+        if (captures[i].graph == NULL) {
+            captures[i].stream = s;
+            captures[i].id = ++capture_ids;
+            captures[i].graph = g;
+            return cudaSuccess;
+        }
+    return cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s,
+                                                cudaGraphNode_t *deps,
+                                                const cudaGraphEdgeData *ed,
+                                                size_t n, unsigned flags)
+{
+    (void)ed;
+    int i = capture_of(s);
+    if (i < 0)
+        return cudaErrorIllegalState;
+    if (flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    for (size_t j = 0; j < n; j++)
+        if (!has_node(captures[i].graph, deps[j]))
+            return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+static _Thread_local enum cudaStreamCaptureMode thread_mode;
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(
+    enum cudaStreamCaptureMode *mode)
+{
+    enum cudaStreamCaptureMode old = thread_mode;
+    if (*mode > cudaStreamCaptureModeRelaxed)
+        return cudaErrorInvalidValue;
+    thread_mode = *mode;
+    *mode = old;
     return cudaSuccess;
 }

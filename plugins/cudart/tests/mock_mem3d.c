@@ -145,6 +145,69 @@ cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t m)
     return cudaSuccess;
 }
 
+/* The mock's arrays are single-plane: plane 0 is the array itself. */
+cudaError_t cudaArrayGetPlane(cudaArray_t *plane, cudaArray_t a,
+                              unsigned int idx)
+{
+    if (idx != 0)
+        return cudaErrorInvalidValue;
+    *plane = a;
+    return cudaSuccess;
+}
+
+static size_t array_bytes(const struct cudaArray *a)
+{
+    return a->w * a->h * a->d * a->elem;
+}
+
+cudaError_t cudaArrayGetMemoryRequirements(
+    struct cudaArrayMemoryRequirements *r, cudaArray_t a, int device)
+{
+    if (device < 0 || device > 1)
+        return cudaErrorInvalidDevice;
+    *r = (struct cudaArrayMemoryRequirements){.size = array_bytes(a),
+                                              .alignment = 65536};
+    return cudaSuccess;
+}
+
+cudaError_t cudaMipmappedArrayGetMemoryRequirements(
+    struct cudaArrayMemoryRequirements *r, cudaMipmappedArray_t m,
+    int device)
+{
+    if (device < 0 || device > 1)
+        return cudaErrorInvalidDevice;
+    size_t n = 0;
+    for (unsigned i = 0; i < m->levels; i++)
+        n += array_bytes(m->level[i]);
+    *r = (struct cudaArrayMemoryRequirements){.size = n, .alignment = 65536};
+    return cudaSuccess;
+}
+
+/* Only arrays made with cudaArraySparse have sparse properties. */
+static cudaError_t sparse(const struct cudaArray *a, unsigned levels,
+                          struct cudaArraySparseProperties *p)
+{
+    if (!(a->flags & cudaArraySparse))
+        return cudaErrorInvalidValue;
+    *p = (struct cudaArraySparseProperties){.tileExtent = {64, 64, 1},
+                                            .miptailFirstLevel = levels,
+                                            .miptailSize = 0,
+                                            .flags = 0};
+    return cudaSuccess;
+}
+
+cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *p,
+                                         cudaArray_t a)
+{
+    return sparse(a, 1, p);
+}
+
+cudaError_t cudaMipmappedArrayGetSparseProperties(
+    struct cudaArraySparseProperties *p, cudaMipmappedArray_t m)
+{
+    return sparse(m->level[0], m->levels, p);
+}
+
 /* Copies ------------------------------------------------------------------ */
 
 /* Start of row (y, z) of one end, x in its elements; NULL past an

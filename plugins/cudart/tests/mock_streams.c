@@ -319,7 +319,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned flags)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags)
 {
-    if (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming))
+    if ((flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming |
+                             cudaEventInterprocess)) ||
+        ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
         return cudaErrorInvalidValue;
     struct CUevent_st *e = calloc(1, sizeof(*e));
     if (e == NULL)

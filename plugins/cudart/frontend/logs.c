@@ -1,0 +1,105 @@
+/*
+ * The driver's logs (api/80-misc.api LOGS_CURRENT, LOGS_DUMP): they are
+ * the worker's, whose driver does the session's work.  The backend dumps
+ * them into memory; cudaLogsDumpToFile writes the text into the client's
+ * file.  Callbacks are not forwarded (unsupported.reasons).
+ */
+#include "fe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cudart_ops.h"
+#include "gvs/mem.h"
+
+/* The driver keeps at most 25600 bytes of logs. */
+#define FILE_DUMP_MAX ((size_t)32 << 10)
+
+cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)
+{
+    struct apigen_call c;
+    uint64_t it;
+    if (iterator_out == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return cudart_fe_ret(e);
+    apigen_put_u32(&c, flags);
+    e = cudart_fe_run(&c, CUDART_OP_LOGS_CURRENT, 0);
+    if (e == cudaSuccess) {
+        apigen_get_u64(&c, &it);
+        *iterator_out = (cudaLogIterator)it;
+    }
+    return cudart_fe_ret(cudart_fe_end(&c, e));
+}
+
+/* Dumps into buf (cap bytes, NUL included); *len the text's length. */
+static cudaError_t dump(cudaLogIterator *it, char *buf, size_t cap,
+                        size_t *len, unsigned flags)
+{
+    struct apigen_call c;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u8(&c, it != NULL);
+    apigen_put_u64(&c, it != NULL ? *it : 0);
+    apigen_put_u64(&c, cap);
+    apigen_put_u32(&c, flags);
+    e = cudart_fe_run(&c, CUDART_OP_LOGS_DUMP, 0);
+    if (e == cudaSuccess) {
+        uint64_t next, size;
+        const uint8_t *text;
+        size_t n;
+        apigen_get_u64(&c, &next);
+        apigen_get_u64(&c, &size);
+        apigen_get_blob(&c, &text, &n);
+        if (c.rc == 0 && (n != size || (cap > 0 && n >= cap) ||
+                          next > UINT32_MAX))
+            return cudaErrorUnknown;
+        if (c.rc == 0) {
+            memcpy(buf, text, n);
+            if (cap > 0)
+                buf[n] = 0;
+            *len = n;
+            if (it != NULL)
+                *it = (cudaLogIterator)next;
+        }
+    }
+    return cudart_fe_end(&c, e);
+}
+
+cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer,
+                                 size_t *size, unsigned int flags)
+{
+    if (buffer == NULL || size == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(dump(iterator, buffer, *size, size, flags));
+}
+
+static cudaError_t dump_file(cudaLogIterator *it, const char *path,
+                             unsigned flags)
+{
+    char *buf = gvs_malloc(FILE_DUMP_MAX);
+    size_t len = 0;
+    if (buf == NULL)
+        return cudaErrorMemoryAllocation;
+    cudaError_t e = dump(it, buf, FILE_DUMP_MAX, &len, flags);
+    FILE *f = e == cudaSuccess ? fopen(path, "w") : NULL;
+    if (e == cudaSuccess && f == NULL)
+        e = cudaErrorInvalidValue;
+    if (f != NULL) {
+        size_t wrote = fwrite(buf, 1, len, f);
+        if (fclose(f) != 0 || wrote != len)
+            e = cudaErrorInvalidValue;
+    }
+    gvs_free(buf);
+    return e;
+}
+
+cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator,
+                               const char *pathToFile, unsigned int flags)
+{
+    if (pathToFile == NULL)
+        return cudart_fe_ret(cudaErrorInvalidValue);
+    return cudart_fe_ret(dump_file(iterator, pathToFile, flags));
+}

@@ -1,0 +1,2 @@
+# The 1D array copies are deprecated, and tested here on purpose.
+target_compile_definitions(arrays_legacy PRIVATE CUDA_ENABLE_DEPRECATED)
