@@ -41,6 +41,8 @@ struct gvs_client {
     char server[512];
     pthread_mutex_t wlock;
     struct client_pending *pending;
+    _Atomic int npending; /* entries in pending, read without wlock by the
+                           * receiver's spin */
 };
 
 /* client.c ---------------------------------------------------------- */

@@ -10,15 +10,14 @@
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/spin.h"
 #include "internal.h"
 
-/* A waiter spins this long before sleeping: a reply often comes back
- * within tens of microseconds, and a futex sleep and wake-up adds about
- * as much again.  Spinning pays only on a spare core: at most one waiter
- * per two cores beyond the first spins, the others sleep at once (on two
- * cores, spinning slows the receiver and the server down more than it
- * saves). */
-#define SPIN_NS 20000
+/* A waiter polls for its reply for gvs_spin_ns() before sleeping: a
+ * reply often comes back within tens of microseconds, and a futex sleep
+ * and wake-up adds about as much again.  Spinning pays only on a spare
+ * core: at most one waiter per two cores beyond the first spins, the
+ * others sleep at once. */
 
 enum { PENDING_OPEN, PENDING_SLEEPING, PENDING_DONE };
 
@@ -47,8 +46,10 @@ static struct client_pending **find(struct gvs_client *c, uint64_t id)
 static struct client_pending *unlink_id(struct gvs_client *c, uint64_t id)
 {
     struct client_pending **pp = find(c, id), *p = *pp;
-    if (p != NULL)
+    if (p != NULL) {
         *pp = p->next;
+        atomic_fetch_sub(&c->npending, 1);
+    }
     return p;
 }
 
@@ -61,6 +62,7 @@ int client_pending_add(struct gvs_client *c, uint64_t id)
     pthread_mutex_lock(&c->wlock);
     p->next = c->pending;
     c->pending = p;
+    atomic_fetch_add(&c->npending, 1);
     pthread_mutex_unlock(&c->wlock);
     return 0;
 }
@@ -82,6 +84,7 @@ void client_pending_drop(struct gvs_client *c, uint64_t id)
 
 void client_pending_fork_child(struct gvs_client *c)
 {
+    atomic_store(&c->npending, 0);
     while (c->pending != NULL) {
         struct client_pending *p = c->pending;
         c->pending = p->next;
@@ -94,21 +97,6 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
     return syscall(SYS_futex, (uint32_t *)addr, op, val, NULL, NULL, 0);
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 static int max_spinners;
 static _Atomic int spinners;
@@ -124,14 +112,14 @@ static void spin(struct client_pending *p)
 {
     pthread_once(&spin_once, spin_init);
     if (atomic_fetch_add(&spinners, 1) < max_spinners) {
-        long long until = now_ns() + SPIN_NS;
+        long long until = gvs_now_ns() + gvs_spin_ns();
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&p->state, memory_order_acquire) ==
                 PENDING_DONE)
                 break;
-            if (i % 64 == 0 && now_ns() > until)
+            if (i % 64 == 0 && gvs_now_ns() > until)
                 break;
-            cpu_relax();
+            gvs_cpu_relax();
         }
     }
     atomic_fetch_sub(&spinners, 1);
@@ -197,6 +185,7 @@ int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply)
 static void fail_pending(struct gvs_client *c, int err)
 {
     pthread_mutex_lock(&c->wlock);
+    atomic_store(&c->npending, 0);
     while (c->pending != NULL) {
         struct client_pending *p = c->pending;
         c->pending = p->next;
@@ -279,6 +268,10 @@ static void *receiver_main(void *arg)
     int rc;
     for (;;) {
         struct gvs_frame_hdr h;
+        /* A reply to a request in flight comes within microseconds: catch
+         * it without a sleep and a wake-up. */
+        if (atomic_load_explicit(&c->npending, memory_order_relaxed) > 0)
+            gvs_conn_spin_readable(conn, gvs_spin_ns());
         rc = gvs_frame_recv_hdr(conn, GVS_BUF_MAX_CEILING, &h);
         if (rc == 0 && h.flags == GVS_F_REPLY)
             rc = take_reply(c, conn, &h);

@@ -6,6 +6,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
+#include "gvs/spin.h"
 #include "session.h"
 
 /* Served jobs kept for reuse, with their buffers' storage. */
@@ -93,6 +94,7 @@ void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
     pthread_mutex_lock(&s->lock);
     s->outstanding += j->cost;
     jobs_push(&s->queue, j);
+    atomic_fetch_add(&s->queued, 1);
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->lock);
 }
@@ -188,6 +190,24 @@ static struct gvsd_lane_thread *lane_free(struct gvs_session *s)
     }
 }
 
+/* Caller holds the lock, which is released while polling: requests of a
+ * busy client follow each other within microseconds, and catching the
+ * next one without sleeping saves a wake-up per call. */
+static void spin_for_work(struct gvs_session *s)
+{
+    long long ns = gvs_spin_ns();
+    if (ns <= 0)
+        return;
+    pthread_mutex_unlock(&s->lock);
+    long long until = gvs_now_ns() + ns;
+    for (unsigned i = 1; atomic_load_explicit(&s->queued, memory_order_acquire) == 0; i++) {
+        if (i % 64 == 0 && gvs_now_ns() > until)
+            break;
+        gvs_cpu_relax();
+    }
+    pthread_mutex_lock(&s->lock);
+}
+
 static void *executor_main(void *arg)
 {
     struct gvs_session *s = arg;
@@ -200,11 +220,14 @@ static void *executor_main(void *arg)
         pthread_mutex_lock(&s->lock);
     }
     for (;;) {
+        if (s->queue.head == NULL && !s->reading_done)
+            spin_for_work(s);
         while (s->queue.head == NULL && !s->reading_done)
             pthread_cond_wait(&s->work, &s->lock);
         struct gvsd_job *j = jobs_pop(&s->queue);
         if (j == NULL)
             break;
+        atomic_fetch_sub(&s->queued, 1);
         if (s->failed) {
             job_done_locked(s, j);
             continue;

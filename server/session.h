@@ -91,6 +91,8 @@ struct gvs_session {
     pthread_cond_t idle;    /* the executor: a lane thread became free */
     pthread_cond_t stopped; /* the end: a thread has exited */
     struct gvsd_jobs queue; /* for the executor */
+    _Atomic int queued;     /* jobs in queue, read without the lock by the
+                             * executor's spin */
     size_t outstanding;     /* bytes read and not yet served */
     struct gvsd_job *spare; /* served jobs kept for reuse */
     int nspare;

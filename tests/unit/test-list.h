@@ -100,6 +100,9 @@
     TEST_ENTRY(cli_run_status)                                               \
     TEST_ENTRY(cli_run_gvsd_fails)                                           \
     TEST_ENTRY(cli_usage)                                                    \
+    /* core/spin */                                                          \
+    TEST_ENTRY(spin_readable)                                                \
+    TEST_ENTRY(spin_setting)                                                 \
     /* core/handles */                                                       \
     TEST_ENTRY(handles_basic)                                                \
     TEST_ENTRY(handles_many)                                                 \

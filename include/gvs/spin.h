@@ -1,0 +1,38 @@
+/*
+ * Bounded busy-waiting, used where a thread expects work within
+ * microseconds: a reply to a request just sent, the next request of a
+ * client that is issuing calls back to back.  Sleeping and being woken
+ * costs tens of microseconds on a virtual machine; polling for a short
+ * while avoids it.  On small machines (fewer than four online CPUs) the
+ * pollers would steal the CPU from the threads doing the work, so the
+ * default there is not to spin at all.
+ */
+#ifndef GVS_SPIN_H
+#define GVS_SPIN_H
+
+#include "gvs/comm.h"
+
+/* How long to poll before sleeping, in nanoseconds: $GVS_SPIN_US
+ * microseconds if set (0 disables), else 50 us on a machine with at
+ * least four online CPUs and 0 below that.  Computed once. */
+long long gvs_spin_ns(void);
+
+/* Monotonic clock in nanoseconds. */
+long long gvs_now_ns(void);
+
+/* A pause hint for spin loops. */
+static inline void gvs_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls c for readable data for up to spin_ns without sleeping.  Returns
+ * 1 as soon as data (or end of stream) is there, 0 when the time ran out
+ * or the transport has no descriptor to poll. */
+int gvs_conn_spin_readable(struct gvs_conn *c, long long spin_ns);
+
+#endif

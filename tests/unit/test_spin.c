@@ -1,0 +1,34 @@
+#include <stdlib.h>
+
+#include "gvs/comm.h"
+#include "gvs/spin.h"
+#include "test.h"
+#include "test_core.h"
+
+/* Polls time out on a quiet connection and return at once on data. */
+TEST_IMPL(spin_readable)
+{
+    char uri[128];
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "spin");
+    ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+    long long t = gvs_now_ns();
+    ASSERT_EQ(gvs_conn_spin_readable(b, 2000000), 0);
+    ASSERT_GE(gvs_now_ns() - t, 2000000);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 0), 0);
+    ASSERT_EQ(gvs_conn_send(a, "x", 1), 0);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 1000000000), 1);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* GVS_SPIN_US overrides the machine-size default; 0 disables. */
+TEST_IMPL(spin_setting)
+{
+    setenv("GVS_SPIN_US", "75", 1);
+    ASSERT_EQ(gvs_spin_ns(), 75000);
+    return 0;
+}
