@@ -69,6 +69,9 @@ struct be_lane {
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
+    /* First failure of a posted launch, reported by the lane's next
+     * blocking (synchronizing) call (async_errors.c). */
+    cudaError_t async_error;
     /* Fat binary pieces of the lane's next MODULE_LOAD. */
     uint8_t *stage;
     size_t stage_len;
@@ -84,6 +87,11 @@ struct be_session {
     struct be_lane **lanes;     /* open addressing on the lane id */
     uint32_t nlanes, cap_lanes;
 };
+
+/* async_errors.c: failures of posted ops ---------------------------- */
+
+/* Keeps e as the lane's first unreported failure of a posted op. */
+void be_async_error(struct gvs_call *call, cudaError_t e);
 
 /* lanes.c ------------------------------------------------------------- */
 

@@ -56,6 +56,8 @@ int cudart_be_launch(struct gvs_call *call)
                          : cudaErrorMemoryAllocation;
         be_kernel_argv_free(argv, stack);
     }
+    if (e != cudaSuccess && call->noreply)
+        be_async_error(call, e);
     apigen_put_i32(&c, e);
     return c.rc;
 }

@@ -173,12 +173,6 @@ void be_output_flush(void)
     }
 }
 
-void cudart_be_after_blocking(struct gvs_call *call)
-{
-    (void)call;
-    be_output_flush();
-}
-
 void be_output_close(void)
 {
     if (!cap.running)

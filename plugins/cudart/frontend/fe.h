@@ -10,6 +10,7 @@
 #ifndef CUDART_FE_H
 #define CUDART_FE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -199,7 +200,17 @@ struct fe_func {
     uint32_t nparams;
     uint32_t param_bytes; /* end of the last parameter */
     struct fe_param *params;
+    /* The last launch configuration the backend accepted, packed by
+     * launch.c (0: none): launches within it are posted without waiting. */
+    _Atomic uint64_t ok_config;
 };
+
+/* Launches of f are checked by the backend again before any is posted
+ * (its attributes changed, or its device was reset). */
+static inline void fe_kernel_forget_config(struct fe_func *f)
+{
+    f->ok_config = 0;
+}
 
 /* Finds the kernel registered for a host stub, or whose handle is p. */
 struct fe_func *fe_func_lookup(const void *p);

@@ -41,6 +41,9 @@ static cudaError_t set_call(uint16_t op, const void *func, int32_t a,
         e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;
+    /* A smaller shared-memory allowance can make a configuration that
+     * launched before fail now. */
+    fe_kernel_forget_config(f);
     fe_put_kernel(&c, f, module);
     apigen_put_i32(&c, a);
     apigen_put_i32(&c, b);

@@ -716,9 +716,12 @@ int fe_symbol_contains(const void *p)
 void fe_modules_forget_device(int dev)
 {
     pthread_mutex_lock(&reg_lock);
-    for (struct fe_module *m = modules; m != NULL; m = m->next)
+    for (struct fe_module *m = modules; m != NULL; m = m->next) {
         if (m->vars_dev == dev)
             m->vars_dev = -1;
+        for (uint32_t i = 0; i < m->nfuncs; i++)
+            fe_kernel_forget_config(m->funcs[i]);
+    }
     pthread_mutex_unlock(&reg_lock);
 }
 

@@ -121,6 +121,19 @@ int main()
     CHECK(v == 13000);
     CHECK(now().posts == s0.posts + 2);
 
+    // A posted launch that fails (its stream is gone) leaves no error
+    // behind at once; the lane's next synchronizing call answers it, once.
+    cudaStream_t gone;
+    OK(cudaStreamCreate(&gone));
+    fill<<<2, 64, 0, gone>>>(d, 100, 1.0, 2);
+    OK(cudaStreamDestroy(gone));
+    s0 = now();
+    fill<<<2, 64, 0, gone>>>(d, 100, 1.0, 2);
+    OK(cudaGetLastError());
+    CHECK(now().round_trips == s0.round_trips && now().posts == s0.posts + 1);
+    CHECK(cudaDeviceSynchronize() == cudaErrorInvalidResourceHandle);
+    OK(cudaDeviceSynchronize());
+
     // Bulk copies at and around the chunk boundaries.
     size_t sizes[] = {1, 7, 4096, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 1,
                       (size_t)256 << 20};
@@ -141,15 +154,32 @@ int main()
     CHECK(cudaMemcpy(h, hh, 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
     CHECK(cudaGetLastError() == cudaErrorInvalidValue);
 
-    // Kernels: the first launch uploads the module (one round trip), then
-    // one round trip per launch.
+    // Kernels: the first launch uploads the module (one round trip) and
+    // waits for the backend to accept its configuration (one more); a
+    // launch within an accepted configuration is posted, no round trip.
     s0 = now();
     fill<<<2, 64>>>(d, 100, 1.0, 2);
     OK(cudaGetLastError());
     CHECK(now().round_trips == s0.round_trips + 2);
     fill<<<2, 64>>>(d, 100, 1.0, 2);
     OK(cudaGetLastError());
-    CHECK(now().round_trips == s0.round_trips + 3);
+    fill<<<3, 32>>>(d, 100, 1.0, 2);
+    OK(cudaGetLastError());
+    CHECK(now().round_trips == s0.round_trips + 2);
+    CHECK(now().posts == s0.posts + 2);
+
+    // A posted launch that fails (its stream is gone) leaves no error
+    // behind at once; the lane's next synchronizing call answers it, once.
+    cudaStream_t gone;
+    OK(cudaStreamCreate(&gone));
+    fill<<<2, 64, 0, gone>>>(d, 100, 1.0, 2);
+    OK(cudaStreamDestroy(gone));
+    s0 = now();
+    fill<<<2, 64, 0, gone>>>(d, 100, 1.0, 2);
+    OK(cudaGetLastError());
+    CHECK(now().round_trips == s0.round_trips && now().posts == s0.posts + 1);
+    CHECK(cudaDeviceSynchronize() == cudaErrorInvalidResourceHandle);
+    OK(cudaDeviceSynchronize());
     OK(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
     CHECK(h[0] == 3 && h[99] == 102 && h[100] == 0x01010101);
 

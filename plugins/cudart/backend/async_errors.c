@@ -1,0 +1,38 @@
+/* Failures of posted ops, answered by the lane's next synchronizing call,
+ * the way CUDA reports a kernel's failure at the next synchronization. */
+#include <stdint.h>
+
+#include "be.h"
+#include "cudart_be_gen.h"
+#include "output.h"
+
+void be_async_error(struct gvs_call *call, cudaError_t e)
+{
+    struct be_lane *l = be_lane(call);
+    if (l != NULL && l->async_error == cudaSuccess)
+        l->async_error = e;
+}
+
+/* A successful reply whose lane has a posted failure pending becomes
+ * that failure, with no result data behind it. */
+static void report_async_error(struct gvs_call *call)
+{
+    struct be_lane *l;
+    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t) ||
+        (l = be_lane(call)) == NULL || l->async_error == cudaSuccess)
+        return;
+    const uint8_t *p = gvs_buf_ptr(call->out);
+    int32_t result = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                               (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    if (result != cudaSuccess)
+        return;
+    gvs_buf_reset(call->out);
+    if (gvs_buf_put_i32(call->out, l->async_error) == 0)
+        l->async_error = cudaSuccess;
+}
+
+void cudart_be_after_blocking(struct gvs_call *call)
+{
+    be_output_flush();
+    report_async_error(call);
+}
