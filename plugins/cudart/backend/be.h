@@ -117,6 +117,9 @@ void be_callbacks_release(void);
 /* user_objects.c: makes later destructors send nothing; returns when
  * none uses the session any more. */
 void be_user_objects_release(void);
+/* notifications.c: makes later async notifications and log callbacks
+ * send nothing; returns when none uses the session any more. */
+void be_notifications_release(void);
 
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a

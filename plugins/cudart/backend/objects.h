@@ -31,6 +31,8 @@ enum be_handle_type {
     BE_H_TEXTURE,
     BE_H_SURFACE,
     BE_H_USER_OBJECT,
+    BE_H_ASYNC_CALLBACK, /* cudaDeviceRegisterAsyncNotification's */
+    BE_H_LOGS_CALLBACK,  /* cudaLogsRegisterCallback's */
 };
 
 /* The session's table, created on first use; NULL only when that

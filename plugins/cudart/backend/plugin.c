@@ -33,6 +33,7 @@ static void session_close(void *state)
         return;
     be_callbacks_release();
     be_user_objects_release();
+    be_notifications_release();
     be_streams_close(s);
     be_output_close();
     be_link_free();

@@ -2,7 +2,7 @@
  * The driver's logs (api/80-misc.api LOGS_CURRENT, LOGS_DUMP): they are
  * the worker's, whose driver does the session's work.  The backend dumps
  * them into memory; cudaLogsDumpToFile writes the text into the client's
- * file.  Callbacks are not forwarded (unsupported.reasons).
+ * file.  Log callbacks are notifications.c's.
  */
 #include "fe.h"
 

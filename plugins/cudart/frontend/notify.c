@@ -3,6 +3,7 @@
  * handed to the file that serves each op.  They run on the client's
  * notify thread, one at a time, in arrival order.
  */
+#include "devices.h"
 #include "graphs.h"
 #include "streams.h"
 
@@ -20,6 +21,8 @@ static const struct {
 } handlers[] = {
     {CUDART_OP_CALLBACK_RUN, fe_callback_run},
     {CUDART_OP_USER_OBJECT_DESTROY, fe_user_object_destroy},
+    {CUDART_OP_ASYNC_NOTIFICATION, fe_async_notification},
+    {CUDART_OP_LOGS_MESSAGE, fe_logs_message},
 };
 
 static void dispatch(uint16_t op, struct gvs_buf *body, void *arg)

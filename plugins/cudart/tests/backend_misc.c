@@ -4,7 +4,8 @@
  * one byte more, is refused with a negative GVS_E_* code), on ids the
  * session never handed out, out-of-bounds counts and sizes, and the
  * worker's own memory named as device memory.  With --mock (the plugin
- * built on the host-memory mock) also the results of well-formed calls.
+ * built on the host-memory mock) also the results of well-formed calls,
+ * the notifications of registered callbacks and ids of the other kind.
  * usage: backend_misc PLUGIN.so [--mock]
  */
 #include <dlfcn.h>
@@ -27,6 +28,7 @@
 
 #define SUCCESS 0
 #define INVALID_VALUE 1
+#define INVALID_DEVICE 101
 #define INVALID_KERNEL_IMAGE 200
 #define INVALID_HANDLE 400
 #define NOT_SUPPORTED 801
@@ -47,10 +49,22 @@ static void host_log(enum gvs_log_level level, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The last notification sent, and how many were. */
+static uint16_t notified_op;
+static uint8_t notified[8192];
+static size_t notified_len;
+static unsigned notifications;
+
 static int host_notify(struct gvs_session *s, uint16_t plugin_id, uint16_t op,
                        const void *body, size_t len)
 {
-    (void)s, (void)plugin_id, (void)op, (void)body, (void)len;
+    (void)s;
+    if (plugin_id != CUDART_PLUGIN_ID || len > sizeof(notified))
+        return -1;
+    notified_op = op;
+    memcpy(notified, body, len);
+    notified_len = len;
+    notifications++;
     return 0;
 }
 
@@ -223,6 +237,20 @@ static void build(uint16_t op, struct gvs_buf *b, uint64_t ptr)
         gvs_buf_put_u64(b, 256);
         gvs_buf_put_u32(b, 0);
         break;
+    case CUDART_OP_ASYNC_NOTIFY_REGISTER:
+        gvs_buf_put_i32(b, 0);
+        gvs_buf_put_u64(b, 7);
+        break;
+    case CUDART_OP_ASYNC_NOTIFY_UNREGISTER:
+        gvs_buf_put_i32(b, 0);
+        gvs_buf_put_u64(b, BOGUS);
+        break;
+    case CUDART_OP_LOGS_REGISTER:
+        gvs_buf_put_u64(b, 9);
+        break;
+    case CUDART_OP_LOGS_UNREGISTER:
+        gvs_buf_put_u64(b, BOGUS);
+        break;
     default:
         break;
     }
@@ -240,7 +268,9 @@ static const uint16_t ops[] = {
     CUDART_OP_ARRAY_PROPS, CUDART_OP_ARRAY_PLANE,
     CUDART_OP_MEM_RANGE_ATTRS, CUDART_OP_cudaIpcGetEventHandle,
     CUDART_OP_IPC_OPEN_EVENT_HANDLE, CUDART_OP_LOGS_CURRENT,
-    CUDART_OP_LOGS_DUMP,
+    CUDART_OP_LOGS_DUMP, CUDART_OP_ASYNC_NOTIFY_REGISTER,
+    CUDART_OP_ASYNC_NOTIFY_UNREGISTER, CUDART_OP_LOGS_REGISTER,
+    CUDART_OP_LOGS_UNREGISTER,
 };
 
 static int all_malformed(struct gvs_buf *b, struct gvs_buf *out)
@@ -360,6 +390,92 @@ static int libraries(struct gvs_buf *b, struct gvs_buf *out)
     CHECK(result(CUDART_OP_ARRAY_PLANE, b, out) == INVALID_HANDLE);
     build(CUDART_OP_cudaIpcGetEventHandle, b, 0);
     CHECK(result(CUDART_OP_cudaIpcGetEventHandle, b, out) == INVALID_HANDLE);
+    build(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, b, 0);
+    CHECK(result(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, b, out) == INVALID_VALUE);
+    build(CUDART_OP_LOGS_UNREGISTER, b, 0);
+    CHECK(result(CUDART_OP_LOGS_UNREGISTER, b, out) == INVALID_VALUE);
+    return 0;
+}
+
+/* Unregisters handle (op's), 0 for an async one on device; the result,
+ * the callback id answered in *callback. */
+static int32_t unregister(uint16_t op, int32_t device, uint64_t handle,
+                          uint64_t *callback, struct gvs_buf *b,
+                          struct gvs_buf *out)
+{
+    gvs_buf_reset(b);
+    if (op == CUDART_OP_ASYNC_NOTIFY_UNREGISTER)
+        gvs_buf_put_i32(b, device);
+    gvs_buf_put_u64(b, handle);
+    int32_t r = result(op, b, out);
+    *callback = 0;
+    if (r == SUCCESS && (gvs_buf_get_u64(out, callback) < 0 ||
+                         gvs_buf_expect_end(out) < 0))
+        return REFUSED - 2;
+    return r;
+}
+
+/* On the mock: a registration is told at once that the process is over
+ * budget, a refused call's log line reaches the log callback, each kind's
+ * handles are refused as the other's, and an unregistered callback hears
+ * nothing more. */
+static int mock_notifications(struct gvs_buf *b, struct gvs_buf *out)
+{
+    uint64_t async, logs, callback, u64;
+    int32_t i32;
+    const uint8_t *text;
+    size_t len;
+    gvs_buf_reset(b);
+    gvs_buf_put_i32(b, 5);
+    gvs_buf_put_u64(b, 7);
+    CHECK(result(CUDART_OP_ASYNC_NOTIFY_REGISTER, b, out) == INVALID_DEVICE);
+    CHECK(notifications == 0);
+    build(CUDART_OP_ASYNC_NOTIFY_REGISTER, b, 0);
+    CHECK(result(CUDART_OP_ASYNC_NOTIFY_REGISTER, b, out) == SUCCESS);
+    CHECK(gvs_buf_get_u64(out, &async) == 0 && notifications == 1 &&
+          notified_op == CUDART_OP_ASYNC_NOTIFICATION);
+    struct gvs_buf *n = gvs_buf_view(notified, notified_len);
+    CHECK(n != NULL && gvs_buf_get_u64(n, &callback) == 0 && callback == 7 &&
+          gvs_buf_get_u64(n, &u64) == 0 && u64 == async &&
+          gvs_buf_get_i32(n, &i32) == 0 && i32 == 1 &&
+          gvs_buf_get_u64(n, &u64) == 0 && u64 == (uint64_t)1 << 20 &&
+          gvs_buf_expect_end(n) == 0);
+    gvs_buf_free(n);
+
+    build(CUDART_OP_LOGS_REGISTER, b, 0);
+    CHECK(result(CUDART_OP_LOGS_REGISTER, b, out) == SUCCESS);
+    CHECK(gvs_buf_get_u64(out, &logs) == 0 && logs != async);
+    gvs_buf_reset(b);
+    gvs_buf_put_u32(b, 1);
+    CHECK(result(CUDART_OP_LOGS_CURRENT, b, out) == INVALID_VALUE);
+    CHECK(notifications == 2 && notified_op == CUDART_OP_LOGS_MESSAGE);
+    n = gvs_buf_view(notified, notified_len);
+    CHECK(n != NULL && gvs_buf_get_u64(n, &callback) == 0 && callback == 9 &&
+          gvs_buf_get_i32(n, &i32) == 0 && i32 == 0 &&
+          gvs_buf_get_blob(n, &text, &len) == 0 &&
+          gvs_buf_expect_end(n) == 0 && len == 40 &&
+          memcmp(text, "[mock] cudaLogsCurrent: invalid argument", 40) == 0);
+    gvs_buf_free(n);
+
+    CHECK(unregister(CUDART_OP_LOGS_UNREGISTER, 0, async, &callback, b,
+                     out) == INVALID_VALUE);
+    CHECK(unregister(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, 0, logs, &callback,
+                     b, out) == INVALID_VALUE);
+    /* CUDA refuses the wrong device; the registration stays. */
+    CHECK(unregister(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, 1, async, &callback,
+                     b, out) == INVALID_VALUE);
+    CHECK(unregister(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, 0, async, &callback,
+                     b, out) == SUCCESS && callback == 7);
+    CHECK(unregister(CUDART_OP_ASYNC_NOTIFY_UNREGISTER, 0, async, &callback,
+                     b, out) == INVALID_VALUE);
+    CHECK(unregister(CUDART_OP_LOGS_UNREGISTER, 0, logs, &callback, b,
+                     out) == SUCCESS && callback == 9);
+    CHECK(unregister(CUDART_OP_LOGS_UNREGISTER, 0, logs, &callback, b,
+                     out) == INVALID_VALUE);
+    gvs_buf_reset(b);
+    gvs_buf_put_u32(b, 1);
+    CHECK(result(CUDART_OP_LOGS_CURRENT, b, out) == INVALID_VALUE);
+    CHECK(notifications == 2);
     return 0;
 }
 
@@ -414,7 +530,7 @@ int main(int argc, char **argv)
     CHECK(bounds(b, out) == 0);
     CHECK(libraries(b, out) == 0);
     if (argc == 3)
-        CHECK(mock_results(b, out) == 0);
+        CHECK(mock_results(b, out) == 0 && mock_notifications(b, out) == 0);
     plugin->session_close(state);
     gvs_buf_free(b);
     gvs_buf_free(out);

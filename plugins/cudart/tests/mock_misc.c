@@ -3,8 +3,10 @@
  * the host-memory mock of the CUDA runtime (mock_cudart.c).  Hints and
  * the profiler only check their arguments; an IPC handle carries the
  * exporting worker's address, which no other worker can open, as a
- * handle of another GPU host could not be.
+ * handle of another GPU host could not be.  Async notifications and log
+ * callbacks are called on the registering or refused call's thread.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <cuda_profiler_api.h>
@@ -232,10 +234,124 @@ cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *ev, cudaIpcEventHandle_t h)
 static const char *const log_lines[] = {"[mock] first log line\n",
                                         "[mock] second log line\n"};
 
+/* At most 4 registrations of each kind at a time; a handle is the
+ * address of its slot. */
+#define MOCK_REGS 4
+
+struct cudaAsyncCallbackEntry {
+    int live, device;
+};
+
+struct CUlogsCallbackEntry_st {
+    int live;
+    cudaLogsCallback_t fn;
+    void *user;
+};
+
+static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cudaAsyncCallbackEntry async_regs[MOCK_REGS];
+static struct CUlogsCallbackEntry_st log_regs[MOCK_REGS];
+
+/* The mock's process is over its device memory budget by 1 MiB: a new
+ * registration hears of it at once, before the call returns. */
+cudaError_t cudaDeviceRegisterAsyncNotification(int device,
+                                                cudaAsyncCallback fn,
+                                                void *user,
+                                                cudaAsyncCallbackHandle_t *out)
+{
+    if (device < 0 || device > 1)
+        return cudaErrorInvalidDevice;
+    if (fn == NULL || out == NULL)
+        return cudaErrorInvalidValue;
+    cudaAsyncCallbackHandle_t h = NULL;
+    pthread_mutex_lock(&regs_lock);
+    for (int i = 0; i < MOCK_REGS && h == NULL; i++)
+        if (!async_regs[i].live) {
+            h = &async_regs[i];
+            *h = (struct cudaAsyncCallbackEntry){1, device};
+        }
+    pthread_mutex_unlock(&regs_lock);
+    if (h == NULL)
+        return cudaErrorMemoryAllocation;
+    *out = h;
+    cudaAsyncNotificationInfo_t info = {cudaAsyncNotificationTypeOverBudget,
+                                        {{(unsigned long long)1 << 20}}};
+    fn(&info, user, h);
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceUnregisterAsyncNotification(int device,
+                                                  cudaAsyncCallbackHandle_t h)
+{
+    cudaError_t e = cudaErrorInvalidValue;
+    if (device < 0 || device > 1)
+        return cudaErrorInvalidDevice;
+    pthread_mutex_lock(&regs_lock);
+    for (int i = 0; i < MOCK_REGS; i++)
+        if (h == &async_regs[i] && h->live && h->device == device) {
+            h->live = 0;
+            e = cudaSuccess;
+        }
+    pthread_mutex_unlock(&regs_lock);
+    return e;
+}
+
+cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t fn, void *user,
+                                     cudaLogsCallbackHandle *out)
+{
+    cudaLogsCallbackHandle h = NULL;
+    if (fn == NULL)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&regs_lock);
+    for (int i = 0; i < MOCK_REGS && h == NULL; i++)
+        if (!log_regs[i].live) {
+            h = &log_regs[i];
+            *h = (struct CUlogsCallbackEntry_st){1, fn, user};
+        }
+    pthread_mutex_unlock(&regs_lock);
+    if (h == NULL)
+        return cudaErrorMemoryAllocation;
+    if (out != NULL)
+        *out = h;
+    return cudaSuccess;
+}
+
+cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle h)
+{
+    cudaError_t e = cudaErrorInvalidValue;
+    pthread_mutex_lock(&regs_lock);
+    for (int i = 0; i < MOCK_REGS; i++)
+        if (h == &log_regs[i] && h->live) {
+            h->live = 0;
+            e = cudaSuccess;
+        }
+    pthread_mutex_unlock(&regs_lock);
+    return e;
+}
+
+/* The mock's driver logs the calls of this file it refuses. */
+static const char refused[] = "[mock] cudaLogsCurrent: invalid argument";
+
+static cudaError_t refuse(void)
+{
+    struct CUlogsCallbackEntry_st regs[MOCK_REGS];
+    char message[sizeof(refused)];
+    pthread_mutex_lock(&regs_lock);
+    memcpy(regs, log_regs, sizeof(regs));
+    pthread_mutex_unlock(&regs_lock);
+    for (int i = 0; i < MOCK_REGS; i++)
+        if (regs[i].live) {
+            memcpy(message, refused, sizeof(refused));
+            regs[i].fn(regs[i].user, cudaLogLevelError, message,
+                       sizeof(refused) - 1);
+        }
+    return cudaErrorInvalidValue;
+}
+
 cudaError_t cudaLogsCurrent(cudaLogIterator *it, unsigned int flags)
 {
     if (it == NULL || flags != 0)
-        return cudaErrorInvalidValue;
+        return refuse();
     *it = 2;
     return cudaSuccess;
 }

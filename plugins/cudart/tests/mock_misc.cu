@@ -3,7 +3,9 @@
 // (mock_misc.c, mock_cudart.c, mock_mem3d.c): pointer attributes, the
 // profiler, hints, batches, legacy array copies, pools by location, IPC,
 // the library API with launches of its kernels, device queries, range
-// attributes, valid devices and the driver's logs.
+// attributes, valid devices, the driver's logs, async notifications and
+// log callbacks run on the client.
+#include <atomic>
 #include <cuda_profiler_api.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -369,6 +371,97 @@ static void device_queries()
     CHECK(cudaLogsCurrent(&it, 1) == cudaErrorInvalidValue);
 }
 
+// What the callbacks saw: written on the notify thread, read here once
+// the count says it ran.
+static cudaAsyncNotificationInfo_t async_info;
+static void *async_user;
+static cudaAsyncCallbackHandle_t async_handle;
+static cudaError_t async_nested = cudaSuccess;
+static std::atomic<int> async_calls;
+static char log_text[128];
+static size_t log_length;
+static cudaLogLevel log_level;
+static std::atomic<int> log_calls[3];
+
+static void on_async(cudaAsyncNotificationInfo_t *info, void *user,
+                     cudaAsyncCallbackHandle_t h)
+{
+    cudaAsyncCallbackHandle_t nested;
+    async_info = *info;
+    async_user = user;
+    async_handle = h;
+    // As natively, a notification's function may not register another.
+    async_nested = cudaDeviceRegisterAsyncNotification(0, on_async, NULL,
+                                                       &nested);
+    async_calls++;
+}
+
+static void on_log(void *user, cudaLogLevel level, char *message,
+                   size_t length)
+{
+    snprintf(log_text, sizeof(log_text), "%s", message);
+    log_length = length;
+    log_level = level;
+    log_calls[(intptr_t)user]++;
+}
+
+// The notify thread runs callbacks in arrival order: a later one having
+// run, so has every earlier one.
+static void wait_for(const std::atomic<int> &count, int n)
+{
+    for (int i = 0; i < 10000 && count.load() < n; i++)
+        usleep(1000);
+    CHECK(count.load() == n);
+}
+
+static void notifications()
+{
+    int tag = 0;
+    cudaAsyncCallbackHandle_t h, none;
+    OK(cudaDeviceRegisterAsyncNotification(0, on_async, &tag, &h));
+    wait_for(async_calls, 1);
+    CHECK(async_info.type == cudaAsyncNotificationTypeOverBudget &&
+          async_info.info.overBudget.bytesOverBudget == 1u << 20 &&
+          async_user == &tag && async_handle == h &&
+          async_nested == cudaErrorNotPermitted);
+    CHECK(cudaDeviceRegisterAsyncNotification(0, NULL, &tag, &none) ==
+          cudaErrorInvalidValue);
+    CHECK(cudaDeviceRegisterAsyncNotification(7, on_async, &tag, &none) ==
+          cudaErrorInvalidDevice);
+    CHECK(cudaDeviceUnregisterAsyncNotification(1, h) ==
+          cudaErrorInvalidValue);
+    OK(cudaDeviceUnregisterAsyncNotification(0, h));
+    CHECK(cudaDeviceUnregisterAsyncNotification(0, h) ==
+          cudaErrorInvalidValue);
+    CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+
+    // The mock logs each refused cudaLogsCurrent.
+    cudaLogsCallbackHandle first, second;
+    cudaLogIterator it;
+    OK(cudaLogsRegisterCallback(on_log, (void *)0, &first));
+    CHECK(cudaLogsCurrent(&it, 1) == cudaErrorInvalidValue);
+    wait_for(log_calls[0], 1);
+    CHECK(strcmp(log_text, "[mock] cudaLogsCurrent: invalid argument") == 0 &&
+          log_length == strlen(log_text) && log_level == cudaLogLevelError);
+    OK(cudaLogsUnregisterCallback(first));
+    CHECK(cudaLogsUnregisterCallback(first) == cudaErrorInvalidValue);
+    CHECK(cudaLogsUnregisterCallback((cudaLogsCallbackHandle)h) ==
+          cudaErrorInvalidValue);
+    CHECK(cudaLogsRegisterCallback(NULL, NULL, &second) ==
+          cudaErrorInvalidValue);
+    OK(cudaLogsRegisterCallback(on_log, (void *)1, &second));
+    CHECK(cudaLogsCurrent(&it, 1) == cudaErrorInvalidValue);
+    wait_for(log_calls[1], 1);
+    CHECK(log_calls[0].load() == 1);
+    OK(cudaLogsUnregisterCallback(second));
+    // The handle is optional; such a callback stays for good.
+    OK(cudaLogsRegisterCallback(on_log, (void *)2, NULL));
+    CHECK(cudaLogsCurrent(&it, 1) == cudaErrorInvalidValue);
+    wait_for(log_calls[2], 1);
+    CHECK(log_calls[1].load() == 1);
+    (void)cudaGetLastError();
+}
+
 int main()
 {
     pointers_and_hints();
@@ -376,6 +469,7 @@ int main()
     pools_and_ipc();
     libraries();
     device_queries();
+    notifications();
     printf("ok\n");
     return 0;
 }
