@@ -1,5 +1,4 @@
 #include <inttypes.h>
-#include <sys/socket.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
@@ -20,9 +19,7 @@ void gvsd_session_fail(struct gvs_session *s, int rc)
     pthread_mutex_lock(&s->send_lock);
     s->closed = 1;
     pthread_mutex_unlock(&s->send_lock);
-    int fd = gvs_conn_fd(s->conn);
-    if (fd >= 0)
-        shutdown(fd, SHUT_RDWR);
+    gvs_conn_shutdown(s->conn);
 }
 
 /* Caller holds send_lock.  A failed write means the client has gone (or
@@ -159,6 +156,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .out = out,
                             .state = s->state[j->slot],
                             .id = j->h.id,
+                            .op = j->h.op,
                             .lane = j->h.lane,
                             .noreply = noreply,
                             .session = s};

@@ -48,6 +48,7 @@ struct gvs_call {
     struct gvs_buf *out; /* reply body, empty on entry */
     void *state;         /* the plugin's per-session state */
     uint64_t id;         /* request id */
+    uint16_t op;         /* the operation being served */
     uint32_t lane;       /* the client thread the request comes from */
     int noreply;         /* the client does not wait: out is discarded */
     struct gvs_session *session; /* for host->notify */

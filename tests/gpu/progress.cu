@@ -1,5 +1,5 @@
 // One thread waits in cudaStreamSynchronize behind a kernel that spins
-// for 300 ms while another thread makes many small calls on a stream of
+// for 2 s while another thread makes many small calls on a stream of
 // its own: the second must not wait for the first (issue 3, item 14).
 #include "check.h"
 #include <atomic>
@@ -46,7 +46,7 @@ int main()
     int rounds = 0;
     cudaError_t waiter_err = cudaSuccess, other_err = cudaSuccess;
     std::thread waiter([&] {
-        spin<<<1, 1, 0, slow>>>((long long)khz * 300);
+        spin<<<1, 1, 0, slow>>>((long long)khz * 2000);
         waiting = true;
         waiter_err = cudaStreamSynchronize(slow);
         waited_until = now();

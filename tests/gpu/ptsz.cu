@@ -46,7 +46,7 @@ int main()
         cudaEvent_t ev;
         if ((slow_err = cudaEventCreate(&ev)) != cudaSuccess)
             return;
-        spin<<<1, 1>>>((long long)khz * 300);
+        spin<<<1, 1>>>((long long)khz * 2000);
         slow_err = cudaEventRecord(ev, 0);
         spinning = true;
         if (slow_err == cudaSuccess)

@@ -4,6 +4,7 @@
 
 #include "be.h"
 #include "cudart_be_gen.h"
+#include "cudart_ops.h"
 #include "output.h"
 
 void be_async_error(struct gvs_call *call, cudaError_t e)
@@ -14,12 +15,18 @@ void be_async_error(struct gvs_call *call, cudaError_t e)
 }
 
 /* A successful reply whose lane has a posted failure pending becomes
- * that failure, with no result data behind it. */
+ * that failure, with no result data behind it.  A device reset discards
+ * it instead, as it discards every error of the device's context. */
 static void report_async_error(struct gvs_call *call)
 {
-    struct be_lane *l;
-    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t) ||
-        (l = be_lane(call)) == NULL || l->async_error == cudaSuccess)
+    struct be_lane *l = be_lane(call);
+    if (l == NULL || l->async_error == cudaSuccess)
+        return;
+    if (call->op == CUDART_OP_cudaDeviceReset) {
+        l->async_error = cudaSuccess;
+        return;
+    }
+    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t))
         return;
     const uint8_t *p = gvs_buf_ptr(call->out);
     int32_t result = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |

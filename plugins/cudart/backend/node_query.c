@@ -9,15 +9,17 @@
 
 #include <string.h>
 
+#include <cuda.h>
+
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
 #include "kernels.h"
 #include "objects.h"
 
-/* The session's kernel whose handle (or, on this device, function) CUDA
- * reports for a node. */
-static cudaError_t find_kernel(struct be_session *s, const void *func,
-                               uint32_t *mod, uint32_t *idx,
+/* The session's kernel that CUDA reports for a node: by its library
+ * kernel handle, or by the function of it on this device. */
+static cudaError_t find_kernel(struct be_session *s, CUkernel kern,
+                               CUfunction func, uint32_t *mod, uint32_t *idx,
                                const struct be_func **out)
 {
     pthread_mutex_lock(&s->mods_lock);
@@ -30,10 +32,10 @@ static cudaError_t find_kernel(struct be_session *s, const void *func,
             cudaFunction_t fn = NULL;
             if (f->kernel == NULL || f->status != cudaSuccess)
                 continue;
-            if ((const void *)f->kernel != func &&
+            if ((kern == NULL || (CUkernel)f->kernel != kern) &&
                 (cudaGetFuncBySymbol(&fn, (const void *)f->kernel) !=
                      cudaSuccess ||
-                 (const void *)fn != func))
+                 (CUfunction)fn != func))
                 continue;
             *mod = m;
             *idx = i;
@@ -44,16 +46,38 @@ static cudaError_t find_kernel(struct be_session *s, const void *func,
     return cudaErrorNotSupported;
 }
 
+typedef CUresult (*kernel_params_fn)(CUgraphNode node,
+                                     CUDA_KERNEL_NODE_PARAMS_v2 *p);
+
+/* The node's parameters as the driver keeps them: the runtime's query
+ * answers only for kernels registered with the runtime itself, which the
+ * backend's (loaded as libraries) are not. */
+static cudaError_t kernel_params(cudaGraphNode_t n,
+                                 CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    memset(p, 0, sizeof(*p));
+    cudaError_t e = cudaGetDriverEntryPointByVersion(
+        "cuGraphKernelNodeGetParams", &fn, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || fn == NULL)
+        return e != cudaSuccess ? e : cudaErrorNotSupported;
+    CUresult r = ((kernel_params_fn)fn)((CUgraphNode)n, p);
+    return r == CUDA_SUCCESS ? cudaSuccess
+           : r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidValue
+                                          : cudaErrorInvalidDeviceFunction;
+}
+
 static cudaError_t put_kernel(struct gvs_call *call, struct apigen_call *c,
                               cudaGraphNode_t n)
 {
-    struct cudaKernelNodeParams p = {0};
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
     const struct be_func *f = NULL;
     uint32_t mod = 0, idx = 0;
     uint8_t block[BE_PARAM_MAX];
-    cudaError_t e = cudaGraphKernelNodeGetParams(n, &p);
+    cudaError_t e = kernel_params(n, &p);
     if (e == cudaSuccess)
-        e = find_kernel(call->state, p.func, &mod, &idx, &f);
+        e = find_kernel(call->state, p.kern, p.func, &mod, &idx, &f);
     if (e == cudaSuccess && f->nparams > 0 && p.kernelParams == NULL)
         e = cudaErrorNotSupported;
     if (e != cudaSuccess)
@@ -66,12 +90,12 @@ static cudaError_t put_kernel(struct gvs_call *call, struct apigen_call *c,
     apigen_put_u8(c, cudaGraphNodeTypeKernel);
     apigen_put_u32(c, mod);
     apigen_put_u32(c, idx);
-    apigen_put_u32(c, p.gridDim.x);
-    apigen_put_u32(c, p.gridDim.y);
-    apigen_put_u32(c, p.gridDim.z);
-    apigen_put_u32(c, p.blockDim.x);
-    apigen_put_u32(c, p.blockDim.y);
-    apigen_put_u32(c, p.blockDim.z);
+    apigen_put_u32(c, p.gridDimX);
+    apigen_put_u32(c, p.gridDimY);
+    apigen_put_u32(c, p.gridDimZ);
+    apigen_put_u32(c, p.blockDimX);
+    apigen_put_u32(c, p.blockDimY);
+    apigen_put_u32(c, p.blockDimZ);
     apigen_put_u32(c, p.sharedMemBytes);
     apigen_put_blob(c, block, f->param_bytes);
     return cudaSuccess;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "mock_kernels.h"
@@ -796,14 +797,24 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s,
 
 /* Node queries ------------------------------------------------------------ */
 
-cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t n,
-                                         struct cudaKernelNodeParams *p)
+/* The driver's kernel node query, which the backend reaches through
+ * cudaGetDriverEntryPointByVersion. */
+CUresult mock_cuGraphKernelNodeGetParams(CUgraphNode node,
+                                         CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
+    cudaGraphNode_t n = (cudaGraphNode_t)node;
     if (n->type != cudaGraphNodeTypeKernel)
-        return cudaErrorInvalidValue;
-    *p = (struct cudaKernelNodeParams){(void *)n->k, n->grid, n->block, 0,
-                                       n->argv, NULL};
-    return cudaSuccess;
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof(*p));
+    p->kern = (CUkernel)(uintptr_t)n->k;
+    p->gridDimX = n->grid.x;
+    p->gridDimY = n->grid.y;
+    p->gridDimZ = n->grid.z;
+    p->blockDimX = n->block.x;
+    p->blockDimY = n->block.y;
+    p->blockDimZ = n->block.z;
+    p->kernelParams = n->argv;
+    return CUDA_SUCCESS;
 }
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *fn, const void *symbol)

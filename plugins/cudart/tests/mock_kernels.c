@@ -347,8 +347,14 @@ cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **fn, unsigned int version,
     unsigned long long flags, enum cudaDriverEntryPointQueryResult *status)
 {
-    (void)symbol, (void)version, (void)flags;
+    (void)version, (void)flags;
     *fn = NULL;
+    if (strcmp(symbol, "cuGraphKernelNodeGetParams") == 0) {
+        *fn = (void *)mock_cuGraphKernelNodeGetParams;
+        if (status != NULL)
+            *status = cudaDriverEntryPointSuccess;
+        return cudaSuccess;
+    }
     if (status != NULL)
         *status = cudaDriverEntryPointSymbolNotFound;
     return cudaErrorNotSupported;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 /* A kernel the mock emulates, by its mangled name, with the layout nvcc
@@ -25,5 +26,10 @@ const struct mock_kernel *mock_kernels_find(const char *name);
  * is (0 or 1). */
 int mock_visible_count(void);
 int mock_physical(int ordinal);
+
+/* mock_graphs.c: the driver's cuGraphKernelNodeGetParams, as
+ * cudaGetDriverEntryPointByVersion hands it out. */
+CUresult mock_cuGraphKernelNodeGetParams(CUgraphNode node,
+                                         CUDA_KERNEL_NODE_PARAMS_v2 *p);
 
 #endif
