@@ -2,7 +2,7 @@
 """Runs the benchmark programs natively and through gvs over each transport
 in one go, and prints one table of ratios to native (markdown).
 
-    bench/run.py --build BUILD_DIR [--transports unix,tcp] [--repeat 3]
+    bench/run.py --build BUILD_DIR [--transports unix,tcp,shm] [--repeat 3]
 
 Every number in the table comes from this run: native and gvs side by
 side on the same machine, never from different runs.
@@ -136,7 +136,7 @@ def ratio(metric, nat, val, unit):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
-    ap.add_argument("--transports", default="unix,tcp")
+    ap.add_argument("--transports", default="unix,tcp,shm")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     bench_dir = os.path.join(a.build, "bench")

@@ -3,7 +3,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "gvs/err.h"
 #include "internal.h"
@@ -31,14 +30,14 @@ static void fork_parent(void)
 }
 
 /* The child must not talk on the parent's session, and its copy has no
- * receiver thread: it closes its copy of the descriptor (no shutdown,
+ * receiver thread: it closes its copy of the connection (no shutdown,
  * which would cut the parent's session too) and connects afresh on its
  * next call.  A failed client stays failed. */
 static void fork_child(void)
 {
     struct gvs_client *c = &the_client;
     if (c->conn != NULL) {
-        gvs_conn_close(c->conn);
+        gvs_conn_close_copy(c->conn);
         c->conn = NULL;
     }
     if (atomic_load(&c->state) == CLIENT_READY)
@@ -88,9 +87,7 @@ int client_break(struct gvs_client *c, int err)
         fprintf(stderr, "gvs: connection to server %s lost: %s\n", c->server,
                 gvs_strerror(err));
         atomic_store(&c->state, CLIENT_FAILED);
-        int fd = gvs_conn_fd(c->conn);
-        if (fd >= 0)
-            shutdown(fd, SHUT_RDWR);
+        gvs_conn_shutdown(c->conn);
     }
     return atomic_load(&c->err);
 }

@@ -9,6 +9,7 @@
 static const struct gvs_transport *const transports[] = {
     &gvs_transport_unix,
     &gvs_transport_tcp,
+    &gvs_transport_shm,
 };
 
 const struct gvs_transport *gvs_transport_find(const char *scheme)
@@ -141,10 +142,25 @@ const char *gvs_conn_peer(const struct gvs_conn *c)
     return c->peer;
 }
 
-void gvs_conn_close(struct gvs_conn *c)
+void gvs_conn_shutdown(struct gvs_conn *c)
+{
+    c->ops->shutdown(c);
+}
+
+static void conn_close(struct gvs_conn *c, int copy)
 {
     if (c == NULL)
         return;
-    c->ops->close(c);
+    c->ops->close(c, copy);
     gvs_free(c);
+}
+
+void gvs_conn_close(struct gvs_conn *c)
+{
+    conn_close(c, 0);
+}
+
+void gvs_conn_close_copy(struct gvs_conn *c)
+{
+    conn_close(c, 1);
 }

@@ -79,8 +79,16 @@ static int fd_set_timeout(struct gvs_conn *c, unsigned ms)
     return 0;
 }
 
-static void fd_close(struct gvs_conn *c)
+static void fd_shutdown(struct gvs_conn *c)
 {
+    shutdown(c->fd, SHUT_RDWR);
+}
+
+/* Closing a copy is the same: the socket lives on in the other
+ * process's descriptor. */
+static void fd_close(struct gvs_conn *c, int copy)
+{
+    (void)copy;
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -90,6 +98,7 @@ const struct gvs_conn_ops gvs_fd_conn_ops = {
     .sendv = fd_sendv,
     .recv_some = fd_recv_some,
     .set_timeout = fd_set_timeout,
+    .shutdown = fd_shutdown,
     .close = fd_close,
 };
 

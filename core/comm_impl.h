@@ -4,8 +4,8 @@
  *
  * A connection is a table of operations plus the little the generic layer
  * needs (a pollable descriptor and a peer string).  A transport whose fast
- * path is not a socket (shared memory) supplies its own operations and
- * keeps its state in `priv`; socket transports share the fd_* helpers.
+ * path is not a socket (shm) supplies its own operations and keeps its
+ * state in `priv`; socket transports share the fd_* helpers.
  */
 #ifndef GVS_COMM_IMPL_H
 #define GVS_COMM_IMPL_H
@@ -26,8 +26,14 @@ struct gvs_conn_ops {
      * receive timeout expires. */
     int (*recv_some)(struct gvs_conn *c, void *p, size_t len, size_t *got);
     int (*set_timeout)(struct gvs_conn *c, unsigned ms);
-    /* Releases the transport's resources; the generic layer frees c. */
-    void (*close)(struct gvs_conn *c);
+    /* Non-blocking: 1 when recv_some would return at once (data, end of
+     * stream or an error), else 0.  NULL: poll c->fd instead. */
+    int (*readable)(struct gvs_conn *c);
+    /* gvs_conn_shutdown. */
+    void (*shutdown)(struct gvs_conn *c);
+    /* Releases the transport's resources; the generic layer frees c.
+     * copy: see gvs_conn_close_copy. */
+    void (*close)(struct gvs_conn *c, int copy);
 };
 
 struct gvs_conn {
@@ -64,11 +70,26 @@ int gvs_fd_conn_new(int fd, struct gvs_conn **out);
  * GVS_E_IO otherwise. */
 int gvs_fd_accept(int lfd, int *fd);
 
+/* Unix-socket helpers shared by the unix and shm transports. ------- */
+
+/* Binds and listens on u->path for transport t; an existing socket file
+ * is replaced only if nothing answers on it. */
+int gvs_unix_listen(const struct gvs_uri *u, const struct gvs_transport *t,
+                    struct gvs_listener **out);
+
+/* Connects a stream socket to path within the connect timeout;
+ * GVS_E_CONNECT. */
+int gvs_unix_connect_fd(const char *path, int *fd);
+
+/* "uid=U gid=G pid=P" of the peer of a unix socket (SO_PEERCRED). */
+void gvs_unix_peer(int fd, char *out, size_t outlen);
+
 /* Connect timeout: $GVS_CONNECT_TIMEOUT_MS when it is a positive
  * decimal number, else GVS_CONNECT_TIMEOUT_MS_DEFAULT. */
 unsigned gvs_connect_timeout_ms(void);
 
 extern const struct gvs_transport gvs_transport_unix;
 extern const struct gvs_transport gvs_transport_tcp;
+extern const struct gvs_transport gvs_transport_shm;
 
 #endif

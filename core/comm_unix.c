@@ -25,15 +25,15 @@ static void set_addr(struct sockaddr_un *sa, const char *path)
     snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path);
 }
 
-static void set_peer(struct gvs_conn *c)
+void gvs_unix_peer(int fd, char *out, size_t outlen)
 {
     struct ucred cr;
     socklen_t len = sizeof(cr);
-    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
-        snprintf(c->peer, sizeof(c->peer), "uid=%u gid=%u pid=%ld",
-                 (unsigned)cr.uid, (unsigned)cr.gid, (long)cr.pid);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+        snprintf(out, outlen, "uid=%u gid=%u pid=%ld", (unsigned)cr.uid,
+                 (unsigned)cr.gid, (long)cr.pid);
     else
-        snprintf(c->peer, sizeof(c->peer), "unix peer");
+        snprintf(out, outlen, "unix peer");
 }
 
 /* An existing socket file may be left over from a crashed server.  It is
@@ -84,12 +84,13 @@ static int bind_listen(int fd, const struct sockaddr_un *sa)
     return 0;
 }
 
-static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
+int gvs_unix_listen(const struct gvs_uri *u, const struct gvs_transport *t,
+                    struct gvs_listener **out)
 {
     struct sockaddr_un sa;
     struct stat st;
     set_addr(&sa, u->path);
-    struct gvs_listener *l = gvs_listener_alloc(&gvs_transport_unix);
+    struct gvs_listener *l = gvs_listener_alloc(t);
     struct unix_listener *ul = gvs_calloc(1, sizeof(*ul));
     if (l == NULL || ul == NULL) {
         gvs_free(l);
@@ -118,6 +119,11 @@ static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
     return 0;
 }
 
+static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
+{
+    return gvs_unix_listen(u, &gvs_transport_unix, out);
+}
+
 static int unix_accept(struct gvs_listener *l, struct gvs_conn **out)
 {
     int fd;
@@ -125,31 +131,40 @@ static int unix_accept(struct gvs_listener *l, struct gvs_conn **out)
     if (r == 0)
         r = gvs_fd_conn_new(fd, out);
     if (r == 0)
-        set_peer(*out);
+        gvs_unix_peer(fd, (*out)->peer, sizeof((*out)->peer));
     return r;
 }
 
 /* A blocking AF_UNIX connect waits while the server's backlog is full;
  * SO_SNDTIMEO bounds that wait so a stopped server cannot hang us. */
-static int unix_connect(const struct gvs_uri *u, struct gvs_conn **out)
+int gvs_unix_connect_fd(const char *path, int *fd)
 {
     struct sockaddr_un sa;
-    set_addr(&sa, u->path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    set_addr(&sa, path);
+    *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
         return GVS_E_IO;
     unsigned ms = gvs_connect_timeout_ms();
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
     struct timeval none = {0, 0};
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-        connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0) {
-        close(fd);
+    if (setsockopt(*fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(*fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        setsockopt(*fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0) {
+        close(*fd);
+        *fd = -1;
         return GVS_E_CONNECT;
     }
-    int r = gvs_fd_conn_new(fd, out);
+    return 0;
+}
+
+static int unix_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    int fd;
+    int r = gvs_unix_connect_fd(u->path, &fd);
     if (r == 0)
-        set_peer(*out);
+        r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        gvs_unix_peer(fd, (*out)->peer, sizeof((*out)->peer));
     return r;
 }
 

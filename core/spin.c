@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm_impl.h"
 #include "gvs/spin.h"
 
 #define SPIN_DEFAULT_NS 50000LL
@@ -38,15 +39,20 @@ long long gvs_now_ns(void)
     return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static int fd_readable(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0;
+}
+
 int gvs_conn_spin_readable(struct gvs_conn *c, long long ns)
 {
-    int fd = gvs_conn_fd(c);
-    if (fd < 0 || ns <= 0)
+    int (*readable)(struct gvs_conn *) = c->ops->readable;
+    if ((readable == NULL && c->fd < 0) || ns <= 0)
         return 0;
     long long until = gvs_now_ns() + ns;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
     do {
-        if (poll(&p, 1, 0) > 0)
+        if (readable != NULL ? readable(c) : fd_readable(c->fd))
             return 1;
         gvs_cpu_relax();
     } while (gvs_now_ns() < until);

@@ -61,7 +61,7 @@ __attribute__((noreturn)) static void worker_main(struct gvsd *d,
     if (getppid() != d->pid)
         _exit(1);
     close_listeners(d, 1);
-    gvsd_refusals_close_all(&d->refusals);
+    gvsd_refusals_close_all(&d->refusals, 1);
     gvsd_workers_free(&d->workers);
     int rc = gvsd_session_run(c, &d->plugins, &d->session);
     exit(rc == 0 ? 0 : 1);
@@ -94,7 +94,7 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
     else
         gvsd_workers_add(&d->workers, pid, id);
     d->session.id++;
-    gvs_conn_close(c);
+    gvs_conn_close_copy(c);
 }
 
 static int serve(struct gvsd *d)
@@ -173,7 +173,7 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
         gvs_error("cannot start: %s", gvs_strerror(rc));
     }
     close_listeners(&d, 0);
-    gvsd_refusals_close_all(&d.refusals);
+    gvsd_refusals_close_all(&d.refusals, 0);
     gvsd_workers_stop(&d.workers, GVSD_STOP_GRACE_MS);
     gvsd_workers_free(&d.workers);
     gvsd_plugins_unload(&d.plugins);

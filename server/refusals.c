@@ -85,9 +85,12 @@ void gvsd_refusals_service(struct gvsd_refusals *r, const struct pollfd *pfd)
     }
 }
 
-void gvsd_refusals_close_all(struct gvsd_refusals *r)
+void gvsd_refusals_close_all(struct gvsd_refusals *r, int copies)
 {
     for (int i = 0; i < r->n; i++)
-        gvs_conn_close(r->conn[i]);
+        if (copies)
+            gvs_conn_close_copy(r->conn[i]);
+        else
+            gvs_conn_close(r->conn[i]);
     r->n = 0;
 }

@@ -36,6 +36,8 @@ int gvsd_refusals_timeout(const struct gvsd_refusals *r);
  * whose deadline passed.  pfd is what gvsd_refusals_pollfds filled. */
 void gvsd_refusals_service(struct gvsd_refusals *r, const struct pollfd *pfd);
 
-void gvsd_refusals_close_all(struct gvsd_refusals *r);
+/* copies: the table is a forked worker's copy of the parent's, which
+ * goes on holding the connections (gvs_conn_close_copy). */
+void gvsd_refusals_close_all(struct gvsd_refusals *r, int copies);
 
 #endif

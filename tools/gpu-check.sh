@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine: builds gvs, then runs the GPU label and every other
-# label (native vs gvs over unix and tcp included), logging into ${OUT:-.}.
+# label (native vs gvs over unix, tcp and shm included), logging into ${OUT:-.}.
 # With --bench, also runs bench/run.py (ratios to native) into bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ rest_rc=$?
 grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest-nogpu.log"
 bench_rc=0
 if [ "${1:-}" = --bench ]; then
-    python3 ../bench/run.py --build . --transports unix,tcp --repeat 2 \
+    python3 ../bench/run.py --build . --transports unix,tcp,shm --repeat 2 \
         >"$out/bench.md" 2>"$out/bench.err"
     bench_rc=$?
     cat "$out/bench.md"

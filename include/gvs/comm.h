@@ -5,9 +5,12 @@
  *
  *   unix:///absolute/path       AF_UNIX stream socket
  *   tcp://host:port             TCP (IPv4 or IPv6 literal in [..]), NODELAY
+ *   shm:///absolute/path        shared-memory rings between two processes
+ *                               of one host; the unix socket at the path
+ *                               only sets them up and tells of a death
  *
- * Later transports (shm, vsock) plug into the same table: a transport
- * owns how bytes move; the frame layer above only sees send/recv.
+ * Later transports (vsock) plug into the same table: a transport owns how
+ * bytes move; the frame layer above only sees send/recv.
  *
  * All functions return 0 or a negative GVS_E_* code.
  */
@@ -23,7 +26,7 @@ struct gvs_listener;
 struct gvs_uri {
     char scheme[16];
     char host[256]; /* tcp: host name or address (no brackets); else "" */
-    char path[108]; /* unix: socket path; else "" */
+    char path[108]; /* unix, shm: socket path; else "" */
     unsigned port;  /* tcp only */
 };
 
@@ -73,7 +76,9 @@ int gvs_conn_send(struct gvs_conn *c, const void *p, size_t len);
 int gvs_conn_recv(struct gvs_conn *c, void *p, size_t len);
 /* Receives up to len bytes, at least one; *got is set. */
 int gvs_conn_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got);
-/* Descriptor to poll for readability, -1 if the transport has none. */
+/* Descriptor to poll for readability, -1 if the transport has none.
+ * shm: the setup socket, readable only once the peer has gone (data
+ * comes through the rings; gvs_conn_spin_readable sees it). */
 int gvs_conn_fd(const struct gvs_conn *c);
 /* Sets the receive timeout in milliseconds (0 = none); GVS_E_TIMEOUT
  * is then returned by recv when it expires. */
@@ -81,6 +86,14 @@ int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms);
 /* Peer description for logs ("uid=0 gid=0 pid=42", "127.0.0.1:5000",
  * "[::1]:5000"). */
 const char *gvs_conn_peer(const struct gvs_conn *c);
+/* Ends the connection in both directions; safe from any thread while
+ * others use c: their blocked sends and receives return GVS_E_CLOSED,
+ * and the peer sees the end of the stream.  c must still be closed. */
+void gvs_conn_shutdown(struct gvs_conn *c);
 void gvs_conn_close(struct gvs_conn *c);
+/* Frees this process's copy of a connection inherited across fork that
+ * another process goes on using (gvsd after handing a session to its
+ * worker): nothing is shut down and the peer is not told. */
+void gvs_conn_close_copy(struct gvs_conn *c);
 
 #endif

@@ -30,9 +30,10 @@ static inline void gvs_cpu_relax(void)
 #endif
 }
 
-/* Polls c for readable data for up to spin_ns without sleeping.  Returns
- * 1 as soon as data (or end of stream) is there, 0 when the time ran out
- * or the transport has no descriptor to poll. */
+/* Polls c for readable data for up to spin_ns without sleeping (a
+ * transport's own readiness check, else poll() on its descriptor).
+ * Returns 1 as soon as data (or end of stream) is there, 0 when the time
+ * ran out or the transport has nothing to poll. */
 int gvs_conn_spin_readable(struct gvs_conn *c, long long spin_ns);
 
 #endif

@@ -4,7 +4,8 @@
 The program's stdout and exit status must be identical.  In --mode gpu both
 runs must also succeed (exit 0); in --mode e2e (a machine without a GPU)
 they must fail the same way.  Through gvs the program runs with `gvs run`:
-over a private Unix-socket gvsd, or over TCP to a gvsd this script starts.
+over a private Unix-socket gvsd, or over TCP or shared memory to a gvsd
+this script starts.
 """
 import argparse
 import os
@@ -35,9 +36,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_tcp_gvsd(gvsd, extra):
-    port = free_port()
-    uri = f"tcp://127.0.0.1:{port}"
+def start_gvsd(gvsd, transport, extra):
+    if transport == "tcp":
+        uri = f"tcp://127.0.0.1:{free_port()}"
+    else:
+        uri = f"{transport}:///tmp/gvs-compare-{os.getpid()}.sock"
     r, w = os.pipe()
     proc = subprocess.Popen([gvsd, "--listen", uri, "--ready-fd", str(w)] +
                             extra, pass_fds=(w,), env=native_env())
@@ -54,16 +57,17 @@ def main():
     ap.add_argument("--gvs", required=True)
     ap.add_argument("--gvsd", required=True)
     ap.add_argument("--mode", choices=("gpu", "e2e"), required=True)
-    ap.add_argument("--transport", choices=("unix", "tcp"), default="unix")
-    # With tcp only: an argument for the gvsd this script starts.
+    ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
+                    default="unix")
+    # With tcp or shm only: an argument for the gvsd this script starts.
     ap.add_argument("--gvsd-arg", action="append", default=[])
     # NAME=VALUE for the native run only (what a gvsd argument stands for).
     ap.add_argument("--native-env", action="append", default=[])
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = [x for x in a.program if x != "--"]
-    if a.gvsd_arg and a.transport != "tcp":
-        ap.error("--gvsd-arg needs --transport tcp")
+    if a.gvsd_arg and a.transport == "unix":
+        ap.error("--gvsd-arg needs --transport tcp or shm")
 
     env = native_env()
     for kv in a.native_env:
@@ -72,8 +76,8 @@ def main():
     native, t_native = run(prog, env)
     daemon = None
     cmd = [a.gvs, "run"]
-    if a.transport == "tcp":
-        daemon, uri = start_tcp_gvsd(a.gvsd, a.gvsd_arg)
+    if a.transport != "unix":
+        daemon, uri = start_gvsd(a.gvsd, a.transport, a.gvsd_arg)
         cmd += ["--server", uri]
     try:
         via, t_via = run(cmd + ["--"] + prog, native_env())

@@ -45,6 +45,15 @@
     TEST_ENTRY(comm_unix_socket_file)                                        \
     TEST_ENTRY(comm_no_sigpipe)                                              \
     TEST_ENTRY(comm_accept_interrupted)                                      \
+    /* core/comm_shm */                                                      \
+    TEST_ENTRY(shm_transfer)                                                 \
+    TEST_ENTRY(shm_ping_pong)                                                \
+    TEST_ENTRY(shm_concurrent)                                               \
+    TEST_ENTRY(shm_peer_closed)                                              \
+    TEST_ENTRY(shm_peer_killed)                                              \
+    TEST_ENTRY(shm_recv_timeout)                                             \
+    TEST_ENTRY(shm_bad_setup)                                                \
+    TEST_ENTRY(shm_bad_counter)                                              \
     /* core/log */                                                           \
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \
@@ -82,9 +91,11 @@
     TEST_ENTRY(client_silent_server)                                         \
     TEST_ENTRY(client_handshake_refused)                                     \
     TEST_ENTRY(client_threads)                                               \
+    TEST_ENTRY(client_shm_threads)                                           \
     TEST_ENTRY(client_stats)                                                 \
     TEST_ENTRY(client_pipelining)                                            \
     TEST_ENTRY(client_server_killed)                                         \
+    TEST_ENTRY(client_shm_server_killed)                                     \
     TEST_ENTRY(client_reply_mismatch)                                        \
     TEST_ENTRY(client_fork)                                                  \
     TEST_ENTRY(client_lanes)                                                 \
@@ -102,6 +113,7 @@
     TEST_ENTRY(cli_usage)                                                    \
     /* core/spin */                                                          \
     TEST_ENTRY(spin_readable)                                                \
+    TEST_ENTRY(spin_readable_shm)                                            \
     TEST_ENTRY(spin_setting)                                                 \
     /* core/handles */                                                       \
     TEST_ENTRY(handles_basic)                                                \

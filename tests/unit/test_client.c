@@ -72,13 +72,19 @@ static void use_server(const char *uri)
     setenv("GVS_SERVER", uri, 1);
 }
 
-static int start_echo_server(struct test_gvsd *g)
+/* The client talks to it over shm when shm is set, else unix. */
+static int start_echo_server_on(struct test_gvsd *g, int shm)
 {
     memset(g, 0, sizeof(*g));
     ASSERT_EQ(test_gvsd_start(g, NULL), 0);
-    use_server(g->unix_uri);
+    use_server(shm ? g->shm_uri : g->unix_uri);
     ASSERT_EQ(gvs_client_register(&echo_plugin), 0);
     return 0;
+}
+
+static int start_echo_server(struct test_gvsd *g)
+{
+    return start_echo_server_on(g, 0);
 }
 
 static int echo_call(struct gvs_client *c, const void *p, size_t len)
@@ -289,13 +295,14 @@ static void *call_many(void *arg)
     return NULL;
 }
 
-TEST_IMPL(client_threads)
+/* Over shm, a frame larger than a ring goes each way too. */
+static int threads_on(int shm)
 {
     struct test_gvsd g;
     pthread_t th[THREADS];
     struct caller w[THREADS];
     struct gvs_client_stats st;
-    ASSERT_EQ(start_echo_server(&g), 0);
+    ASSERT_EQ(start_echo_server_on(&g, shm), 0);
     for (int i = 0; i < THREADS; i++) {
         w[i] = (struct caller){i, 0};
         ASSERT_EQ(pthread_create(&th[i], NULL, call_many, &w[i]), 0);
@@ -306,11 +313,29 @@ TEST_IMPL(client_threads)
     }
     gvs_client_get_stats(&st);
     ASSERT_U64_EQ(st.round_trips, THREADS * CALLS_PER_THREAD);
+    if (shm) {
+        static uint8_t big[12 << 20];
+        struct gvs_client *c;
+        for (size_t k = 0; k < sizeof(big); k++)
+            big[k] = (uint8_t)(k * 7 + (k >> 13));
+        ASSERT_EQ(gvs_client_get(&c), 0);
+        ASSERT_EQ(echo_call(c, big, sizeof(big)), 0);
+    }
     /* One connection for all threads. */
     ASSERT(test_gvsd_log_has(&g, "session 1: started", 5000));
     ASSERT(!test_gvsd_log_has(&g, "session 2: started", 0));
     ASSERT_EQ(test_gvsd_stop(&g), 0);
     return 0;
+}
+
+TEST_IMPL(client_threads)
+{
+    return threads_on(0);
+}
+
+TEST_IMPL(client_shm_threads)
+{
+    return threads_on(1);
 }
 
 TEST_IMPL(client_stats)
@@ -404,14 +429,15 @@ static void *sleep_call(void *arg)
     return NULL;
 }
 
-TEST_IMPL(client_server_killed)
+/* A call waiting when gvsd dies fails promptly, as do later ones. */
+static int server_killed_on(int shm)
 {
     struct test_gvsd g;
     struct gvs_client *c;
     struct capture cap;
     pthread_t th;
     int rc = 1;
-    ASSERT_EQ(start_echo_server(&g), 0);
+    ASSERT_EQ(start_echo_server_on(&g, shm), 0);
     ASSERT_EQ(gvs_client_get(&c), 0);
     ASSERT_EQ(echo_call(c, "hi", 2), 0);
     ASSERT_EQ(capture_begin(&cap), 0);
@@ -428,10 +454,21 @@ TEST_IMPL(client_server_killed)
     ASSERT_LT(rc, 0);
     ASSERT_LT(took, 2000);
     ASSERT_EQ(rc2, rc);
-    ASSERT(strstr(err, "gvs: connection to server unix://") != NULL);
+    ASSERT(strstr(err, shm ? "gvs: connection to server shm://"
+                           : "gvs: connection to server unix://") != NULL);
     ASSERT_EQ(count_lines(err), 1);
     test_gvsd_stop(&g);
     return 0;
+}
+
+TEST_IMPL(client_server_killed)
+{
+    return server_killed_on(0);
+}
+
+TEST_IMPL(client_shm_server_killed)
+{
+    return server_killed_on(1);
 }
 
 TEST_IMPL(client_reply_mismatch)

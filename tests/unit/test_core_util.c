@@ -1,7 +1,9 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "gvs/comm.h"
+#include "gvs/err.h"
 #include "test.h"
 #include "test_core.h"
 
@@ -15,6 +17,21 @@ void test_unix_uri(char *out, size_t outlen, char *path, size_t pathlen,
         snprintf(path, pathlen, "%s", p);
 }
 
+struct connector {
+    const char *uri;
+    struct gvs_conn *conn;
+    int rc;
+};
+
+static void *connector_main(void *arg)
+{
+    struct connector *k = arg;
+    k->rc = gvs_connect(k->uri, &k->conn);
+    return NULL;
+}
+
+/* The connect runs on a thread of its own: an shm connect completes
+ * only once the accept has sent the region. */
 int test_conn_pair(const char *uri, struct gvs_listener **l,
                    struct gvs_conn **client, struct gvs_conn **server)
 {
@@ -22,9 +39,21 @@ int test_conn_pair(const char *uri, struct gvs_listener **l,
     int r = gvs_listen(uri, l);
     if (r < 0)
         return r;
-    r = gvs_connect(gvs_listener_uri(*l), client);
-    if (r == 0)
-        r = gvs_accept(*l, server);
+    struct connector k = {.uri = gvs_listener_uri(*l)};
+    pthread_t t;
+    if (pthread_create(&t, NULL, connector_main, &k) != 0) {
+        gvs_listener_close(*l, 0);
+        *l = NULL;
+        return GVS_E_NOMEM;
+    }
+    r = gvs_accept(*l, server);
+    pthread_join(t, NULL);
+    if (r == 0 && k.rc < 0) {
+        gvs_conn_close(*server);
+        *server = NULL;
+        r = k.rc;
+    }
+    *client = k.conn;
     if (r < 0) {
         gvs_conn_close(*client);
         gvs_listener_close(*l, 0);

@@ -25,8 +25,8 @@ TEST_IMPL(server_echo)
     struct gvs_buf *reply = gvs_buf_new(16);
     struct gvs_frame_hdr h;
     ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
-    const char *uris[] = {g.unix_uri, g.tcp_uri};
-    for (int u = 0; u < 2; u++) {
+    const char *uris[] = {g.unix_uri, g.tcp_uri, g.shm_uri};
+    for (int u = 0; u < 3; u++) {
         struct gvs_conn *c = test_session(uris[u]);
         ASSERT(c != NULL);
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
@@ -40,6 +40,8 @@ TEST_IMPL(server_echo)
     }
     ASSERT(test_gvsd_log_has(&g, "session 1: started, peer uid=", 5000));
     ASSERT(test_gvsd_log_has(&g, "session 2: started, peer 127.0.0.1:", 5000));
+    ASSERT(test_gvsd_log_has(&g, "session 3: started, peer uid=", 5000));
+    ASSERT(test_gvsd_log_has(&g, "session 3: ended after", 5000));
     ASSERT(test_gvsd_log_has(&g, "session 2: ended after", 5000));
     ASSERT(test_gvsd_log_has(&g, "5 call(s)", 5000));
     ASSERT(test_gvsd_log_has(&g, "session 2: worker", 5000));
@@ -125,7 +127,8 @@ TEST_IMPL(server_many_sessions)
     struct echo_worker w[SESSIONS];
     ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
     for (int i = 0; i < SESSIONS; i++) {
-        w[i] = (struct echo_worker){i % 2 ? g.tcp_uri : g.unix_uri, i, 0};
+        const char *uris[] = {g.unix_uri, g.tcp_uri, g.shm_uri};
+        w[i] = (struct echo_worker){uris[i % 3], i, 0};
         ASSERT_EQ(pthread_create(&th[i], NULL, echo_many, &w[i]), 0);
     }
     for (int i = 0; i < SESSIONS; i++) {
@@ -184,6 +187,7 @@ TEST_IMPL(server_max_sessions)
     ASSERT(a != NULL && b != NULL);
     ASSERT(refused(g.unix_uri));
     ASSERT(refused(g.tcp_uri));
+    ASSERT(refused(g.shm_uri));
     ASSERT(test_gvsd_log_has(&g, "too many sessions (2)", 5000));
     ASSERT_EQ(test_echo(a, 1, 10), 0);
     /* Once a session ends (and its worker is reaped) there is room. */

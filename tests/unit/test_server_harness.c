@@ -57,6 +57,7 @@ int test_gvsd_init(struct test_gvsd *g)
     snprintf(g->unix_uri, sizeof(g->unix_uri), "unix://%s", g->sock_path);
     snprintf(g->tcp_uri, sizeof(g->tcp_uri), "tcp://127.0.0.1:%d",
              test_free_port());
+    snprintf(g->shm_uri, sizeof(g->shm_uri), "shm://%s/gvsd-shm.sock", g->dir);
     snprintf(g->log_path, sizeof(g->log_path), "%s/gvsd.log", g->dir);
     return 0;
 }
@@ -101,6 +102,8 @@ static int build_argv(const struct test_gvsd *g, const char *const *extra,
             argv[n++] = g->unix_uri;
             argv[n++] = "--listen";
             argv[n++] = g->tcp_uri;
+            argv[n++] = "--listen";
+            argv[n++] = g->shm_uri;
         }
     }
     for (int i = 0; extra != NULL && extra[i] != NULL && n < MAX_ARGS - 1; i++)
@@ -339,8 +342,8 @@ int test_wait_closed(struct gvs_conn *c, unsigned timeout_ms)
 int test_still_serving(const struct test_gvsd *g, struct gvs_conn *other)
 {
     ASSERT_EQ(test_echo(other, 1000, 100), 0);
-    const char *uris[] = {g->unix_uri, g->tcp_uri};
-    for (int i = 0; i < 2; i++) {
+    const char *uris[] = {g->unix_uri, g->tcp_uri, g->shm_uri};
+    for (int i = 0; i < 3; i++) {
         struct gvs_conn *c = test_session(uris[i]);
         ASSERT(c != NULL);
         ASSERT_EQ(test_echo(c, 1, 10), 0);

@@ -1,7 +1,7 @@
 /*
  * Helpers for the tests that run a real bin/gvsd (server, client and
- * cli tests): start/stop it on a private unix socket and a free tcp
- * port, read its log, and speak raw frames to the echo test plugin.
+ * cli tests): start/stop it on a private unix socket, a free tcp port
+ * and a private shm socket, read its log, and speak raw frames to the echo test plugin.
  */
 #ifndef GVS_TEST_SERVER_HARNESS_H
 #define GVS_TEST_SERVER_HARNESS_H
@@ -19,6 +19,7 @@ struct test_gvsd {
     char unix_uri[128];   /* unix://DIR/gvsd.sock */
     char sock_path[108];
     char tcp_uri[64];     /* tcp://127.0.0.1:PORT */
+    char shm_uri[128];    /* shm://DIR/gvsd-shm.sock */
     char log_path[128];   /* gvsd's stderr */
     int no_default_listen; /* set before start: only the extra args */
 };
@@ -27,7 +28,7 @@ struct test_gvsd {
 int test_gvsd_init(struct test_gvsd *g);
 
 /* Runs bin/gvsd --plugin-dir <build>/tests/plugins --log-level info,
- * listening on unix_uri and tcp_uri (unless no_default_listen), then
+ * listening on unix_uri, tcp_uri and shm_uri (unless no_default_listen), then
  * extra (NULL-terminated, may be NULL; later flags win).  Waits for
  * --ready-fd.  Calls test_gvsd_init first if the dir is not made yet.
  * 0, or -1 after printing why. */
@@ -74,7 +75,7 @@ int test_send_raw(struct gvs_conn *c, const void *p, size_t len);
 int test_wait_closed(struct gvs_conn *c, unsigned timeout_ms);
 
 /* Asserts that gvsd still serves: an ECHO on the open session `other`
- * and on a brand-new session over both transports.  0 or 1. */
+ * and on a brand-new session over each transport.  0 or 1. */
 int test_still_serving(const struct test_gvsd *g, struct gvs_conn *other);
 
 /* A tcp port on 127.0.0.1 that was free a moment ago. */

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "gvs/comm.h"
@@ -17,6 +18,26 @@ TEST_IMPL(spin_readable)
     ASSERT_EQ(gvs_conn_spin_readable(b, 2000000), 0);
     ASSERT_GE(gvs_now_ns() - t, 2000000);
     ASSERT_EQ(gvs_conn_spin_readable(b, 0), 0);
+    ASSERT_EQ(gvs_conn_send(a, "x", 1), 0);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 1000000000), 1);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* shm connections are polled through their rings, not a descriptor. */
+TEST_IMPL(spin_readable_shm)
+{
+    char uri[128], path[108];
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    test_unix_uri(uri, sizeof(uri), path, sizeof(path), "spinshm");
+    snprintf(uri, sizeof(uri), "shm://%s", path);
+    ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+    long long t = gvs_now_ns();
+    ASSERT_EQ(gvs_conn_spin_readable(b, 2000000), 0);
+    ASSERT_GE(gvs_now_ns() - t, 2000000);
     ASSERT_EQ(gvs_conn_send(a, "x", 1), 0);
     ASSERT_EQ(gvs_conn_spin_readable(b, 1000000000), 1);
     gvs_conn_close(a);

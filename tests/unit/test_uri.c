@@ -34,6 +34,10 @@ TEST_IMPL(uri_valid)
     ASSERT_EQ(u.port, 65535);
 
     ASSERT_EQ(roundtrip("unix:///tmp/x", "unix:///tmp/x"), 0);
+    ASSERT_EQ(roundtrip("shm:///tmp/x", "shm:///tmp/x"), 0);
+    ASSERT_EQ(gvs_uri_parse("shm:///run/gvs/shm.sock", &u), 0);
+    ASSERT_STR_EQ(u.scheme, "shm");
+    ASSERT_STR_EQ(u.path, "/run/gvs/shm.sock");
     ASSERT_EQ(roundtrip("tcp://localhost:7", "tcp://localhost:7"), 0);
     ASSERT_EQ(roundtrip("tcp://[fe80::1]:80", "tcp://[fe80::1]:80"), 0);
 
@@ -54,6 +58,9 @@ TEST_IMPL(uri_invalid)
         "unix",
         "unix://",
         "unix://relative/path",
+        "shm://",
+        "shm://relative/path",
+        "shm://host:80",
         "http://host:80",
         "UNIX:///tmp/x",
         "tcp://",
@@ -105,7 +112,7 @@ TEST_IMPL(uri_invalid)
     ASSERT_EQ(gvs_uri_parse("unix:///a/rather/long/path", &u), 0);
     ASSERT_EQ(gvs_uri_format(&u, out, sizeof(out)), GVS_E_TOOBIG);
     ASSERT_STR_EQ(out, "");
-    memcpy(u.scheme, "shm", 4);
+    memcpy(u.scheme, "vsock", 6);
     ASSERT_EQ(gvs_uri_format(&u, out, sizeof(out)), GVS_E_URI);
     return 0;
 }

@@ -1,0 +1,639 @@
+/* The shm:// communicator: rings, waits, peer death, hostile setups. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../core/shm_ring.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "gvs/spin.h"
+#include "test.h"
+#include "test_core.h"
+
+#define PING_PONGS 50000 /* round trips: 100k frames */
+#define STREAM_FRAMES 400
+#define FAKE_RING (64u << 10)
+
+static void shm_uri(char *out, size_t outlen, char *path, size_t pathlen,
+                    const char *tag)
+{
+    char unix_uri[160];
+    test_unix_uri(unix_uri, sizeof(unix_uri), path, pathlen, tag);
+    snprintf(out, outlen, "shm://%s", unix_uri + strlen("unix://"));
+}
+
+static int shm_pair(const char *tag, struct gvs_listener **l,
+                    struct gvs_conn **client, struct gvs_conn **server)
+{
+    char uri[160];
+    shm_uri(uri, sizeof(uri), NULL, 0, tag);
+    return test_conn_pair(uri, l, client, server);
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (uint8_t)(x >> 16);
+    }
+}
+
+static long long now_ms(void)
+{
+    return gvs_now_ns() / 1000000;
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* A 32 MiB frame each way through 8 MiB rings, between processes. */
+TEST_IMPL(shm_transfer)
+{
+    const size_t big = (size_t)32 << 20;
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *c;
+    shm_uri(uri, sizeof(uri), NULL, 0, "big");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT_STR_EQ(gvs_listener_uri(l), uri);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        struct gvs_buf *b = gvs_buf_new(big + 1);
+        uint8_t *want = malloc(big);
+        struct gvs_frame_hdr h;
+        if (b == NULL || want == NULL || gvs_connect(uri, &c) != 0)
+            _exit(2);
+        fill(want, big, 1);
+        if (gvs_frame_recv(c, big + 1, &h, b) != 0 || h.len != big ||
+            memcmp(gvs_buf_ptr(b), want, big) != 0)
+            _exit(3);
+        fill(want, big, 2);
+        struct iovec iov[2] = {{want, 7}, {want + 7, big - 7}};
+        h.flags = GVS_F_REPLY;
+        if (gvs_frame_sendv(c, &h, iov, 2) != 0)
+            _exit(4);
+        gvs_conn_close(c);
+        _exit(0);
+    }
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    char want[64];
+    snprintf(want, sizeof(want), "uid=%u gid=%u pid=%ld", (unsigned)getuid(),
+             (unsigned)getgid(), (long)pid);
+    ASSERT_STR_EQ(gvs_conn_peer(c), want);
+    uint8_t *data = malloc(big);
+    struct gvs_buf *body = gvs_buf_new(big + 1);
+    ASSERT(data != NULL && body != NULL);
+    fill(data, big, 1);
+    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .id = 5};
+    struct iovec iov = {data, big};
+    ASSERT_EQ(gvs_frame_sendv(c, &h, &iov, 1), 0);
+    ASSERT_EQ(gvs_frame_recv(c, big + 1, &h, body), 0);
+    ASSERT_EQ(h.flags, GVS_F_REPLY);
+    ASSERT_U64_EQ(h.id, 5);
+    fill(data, big, 2);
+    ASSERT_EQ(gvs_buf_len(body), big);
+    ASSERT(memcmp(gvs_buf_ptr(body), data, big) == 0);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
+    gvs_conn_close(c);
+    gvs_listener_close(l, 0);
+    gvs_buf_free(body);
+    free(data);
+    return 0;
+}
+
+/* Echoes `count` frames back, polling `spin_ns` first as gvsd's reader
+ * does. */
+struct echoer {
+    struct gvs_conn *c;
+    int count;
+    long long spin_ns;
+    int rc;
+};
+
+static void *echo_main(void *arg)
+{
+    struct echoer *e = arg;
+    struct gvs_buf *b = gvs_buf_new(64);
+    struct gvs_frame_hdr h;
+    for (int i = 0; i < e->count && e->rc == 0; i++) {
+        gvs_conn_spin_readable(e->c, e->spin_ns);
+        e->rc = gvs_frame_recv(e->c, 64, &h, b);
+        h.flags = GVS_F_REPLY;
+        if (e->rc == 0)
+            e->rc = gvs_frame_send(e->c, &h, b);
+    }
+    gvs_buf_free(b);
+    return NULL;
+}
+
+/* `count` round trips of 16-byte frames; *ns gets the time taken. */
+static int ping_pong(int count, long long spin_ns, long long *ns)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(shm_pair("pp", &l, &a, &b), 0);
+    struct echoer e = {b, count, spin_ns, 0};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, echo_main, &e), 0);
+    uint8_t msg[16];
+    long long t0 = gvs_now_ns();
+    for (int i = 0; i < count; i++) {
+        struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = (uint64_t)i};
+        fill(msg, sizeof(msg), (uint32_t)i);
+        struct iovec iov = {msg, sizeof(msg)};
+        ASSERT_EQ(gvs_frame_sendv(a, &h, &iov, 1), 0);
+        gvs_conn_spin_readable(a, spin_ns);
+        ASSERT_EQ(gvs_frame_recv(a, 64, &h, body), 0);
+        ASSERT_U64_EQ(h.id, (uint64_t)i);
+        ASSERT_EQ(gvs_buf_len(body), sizeof(msg));
+        ASSERT_MEM_EQ(gvs_buf_ptr(body), msg, sizeof(msg));
+    }
+    *ns = gvs_now_ns() - t0;
+    pthread_join(t, NULL);
+    ASSERT_EQ(e.rc, 0);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    gvs_buf_free(body);
+    return 0;
+}
+
+/* Small frames back and forth: the path of every CUDA call.  Timed
+ * without spinning, every wait a futex sleep and wake-up: the slowest
+ * path, and the only one that stays fast when the test shares its CPUs
+ * (spinners then hold a CPU their peer needs). */
+TEST_IMPL(shm_ping_pong)
+{
+    long long ns;
+    ASSERT_EQ(ping_pong(PING_PONGS, 0, &ns), 0);
+    ASSERT_LT(ns, 1000000000LL);
+    ASSERT_EQ(ping_pong(PING_PONGS / 10, 20000, &ns), 0);
+    return 0;
+}
+
+struct streamer {
+    struct gvs_conn *c;
+    uint32_t seed;
+    int rc;
+};
+
+static size_t stream_len(uint32_t seed, int i)
+{
+    return (size_t)((seed * 7919u + (uint32_t)i * 104729u) % (300u << 10));
+}
+
+static void *send_stream(void *arg)
+{
+    struct streamer *s = arg;
+    uint8_t *p = malloc(300 << 10);
+    for (int i = 0; i < STREAM_FRAMES && s->rc == 0 && p != NULL; i++) {
+        size_t len = stream_len(s->seed, i);
+        fill(p, len, s->seed + (uint32_t)i);
+        struct gvs_frame_hdr h = {.plugin = 1, .op = 1, .id = (uint64_t)i};
+        struct iovec iov = {p, len};
+        s->rc = gvs_frame_sendv(s->c, &h, &iov, 1);
+    }
+    free(p);
+    return NULL;
+}
+
+static void *recv_stream(void *arg)
+{
+    struct streamer *s = arg;
+    uint8_t *want = malloc(300 << 10);
+    struct gvs_buf *b = gvs_buf_new(300 << 10);
+    struct gvs_frame_hdr h;
+    for (int i = 0; i < STREAM_FRAMES && s->rc == 0; i++) {
+        size_t len = stream_len(s->seed, i);
+        fill(want, len, s->seed + (uint32_t)i);
+        s->rc = gvs_frame_recv(s->c, 300 << 10, &h, b);
+        if (s->rc == 0 && (h.id != (uint64_t)i || gvs_buf_len(b) != len ||
+                           memcmp(gvs_buf_ptr(b), want, len) != 0))
+            s->rc = GVS_E_PROTO;
+    }
+    free(want);
+    gvs_buf_free(b);
+    return NULL;
+}
+
+/* Both directions at once, each end with a sending and a receiving
+ * thread, about 60 MiB each way through 8 MiB rings. */
+TEST_IMPL(shm_concurrent)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    ASSERT_EQ(shm_pair("conc", &l, &a, &b), 0);
+    struct streamer s[4] = {{a, 1, 0}, {b, 1, 0}, {b, 2, 0}, {a, 2, 0}};
+    void *(*fn[4])(void *) = {send_stream, recv_stream, send_stream,
+                              recv_stream};
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(pthread_create(&t[i], NULL, fn[i], &s[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        ASSERT_EQ(s[i].rc, 0);
+    }
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+struct blocked {
+    struct gvs_conn *c;
+    int rc;
+    long long done_ms;
+};
+
+static void *blocked_recv(void *arg)
+{
+    struct blocked *k = arg;
+    char x;
+    k->rc = gvs_conn_recv(k->c, &x, 1);
+    k->done_ms = now_ms();
+    return NULL;
+}
+
+/* An orderly close delivers what was sent before it, then the end, to a
+ * receiver already asleep; a shutdown wakes this process's own sleeper. */
+TEST_IMPL(shm_peer_closed)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    char got[3];
+    ASSERT_EQ(shm_pair("close", &l, &a, &b), 0);
+    ASSERT_EQ(gvs_conn_send(a, "bye", 3), 0);
+    gvs_conn_close(a);
+    ASSERT_EQ(gvs_conn_recv(b, got, 3), 0);
+    ASSERT_MEM_EQ(got, "bye", 3);
+    ASSERT_EQ(gvs_conn_recv(b, got, 1), GVS_E_CLOSED);
+    ASSERT_EQ(gvs_conn_send(b, "x", 1), GVS_E_CLOSED);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 1000), 1);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+
+    /* The peer's close wakes a receiver asleep on the ring. */
+    ASSERT_EQ(shm_pair("close2", &l, &a, &b), 0);
+    struct blocked k = {b, 1, 0};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, blocked_recv, &k), 0);
+    usleep(50000);
+    long long closed_at = now_ms();
+    gvs_conn_close(a);
+    pthread_join(t, NULL);
+    ASSERT_EQ(k.rc, GVS_E_CLOSED);
+    ASSERT_LT(k.done_ms - closed_at, 150);
+
+    /* gvs_conn_shutdown from another thread: our sleeper returns. */
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    ASSERT_EQ(shm_pair("close3", &l, &a, &b), 0);
+    k = (struct blocked){b, 1, 0};
+    ASSERT_EQ(pthread_create(&t, NULL, blocked_recv, &k), 0);
+    usleep(50000);
+    closed_at = now_ms();
+    gvs_conn_shutdown(b);
+    pthread_join(t, NULL);
+    ASSERT_EQ(k.rc, GVS_E_CLOSED);
+    ASSERT_LT(k.done_ms - closed_at, 150);
+    ASSERT_EQ(gvs_conn_recv(a, got, 1), GVS_E_CLOSED);
+    gvs_conn_close(b);
+    gvs_conn_close(a);
+    gvs_listener_close(l, 0);
+
+    /* Closing a copy (a forked process's) tells the peer nothing. */
+    ASSERT_EQ(shm_pair("copy", &l, &a, &b), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        gvs_conn_close_copy(a);
+        gvs_conn_close_copy(b);
+        _exit(0);
+    }
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+    ASSERT_EQ(gvs_conn_send(a, "ok", 2), 0);
+    ASSERT_EQ(gvs_conn_recv(b, got, 2), 0);
+    ASSERT_MEM_EQ(got, "ok", 2);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* A child connects, sends `sends` bytes of junk, sleeps 100 ms and
+ * SIGKILLs itself: no close, no flag; only its socket ends. */
+static pid_t doomed_peer(const char *uri)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    struct gvs_conn *c;
+    if (gvs_connect(uri, &c) != 0)
+        _exit(1);
+    if (gvs_conn_send(c, "last", 4) != 0)
+        _exit(2);
+    usleep(100000);
+    raise(SIGKILL);
+    _exit(3);
+}
+
+TEST_IMPL(shm_peer_killed)
+{
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *c;
+    char got[4];
+    shm_uri(uri, sizeof(uri), NULL, 0, "kill");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+
+    /* A receiver: the bytes sent before the death, then the end. */
+    pid_t pid = doomed_peer(uri);
+    ASSERT_GE(pid, 0);
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    ASSERT_EQ(gvs_conn_recv(c, got, 4), 0);
+    ASSERT_MEM_EQ(got, "last", 4);
+    long long t0 = now_ms();
+    ASSERT_EQ(gvs_conn_recv(c, got, 1), GVS_E_CLOSED);
+    ASSERT_LT(now_ms() - t0, 1000);
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+    gvs_conn_close(c);
+
+    /* A sender waiting for room the dead peer will never make. */
+    pid = doomed_peer(uri);
+    ASSERT_GE(pid, 0);
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    size_t big = (size_t)32 << 20;
+    uint8_t *p = calloc(1, big);
+    ASSERT(p != NULL);
+    t0 = now_ms();
+    ASSERT_EQ(gvs_conn_send(c, p, big), GVS_E_CLOSED);
+    ASSERT_LT(now_ms() - t0, 1000);
+    ASSERT_EQ(gvs_conn_send(c, p, 1), GVS_E_CLOSED);
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+    gvs_conn_close(c);
+    free(p);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+TEST_IMPL(shm_recv_timeout)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    char buf[8];
+    ASSERT_EQ(shm_pair("tmo", &l, &a, &b), 0);
+    ASSERT_EQ(gvs_conn_set_timeout(b, 150), 0);
+    long long t0 = now_ms();
+    ASSERT_EQ(gvs_conn_recv(b, buf, sizeof(buf)), GVS_E_TIMEOUT);
+    long long dt = now_ms() - t0;
+    ASSERT_GE(dt, 140);
+    ASSERT_LT(dt, 5000);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 1000000), 0);
+    ASSERT_EQ(gvs_conn_set_timeout(b, 0), 0);
+    ASSERT_EQ(gvs_conn_send(a, "12345678", 8), 0);
+    ASSERT_EQ(gvs_conn_spin_readable(b, 1000000), 1);
+    ASSERT_EQ(gvs_conn_recv(b, buf, 8), 0);
+    ASSERT_MEM_EQ(buf, "12345678", 8);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* A hand-made server: a plain unix listener at the path a client
+ * reaches as shm://, so the test chooses what the setup carries. */
+struct fake {
+    struct gvs_listener *l;
+    struct gvs_conn *server; /* the accepted socket */
+    char uri[160];
+    pthread_t t;
+    struct gvs_conn *client;
+    int client_rc;
+};
+
+static void *fake_connect(void *arg)
+{
+    struct fake *f = arg;
+    f->client_rc = gvs_connect(f->uri, &f->client);
+    return NULL;
+}
+
+static int fake_start(struct fake *f, const char *tag)
+{
+    char unix_uri[160];
+    memset(f, 0, sizeof(*f));
+    test_unix_uri(unix_uri, sizeof(unix_uri), NULL, 0, tag);
+    snprintf(f->uri, sizeof(f->uri), "shm://%s",
+             unix_uri + strlen("unix://"));
+    ASSERT_EQ(gvs_listen(unix_uri, &f->l), 0);
+    ASSERT_EQ(pthread_create(&f->t, NULL, fake_connect, f), 0);
+    ASSERT_EQ(gvs_accept(f->l, &f->server), 0);
+    return 0;
+}
+
+/* Joins the client; returns its gvs_connect result. */
+static int fake_finish(struct fake *f)
+{
+    pthread_join(f->t, NULL);
+    gvs_conn_close(f->server);
+    gvs_listener_close(f->l, 0);
+    return f->client_rc;
+}
+
+static int send_setup(struct fake *f, const struct gvs_shm_setup *m,
+                      const int *fds, int nfds)
+{
+    struct iovec iov = {(void *)m, sizeof(*m)};
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds > 0) {
+        msg.msg_control = u.buf;
+        msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+    }
+    return sendmsg(gvs_conn_fd(f->server), &msg, MSG_NOSIGNAL) ==
+                   (ssize_t)sizeof(*m)
+               ? 0
+               : -1;
+}
+
+static int region_fd(size_t len, int seal)
+{
+    int fd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+        return -1;
+    if (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+        return -1;
+    return fd;
+}
+
+/* One malformed setup: the client must refuse it with want. */
+static int bad_setup(const char *tag, struct gvs_shm_setup m, size_t len,
+                     int seal, int nfds, int want)
+{
+    struct fake f;
+    int fds[2] = {region_fd(len, seal), region_fd(len, seal)};
+    ASSERT(fds[0] >= 0 && fds[1] >= 0);
+    ASSERT_EQ(fake_start(&f, tag), 0);
+    ASSERT_EQ(send_setup(&f, &m, fds, nfds), 0);
+    close(fds[0]);
+    close(fds[1]);
+    ASSERT_EQ(fake_finish(&f), want);
+    ASSERT(f.client == NULL);
+    return 0;
+}
+
+TEST_IMPL(shm_bad_setup)
+{
+    const struct gvs_shm_setup good = {GVS_SHM_MAGIC, GVS_SHM_VERSION,
+                                       FAKE_RING, 0};
+    const size_t len = gvs_shm_region_size(FAKE_RING);
+    struct gvs_shm_setup m;
+    int before = open_fds();
+
+    m = good;
+    m.magic ^= 1;
+    ASSERT_EQ(bad_setup("magic", m, len, 1, 1, GVS_E_PROTO), 0);
+    m = good;
+    m.version++;
+    ASSERT_EQ(bad_setup("version", m, len, 1, 1, GVS_E_PROTO), 0);
+    /* The ring size must match the region it came with. */
+    m = good;
+    m.ring_size = FAKE_RING * 2;
+    ASSERT_EQ(bad_setup("size", m, len, 1, 1, GVS_E_PROTO), 0);
+    m = good;
+    m.ring_size = FAKE_RING + 4096;
+    ASSERT_EQ(bad_setup("pow2", m, gvs_shm_region_size(m.ring_size), 1, 1,
+                        GVS_E_PROTO),
+              0);
+    m = good;
+    m.ring_size = 0;
+    ASSERT_EQ(bad_setup("zero", m, GVS_SHM_CTL_SIZE, 1, 1, GVS_E_PROTO), 0);
+    /* A region the server could still shrink under us. */
+    ASSERT_EQ(bad_setup("unsealed", good, len, 0, 1, GVS_E_PROTO), 0);
+    ASSERT_EQ(bad_setup("nofd", good, len, 1, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(bad_setup("twofds", good, len, 1, 2, GVS_E_PROTO), 0);
+
+    /* A server that says nothing and hangs up. */
+    struct fake f;
+    ASSERT_EQ(fake_start(&f, "silent"), 0);
+    gvs_conn_close(f.server);
+    f.server = NULL;
+    ASSERT_EQ(fake_finish(&f), GVS_E_CONNECT);
+
+    /* A plain unix server (speaking frames, not setups). */
+    ASSERT_EQ(fake_start(&f, "frames"), 0);
+    struct gvs_frame_hdr h = {.id = 0, .flags = GVS_F_REPLY};
+    ASSERT_EQ(gvs_frame_send(f.server, &h, NULL), 0);
+    ASSERT_EQ(fake_finish(&f), GVS_E_PROTO);
+
+    /* Every descriptor received was closed. */
+    ASSERT_EQ(open_fds(), before);
+    return 0;
+}
+
+/* A fake server with a good region it keeps mapped, to corrupt. */
+static int fake_region(struct fake *f, const char *tag,
+                       struct gvs_shm_ctl **ctl)
+{
+    const struct gvs_shm_setup m = {GVS_SHM_MAGIC, GVS_SHM_VERSION,
+                                    FAKE_RING, 0};
+    size_t len = gvs_shm_region_size(FAKE_RING);
+    int fd = region_fd(len, 1);
+    ASSERT_GE(fd, 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ASSERT(p != MAP_FAILED);
+    *ctl = p;
+    ASSERT_EQ(fake_start(f, tag), 0);
+    ASSERT_EQ(send_setup(f, &m, &fd, 1), 0);
+    close(fd);
+    pthread_join(f->t, NULL);
+    ASSERT_EQ(f->client_rc, 0);
+    return 0;
+}
+
+static void fake_end(struct fake *f, struct gvs_shm_ctl *ctl)
+{
+    gvs_conn_close(f->client);
+    gvs_conn_close(f->server);
+    gvs_listener_close(f->l, 0);
+    munmap(ctl, gvs_shm_region_size(FAKE_RING));
+}
+
+TEST_IMPL(shm_bad_counter)
+{
+    struct fake f;
+    struct gvs_shm_ctl *ctl;
+    char buf[16];
+
+    /* A producer counter more than a ring ahead. */
+    ASSERT_EQ(fake_region(&f, "head", &ctl), 0);
+    atomic_store(&ctl->ring[GVS_SHM_S2C].head, 3 * FAKE_RING);
+    ASSERT_EQ(gvs_conn_spin_readable(f.client, 1000000), 1);
+    ASSERT_EQ(gvs_conn_recv(f.client, buf, 1), GVS_E_PROTO);
+    ASSERT_EQ(gvs_conn_recv(f.client, buf, 1), GVS_E_CLOSED);
+    /* The client told us it stopped. */
+    ASSERT_EQ(atomic_load(&ctl->closed[GVS_SHM_C2S]), 1);
+    fake_end(&f, ctl);
+
+    /* Behind us: as bad. */
+    ASSERT_EQ(fake_region(&f, "back", &ctl), 0);
+    atomic_store(&ctl->ring[GVS_SHM_S2C].head, (uint32_t)-5);
+    ASSERT_EQ(gvs_conn_recv(f.client, buf, 1), GVS_E_PROTO);
+    fake_end(&f, ctl);
+
+    /* A consumer counter ahead of what the client produced. */
+    ASSERT_EQ(fake_region(&f, "tail", &ctl), 0);
+    ASSERT_EQ(gvs_conn_send(f.client, "abc", 3), 0);
+    atomic_store(&ctl->ring[GVS_SHM_C2S].tail, 100);
+    ASSERT_EQ(gvs_conn_send(f.client, "d", 1), GVS_E_PROTO);
+    ASSERT_EQ(gvs_conn_send(f.client, "d", 1), GVS_E_CLOSED);
+    fake_end(&f, ctl);
+
+    /* Within bounds, a hostile peer only garbles its own stream. */
+    ASSERT_EQ(fake_region(&f, "junk", &ctl), 0);
+    uint8_t *data = (uint8_t *)ctl + GVS_SHM_CTL_SIZE + FAKE_RING;
+    memset(data, 0xee, FAKE_RING);
+    atomic_store(&ctl->ring[GVS_SHM_S2C].head, FAKE_RING);
+    struct gvs_frame_hdr h;
+    struct gvs_buf *b = gvs_buf_new(16);
+    ASSERT_EQ(gvs_frame_recv(f.client, 16, &h, b), GVS_E_PROTO);
+    gvs_buf_free(b);
+    fake_end(&f, ctl);
+    return 0;
+}
