@@ -177,12 +177,8 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 
 cudaError_t cudaFree(void *devPtr)
 {
-    if (devPtr == NULL) {
-        /* Programs call cudaFree(0) to initialize the runtime: connecting
-         * is all it takes here. */
-        struct gvs_client *cl;
-        return cudart_fe_ret(fe_client(&cl));
-    }
+    /* cudaFree(0) goes to the backend too: programs call it to create the
+     * device's context before they start timing, as it does natively. */
     cudaError_t e = cudart_rpc_cudaFree(devPtr);
     if (e == cudaSuccess) {
         allocs_remove((uintptr_t)devPtr);

@@ -150,6 +150,8 @@ cudaError_t cudaMalloc(void **p, size_t size)
 cudaError_t cudaFree(void *p)
 {
     mock_streams_drain();
+    if (p == NULL)
+        return cudaSuccess;
     struct mock_alloc *a = alloc_of(p);
     if (a == NULL || a->base != p)
         return fail(cudaErrorInvalidValue);
