@@ -94,8 +94,9 @@ static void queries(int *a, int *b, int n)
            cudaGetErrorName(cudaGraphMemsetNodeGetParams(k, &mq)));
     cudaGetLastError();
 
-    // Kernel node attributes.
-    CHECK(cudaGraphAddKernelNode(&k2, g, NULL, 0, &kp));
+    // Kernel node attributes, on a node that runs after the copy it would
+    // otherwise race with.
+    CHECK(cudaGraphAddKernelNode(&k2, g, &cp, 1, &kp));
     cudaKernelNodeAttrValue av = {};
     av.priority = 1;
     CHECK(cudaGraphKernelNodeSetAttribute(k, cudaKernelNodeAttributePriority,
