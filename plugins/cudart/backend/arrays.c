@@ -149,6 +149,18 @@ int cudart_be_array_malloc(struct gvs_call *call)
     return c.rc;
 }
 
+/* Unregisters the sub-arrays in ids once their parent is freed: CUDA
+ * freed them with it. */
+static void drop_sub_arrays(struct gvs_handles *t, struct gvs_u64map *ids)
+{
+    pthread_mutex_lock(&levels_lock);
+    for (size_t i = 0; i < ids->n; i++)
+        gvs_free(gvs_handles_remove(t, BE_H_ARRAY,
+                                    (uint64_t)(uintptr_t)ids->e[i].val));
+    gvs_u64map_clear(ids);
+    pthread_mutex_unlock(&levels_lock);
+}
+
 int cudart_be_array_free(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -164,24 +176,25 @@ int cudart_be_array_free(struct gvs_call *call)
     if (e == cudaSuccess)
         e = cudaFreeArray(a->a);
     if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a) {
-        pthread_mutex_lock(&levels_lock);
-        for (size_t i = 0; i < a->planes.n; i++)
-            gvs_free(gvs_handles_remove(
-                t, BE_H_ARRAY, (uint64_t)(uintptr_t)a->planes.e[i].val));
-        gvs_u64map_clear(&a->planes);
-        pthread_mutex_unlock(&levels_lock);
+        drop_sub_arrays(t, &a->planes);
         gvs_free(a);
     }
     apigen_put_i32(&c, e);
     return c.rc;
 }
 
-/* Caller holds levels_lock.  The id of a plane of o, registered on first
- * use. */
-static cudaError_t plane_id(struct be_array *o, uint32_t plane, uint64_t *id,
-                            size_t *elem)
+/* Fetches sub-array key of parent from CUDA: a plane of an array, or a
+ * level of a mipmapped array. */
+typedef cudaError_t (*sub_array_get)(cudaArray_t *a, void *parent,
+                                     uint32_t key);
+
+/* Caller holds levels_lock.  The id of the sub-array key of parent, kept
+ * in ids (the parent's planes or levels) and registered on first use. */
+static cudaError_t sub_array_id(struct gvs_u64map *ids, sub_array_get get,
+                                void *parent, uint32_t key, uint64_t *id,
+                                size_t *elem)
 {
-    void *known = gvs_u64map_get(&o->planes, plane);
+    void *known = gvs_u64map_get(ids, key);
     cudaArray_t a;
     cudaError_t e;
     if (known != NULL) {
@@ -191,15 +204,20 @@ static cudaError_t plane_id(struct be_array *o, uint32_t plane, uint64_t *id,
             (void)be_array_elem(a, elem);
         return e;
     }
-    e = cudaArrayGetPlane(&a, o->a, plane);
+    e = get(&a, parent, key);
     if (e == cudaSuccess)
         e = add_array(a, 1, id, elem);
     if (e == cudaSuccess &&
-        gvs_u64map_put(&o->planes, plane, (void *)(uintptr_t)*id) < 0) {
+        gvs_u64map_put(ids, key, (void *)(uintptr_t)*id) < 0) {
         gvs_free(gvs_handles_remove(be_handles(), BE_H_ARRAY, *id));
         e = cudaErrorMemoryAllocation;
     }
     return e;
+}
+
+static cudaError_t get_plane(cudaArray_t *a, void *parent, uint32_t plane)
+{
+    return cudaArrayGetPlane(a, ((struct be_array *)parent)->a, plane);
 }
 
 /* Request: u64 array id, u32 plane.  Reply: as ARRAY_MALLOC's; the same
@@ -219,7 +237,7 @@ int cudart_be_array_plane(struct gvs_call *call)
                               : cudaErrorInvalidResourceHandle;
     if (e == cudaSuccess) {
         pthread_mutex_lock(&levels_lock);
-        e = plane_id(o, plane, &id, &elem);
+        e = sub_array_id(&o->planes, get_plane, o, plane, &id, &elem);
         pthread_mutex_unlock(&levels_lock);
     }
     put_array(&c, e, id, elem);
@@ -288,30 +306,10 @@ int cudart_be_mipmap_malloc(struct gvs_call *call)
     return c.rc;
 }
 
-/* Caller holds levels_lock.  The id of a level, registered on first
- * use. */
-static cudaError_t level_id(struct be_mipmap *m, uint32_t level, uint64_t *id,
-                            size_t *elem)
+static cudaError_t get_level(cudaArray_t *a, void *parent, uint32_t level)
 {
-    void *known = gvs_u64map_get(&m->levels, level);
-    cudaArray_t a;
-    cudaError_t e;
-    if (known != NULL) {
-        *id = (uint64_t)(uintptr_t)known;
-        e = be_array(*id, &a);
-        if (e == cudaSuccess)
-            (void)be_array_elem(a, elem);
-        return e;
-    }
-    e = cudaGetMipmappedArrayLevel(&a, m->m, level);
-    if (e == cudaSuccess)
-        e = add_array(a, 1, id, elem);
-    if (e == cudaSuccess &&
-        gvs_u64map_put(&m->levels, level, (void *)(uintptr_t)*id) < 0) {
-        gvs_free(gvs_handles_remove(be_handles(), BE_H_ARRAY, *id));
-        e = cudaErrorMemoryAllocation;
-    }
-    return e;
+    return cudaGetMipmappedArrayLevel(a, ((struct be_mipmap *)parent)->m,
+                                      level);
 }
 
 /* Request: u64 mipmapped array id, u32 level.  Reply: as ARRAY_MALLOC's;
@@ -331,7 +329,7 @@ int cudart_be_mipmap_level(struct gvs_call *call)
     cudaError_t e = cudaErrorInvalidResourceHandle;
     if (m != NULL) {
         pthread_mutex_lock(&levels_lock);
-        e = level_id(m, level, &id, &elem);
+        e = sub_array_id(&m->levels, get_level, m, level, &id, &elem);
         pthread_mutex_unlock(&levels_lock);
     }
     put_array(&c, e, id, elem);
@@ -353,12 +351,7 @@ int cudart_be_mipmap_free(struct gvs_call *call)
         e = cudaFreeMipmappedArray(m->m);
     if (e == cudaSuccess &&
         gvs_handles_remove(t, BE_H_MIPMAPPED_ARRAY, id) == m) {
-        pthread_mutex_lock(&levels_lock);
-        for (size_t i = 0; i < m->levels.n; i++)
-            gvs_free(gvs_handles_remove(
-                t, BE_H_ARRAY, (uint64_t)(uintptr_t)m->levels.e[i].val));
-        gvs_u64map_clear(&m->levels);
-        pthread_mutex_unlock(&levels_lock);
+        drop_sub_arrays(t, &m->levels);
         gvs_free(m);
     }
     apigen_put_i32(&c, e);

@@ -187,13 +187,6 @@ cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c, struct be_graph *g,
     return v;
 }
 
-static void reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v)
-{
-    apigen_put_i32(c, e);
-    if (e == cudaSuccess)
-        apigen_put_u64(c, v);
-}
-
 int cudart_be_graph_create(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -215,7 +208,7 @@ int cudart_be_graph_create(struct gvs_call *call)
             e = cudaErrorMemoryAllocation;
         }
     }
-    reply_u64(&c, e, id);
+    be_reply_u64(&c, e, id);
     return c.rc;
 }
 
@@ -257,7 +250,7 @@ int cudart_be_graph_clone(struct gvs_call *call)
         e = cudaErrorMemoryAllocation;
     }
     be_graphs_unlock();
-    reply_u64(&c, e, clone != NULL ? clone->id : 0);
+    be_reply_u64(&c, e, clone != NULL ? clone->id : 0);
     return c.rc;
 }
 
@@ -381,18 +374,31 @@ static void put_nodes(struct apigen_call *c, struct be_graph *g,
     }
 }
 
+/* Decodes a listing request: u64 id, u8 which (0 or 1; absent when which
+ * is NULL), u64 room (at most NODES_MAX).  Negative GVS_E_* when
+ * malformed. */
+static int get_listing(struct apigen_call *c, uint64_t *id, uint8_t *which,
+                       uint64_t *room)
+{
+    apigen_get_u64(c, id);
+    if (which != NULL)
+        apigen_get_u8(c, which);
+    apigen_get_u64(c, room);
+    if (apigen_end(c) < 0)
+        return c->rc;
+    if ((which != NULL && *which > 1) || *room > NODES_MAX)
+        return GVS_E_PROTO;
+    return 0;
+}
+
 int cudart_be_graph_nodes(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id, room;
     uint8_t which;
-    apigen_get_u64(&c, &id);
-    apigen_get_u8(&c, &which);
-    apigen_get_u64(&c, &room);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (which > 1 || room > NODES_MAX)
-        return GVS_E_PROTO;
+    int rc = get_listing(&c, &id, &which, &room);
+    if (rc < 0)
+        return rc;
     be_graphs_lock();
     struct be_graph *g = be_graph_get(id);
     size_t total = 0;
@@ -419,12 +425,9 @@ int cudart_be_graph_edges(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id, room;
-    apigen_get_u64(&c, &id);
-    apigen_get_u64(&c, &room);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (room > NODES_MAX)
-        return GVS_E_PROTO;
+    int rc = get_listing(&c, &id, NULL, &room);
+    if (rc < 0)
+        return rc;
     be_graphs_lock();
     struct be_graph *g = be_graph_get(id);
     size_t total = 0;
@@ -467,13 +470,9 @@ int cudart_be_node_edges(struct gvs_call *call)
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id, room;
     uint8_t which;
-    apigen_get_u64(&c, &id);
-    apigen_get_u8(&c, &which);
-    apigen_get_u64(&c, &room);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (which > 1 || room > NODES_MAX)
-        return GVS_E_PROTO;
+    int rc = get_listing(&c, &id, &which, &room);
+    if (rc < 0)
+        return rc;
     be_graphs_lock();
     struct be_node *n = be_node_get(id);
     size_t total = 0;
@@ -537,7 +536,7 @@ int cudart_be_node_find_in_clone(struct gvs_call *call)
     if (e == cudaSuccess && (out = be_node_id(g, found)) == 0)
         e = cudaErrorMemoryAllocation;
     be_graphs_unlock();
-    reply_u64(&c, e, out);
+    be_reply_u64(&c, e, out);
     return c.rc;
 }
 
@@ -630,7 +629,7 @@ int cudart_be_graph_add_node(struct gvs_call *call)
     gvs_free(deps);
     if (rc < 0)
         return rc;
-    reply_u64(&c, e, nid);
+    be_reply_u64(&c, e, nid);
     return c.rc;
 }
 

@@ -9,6 +9,7 @@
 #include "be.h"
 
 #include "apigen_rt.h"
+#include "launch_attr_wire.h"
 
 /* Most launch attributes one configuration may carry; a request with
  * more is malformed (the frontend refuses them itself). */
@@ -36,13 +37,6 @@ void be_kernel_argv_free(void **argv, void *stack[BE_ARGV_ON_STACK]);
  * is then unusable but the request goes on decoding). */
 int be_get_launch_attr(struct apigen_call *c, cudaLaunchAttribute *out,
                        cudaError_t *e);
-
-/* launch_attr_put.c: appends one attribute value as be_get_launch_attr
- * decodes it (for the stream and graph-node attribute queries).  Event
- * fields go as 0: those attributes belong to launches, which are never
- * asked for their attributes. */
-void be_put_launch_attr(struct apigen_call *c, cudaLaunchAttributeID id,
-                        const cudaLaunchAttributeValue *v);
 
 /* Decodes a launch configuration (grid, block, dynamic shared memory,
  * stream, attributes) into cfg, its attributes into attrs (room for

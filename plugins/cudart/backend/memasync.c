@@ -32,11 +32,7 @@ int cudart_be_memcpy_async_h2d(struct gvs_call *call)
         return GVS_E_NOMEM;
     if (l->latched == cudaSuccess) {
         cudaStream_t s;
-        cudaError_t e = cudart_be_enter(call);
-        if (e == cudaSuccess)
-            e = be_stream(call, stream, &s);
-        if (e == cudaSuccess)
-            e = be_check_device_range(dst, len);
+        cudaError_t e = be_enter_stream_range(call, stream, &s, dst, len);
         if (e == cudaSuccess && len > 0)
             e = cudaMemcpyAsync((void *)(uintptr_t)dst, data, len,
                                 cudaMemcpyHostToDevice, s);
@@ -68,11 +64,7 @@ int cudart_be_memcpy_async_d2h(struct gvs_call *call)
     if (len > GVS_BULK_CHUNK)
         return GVS_E_RANGE;
     cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = be_check_device_range(src, len);
+    cudaError_t e = be_enter_stream_range(call, stream, &s, src, len);
     if (e == cudaSuccess) {
         /* Behind the result and the blob's length; taken back out if the
          * copy fails. */
@@ -107,11 +99,7 @@ int cudart_be_memcpy_async_d2d(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = be_check_device_range(dst, count);
+    cudaError_t e = be_enter_stream_range(call, stream, &s, dst, count);
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
     if (e == cudaSuccess && count > 0)
@@ -135,11 +123,7 @@ int cudart_be_memset_async(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = be_check_device_range(ptr, count);
+    cudaError_t e = be_enter_stream_range(call, stream, &s, ptr, count);
     if (e == cudaSuccess && count > 0)
         e = cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)count, s);
     apigen_put_i32(&c, e);
@@ -164,11 +148,7 @@ int cudart_be_mem_prefetch_async(struct gvs_call *call)
         return c.rc;
     cudaStream_t s;
     struct cudaMemLocation loc = {(enum cudaMemLocationType)type, id};
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = be_check_device_range(ptr, count);
+    cudaError_t e = be_enter_stream_range(call, stream, &s, ptr, count);
     if (e == cudaSuccess)
         e = cudaMemPrefetchAsync((const void *)(uintptr_t)ptr, (size_t)count,
                                  loc, flags, s);

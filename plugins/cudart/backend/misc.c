@@ -94,12 +94,9 @@ int cudart_be_stream_attach_mem(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
     /* Length 0 attaches the whole allocation ptr starts. */
-    if (e == cudaSuccess)
-        e = be_check_device_range(ptr, length ? length : 1);
+    cudaError_t e =
+        be_enter_stream_range(call, stream, &s, ptr, length ? length : 1);
     if (e == cudaSuccess)
         e = cudaStreamAttachMemAsync(s, (void *)(uintptr_t)ptr,
                                      (size_t)length, flags);
@@ -134,11 +131,7 @@ int cudart_be_mem_discard(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaStream_t s;
-    cudaError_t e = cudart_be_enter(call);
-    if (e == cudaSuccess)
-        e = be_stream(call, stream, &s);
-    if (e == cudaSuccess)
-        e = be_check_device_range(ptr, count);
+    cudaError_t e = be_enter_stream_range(call, stream, &s, ptr, count);
     if (e == cudaSuccess)
         e = discard(s, ptr, count, prefetch != 0,
                     (struct cudaMemLocation){(enum cudaMemLocationType)type,

@@ -269,7 +269,8 @@ int cudart_be_kernel_node_get_attr(struct gvs_call *call)
     be_graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
-        be_put_launch_attr(&c, (cudaLaunchAttributeID)attr, &v);
+        cudart_wire_put_launch_attr(&c, (cudaLaunchAttributeID)attr, &v,
+                                    NULL);
     return c.rc;
 }
 

@@ -176,15 +176,6 @@ static void settle(uint16_t type, uint64_t id, struct registration *r,
         gvs_free(r);
 }
 
-/* The reply of a registration: the id on success. */
-static int put_registered(struct apigen_call *c, cudaError_t e, uint64_t id)
-{
-    apigen_put_i32(c, e);
-    if (e == cudaSuccess)
-        apigen_put_u64(c, id);
-    return c->rc;
-}
-
 int cudart_be_async_notify_register(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -202,7 +193,8 @@ int cudart_be_async_notify_register(struct gvs_call *call)
                                                 (void *)(uintptr_t)id, &h);
         settle(BE_H_ASYNC_CALLBACK, id, r, e == cudaSuccess, h);
     }
-    return put_registered(&c, e, id);
+    be_reply_u64(&c, e, id);
+    return c.rc;
 }
 
 int cudart_be_logs_register(struct gvs_call *call)
@@ -219,7 +211,8 @@ int cudart_be_logs_register(struct gvs_call *call)
         e = cudaLogsRegisterCallback(on_log, (void *)(uintptr_t)id, &h);
         settle(BE_H_LOGS_CALLBACK, id, r, e == cudaSuccess, h);
     }
-    return put_registered(&c, e, id);
+    be_reply_u64(&c, e, id);
+    return c.rc;
 }
 
 /* The reply of an unregistration: the client's callback id on success,

@@ -39,6 +39,12 @@ enum be_handle_type {
  * allocation failed. */
 struct gvs_handles *be_handles(void);
 
+struct apigen_call;
+
+/* Replies i32 e, then, on success, u64 v: the answer of the ops that
+ * create or find an object (its id) or read one value. */
+void be_reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v);
+
 /* backend/streams.c: the stream a wire value stands for in the lane of
  * call: 0 and cudaStreamLegacy the legacy default stream,
  * cudaStreamPerThread the lane's own per-thread default stream (created
@@ -46,6 +52,14 @@ struct gvs_handles *be_handles(void);
  * cudaErrorInvalidResourceHandle. */
 cudaError_t be_stream(struct gvs_call *call, uint64_t wire,
                       cudaStream_t *out);
+
+/* The preamble of a stream-ordered op on device memory: enters the
+ * lane's device, finds the stream of wire (be_stream), then checks that
+ * the len bytes at p are device memory (be_check_device_range).  The
+ * first failure. */
+cudaError_t be_enter_stream_range(struct gvs_call *call, uint64_t wire,
+                                  cudaStream_t *out, uint64_t p,
+                                  uint64_t len);
 
 /* backend/events.c: the event of a BE_H_EVENT id, or
  * cudaErrorInvalidResourceHandle. */

@@ -62,13 +62,6 @@ static cudaError_t id_of(cudaMemPool_t pool, uint64_t *id)
     return e;
 }
 
-static void reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v)
-{
-    apigen_put_i32(c, e);
-    if (e == cudaSuccess)
-        apigen_put_u64(c, v);
-}
-
 int cudart_be_malloc_async(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -89,7 +82,7 @@ int cudart_be_malloc_async(struct gvs_call *call)
     if (e == cudaSuccess)
         e = pool_id != 0 ? cudaMallocFromPoolAsync(&p, size, pool, s)
                          : cudaMallocAsync(&p, size, s);
-    reply_u64(&c, e, (uint64_t)(uintptr_t)p);
+    be_reply_u64(&c, e, (uint64_t)(uintptr_t)p);
     return c.rc;
 }
 
@@ -124,7 +117,7 @@ int cudart_be_mempool_create(struct gvs_call *call)
         if (e != cudaSuccess)
             (void)cudaMemPoolDestroy(pool);
     }
-    reply_u64(&c, e, id);
+    be_reply_u64(&c, e, id);
     return c.rc;
 }
 
@@ -209,7 +202,7 @@ int cudart_be_mempool_get_attr(struct gvs_call *call)
         e = cudaMemPoolGetAttribute(pool, (enum cudaMemPoolAttr)attr,
                                     attr_is_int(attr) ? (void *)&iv
                                                       : (void *)&uv);
-    reply_u64(&c, e, attr_is_int(attr) ? (uint64_t)(uint32_t)iv : uv);
+    be_reply_u64(&c, e, attr_is_int(attr) ? (uint64_t)(uint32_t)iv : uv);
     return c.rc;
 }
 
@@ -230,7 +223,7 @@ int cudart_be_device_get_mempool(struct gvs_call *call)
                                : cudaDeviceGetMemPool(&pool, dev);
     if (e == cudaSuccess)
         e = id_of(pool, &id);
-    reply_u64(&c, e, id);
+    be_reply_u64(&c, e, id);
     return c.rc;
 }
 
@@ -255,7 +248,7 @@ int cudart_be_mem_get_pool(struct gvs_call *call)
                                : cudaMemGetMemPool(&pool, &loc, t);
     if (e == cudaSuccess)
         e = id_of(pool, &id);
-    reply_u64(&c, e, id);
+    be_reply_u64(&c, e, id);
     return c.rc;
 }
 

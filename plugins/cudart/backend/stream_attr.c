@@ -1,5 +1,5 @@
 /* Stream attributes (10-streams.api, ops 150..152): values travel as
- * launch attributes do (launch_attr.c, launch_attr_put.c). */
+ * launch attributes do (launch_attr.c, common/launch_attr_wire.c). */
 #include "kernels.h"
 
 #include "cudart_be_gen.h"
@@ -31,7 +31,8 @@ int cudart_be_stream_get_attr(struct gvs_call *call)
         e = cudaStreamGetAttribute(s, (cudaStreamAttrID)id, &v);
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
-        be_put_launch_attr(&c, (cudaLaunchAttributeID)id, &v);
+        cudart_wire_put_launch_attr(&c, (cudaLaunchAttributeID)id, &v,
+                                    NULL);
     return c.rc;
 }
 

@@ -69,6 +69,18 @@ cudaError_t be_stream(struct gvs_call *call, uint64_t wire, cudaStream_t *out)
     return cudaSuccess;
 }
 
+cudaError_t be_enter_stream_range(struct gvs_call *call, uint64_t wire,
+                                  cudaStream_t *out, uint64_t p,
+                                  uint64_t len)
+{
+    cudaError_t e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = be_stream(call, wire, out);
+    if (e == cudaSuccess)
+        e = be_check_device_range(p, len);
+    return e;
+}
+
 void be_streams_close(struct be_session *s)
 {
     for (uint32_t i = 0; i < s->cap_lanes; i++) {

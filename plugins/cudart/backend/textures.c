@@ -14,6 +14,8 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
+#include "objects.h"
+#include "texture_wire.h"
 
 struct be_texobj {
     uint8_t *desc; /* the creating request's body */
@@ -22,31 +24,6 @@ struct be_texobj {
 
 static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gvs_u64map textures, surfaces;
-
-static uint32_t get_float_bits(struct apigen_call *c)
-{
-    uint32_t u;
-    apigen_get_u32(c, &u);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
-static void get_channel(struct apigen_call *c, struct cudaChannelFormatDesc *d)
-{
-    int32_t f;
-    apigen_get_i32(c, &d->x);
-    apigen_get_i32(c, &d->y);
-    apigen_get_i32(c, &d->z);
-    apigen_get_i32(c, &d->w);
-    apigen_get_i32(c, &f);
-    d->f = (enum cudaChannelFormatKind)f;
-}
 
 /* Decodes a resource (an unknown type fails c with GVS_E_PROTO) into
  * ids; resolve_resource turns them into CUDA's handles. */
@@ -68,12 +45,12 @@ static void get_resource(struct apigen_call *c, struct wire_resource *w)
     case cudaResourceTypeMipmappedArray:
         break;
     case cudaResourceTypeLinear:
-        get_channel(c, &w->r.res.linear.desc);
+        cudart_wire_get_channel(c, &w->r.res.linear.desc);
         apigen_get_u64(c, &a);
         w->r.res.linear.sizeInBytes = (size_t)a;
         break;
     case cudaResourceTypePitch2D:
-        get_channel(c, &w->r.res.pitch2D.desc);
+        cudart_wire_get_channel(c, &w->r.res.pitch2D.desc);
         apigen_get_u64(c, &a);
         apigen_get_u64(c, &b);
         apigen_get_u64(c, &d);
@@ -111,51 +88,6 @@ static cudaError_t resolve_resource(struct wire_resource *w)
     }
 }
 
-static void get_texture(struct apigen_call *c, struct cudaTextureDesc *t)
-{
-    int32_t v;
-    memset(t, 0, sizeof(*t));
-    for (int i = 0; i < 3; i++) {
-        apigen_get_i32(c, &v);
-        t->addressMode[i] = (enum cudaTextureAddressMode)v;
-    }
-    apigen_get_i32(c, &v);
-    t->filterMode = (enum cudaTextureFilterMode)v;
-    apigen_get_i32(c, &v);
-    t->readMode = (enum cudaTextureReadMode)v;
-    apigen_get_i32(c, &t->sRGB);
-    for (int i = 0; i < 4; i++)
-        t->borderColor[i] = bits_float(get_float_bits(c));
-    apigen_get_i32(c, &t->normalizedCoords);
-    apigen_get_u32(c, &t->maxAnisotropy);
-    apigen_get_i32(c, &v);
-    t->mipmapFilterMode = (enum cudaTextureFilterMode)v;
-    t->mipmapLevelBias = bits_float(get_float_bits(c));
-    t->minMipmapLevelClamp = bits_float(get_float_bits(c));
-    t->maxMipmapLevelClamp = bits_float(get_float_bits(c));
-    apigen_get_i32(c, &t->disableTrilinearOptimization);
-    apigen_get_i32(c, &t->seamlessCubemap);
-}
-
-static void get_view(struct apigen_call *c, struct cudaResourceViewDesc *v)
-{
-    int32_t f;
-    uint64_t w, h, d;
-    memset(v, 0, sizeof(*v));
-    apigen_get_i32(c, &f);
-    apigen_get_u64(c, &w);
-    apigen_get_u64(c, &h);
-    apigen_get_u64(c, &d);
-    apigen_get_u32(c, &v->firstMipmapLevel);
-    apigen_get_u32(c, &v->lastMipmapLevel);
-    apigen_get_u32(c, &v->firstLayer);
-    apigen_get_u32(c, &v->lastLayer);
-    v->format = (enum cudaResourceViewFormat)f;
-    v->width = (size_t)w;
-    v->height = (size_t)h;
-    v->depth = (size_t)d;
-}
-
 /* Records value in set with a copy of the request that made it;
  * cudaErrorMemoryAllocation if it cannot. */
 static cudaError_t remember(struct gvs_u64map *set, uint64_t value,
@@ -179,13 +111,6 @@ static cudaError_t remember(struct gvs_u64map *set, uint64_t value,
     return cudaSuccess;
 }
 
-static void reply_object(struct apigen_call *c, cudaError_t e, uint64_t v)
-{
-    apigen_put_i32(c, e);
-    if (e == cudaSuccess)
-        apigen_put_u64(c, v);
-}
-
 int cudart_be_texture_create(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -196,10 +121,10 @@ int cudart_be_texture_create(struct gvs_call *call)
     struct cudaResourceViewDesc view;
     uint8_t has_view;
     get_resource(&c, &res);
-    get_texture(&c, &tex);
+    cudart_wire_get_texture(&c, &tex);
     apigen_get_u8(&c, &has_view);
     if (has_view)
-        get_view(&c, &view);
+        cudart_wire_get_view(&c, &view);
     if (apigen_end(&c) < 0)
         return c.rc;
     if (has_view > 1)
@@ -215,7 +140,7 @@ int cudart_be_texture_create(struct gvs_call *call)
         if (e != cudaSuccess)
             (void)cudaDestroyTextureObject(t);
     }
-    reply_object(&c, e, t);
+    be_reply_u64(&c, e, t);
     return c.rc;
 }
 
@@ -239,7 +164,7 @@ int cudart_be_surface_create(struct gvs_call *call)
         if (e != cudaSuccess)
             (void)cudaDestroySurfaceObject(s);
     }
-    reply_object(&c, e, s);
+    be_reply_u64(&c, e, s);
     return c.rc;
 }
 

@@ -153,6 +153,21 @@ cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
     return cudart_fe_end(&c, e);
 }
 
+/* The entry points below differ only in the parameters they carry: each
+ * names its node type and union member in a compound literal. */
+static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t ndeps,
+                            struct fe_node_params p)
+{
+    return cudart_fe_ret(fe_graph_add_node(out, graph, deps, ndeps, &p));
+}
+
+static cudaError_t set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
+                            struct fe_node_params p)
+{
+    return cudart_fe_ret(fe_graph_set_node(exec, node, &p));
+}
+
 /* Kernel nodes ------------------------------------------------------------ */
 
 cudaError_t cudaGraphAddKernelNode(
@@ -160,28 +175,26 @@ cudaError_t cudaGraphAddKernelNode(
     const cudaGraphNode_t *pDependencies, size_t numDependencies,
     const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
-                            .kernel = pNodeParams};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeKernel,
+                                            .kernel = pNodeParams});
 }
 
 cudaError_t cudaGraphKernelNodeSetParams(
     cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
-                            .kernel = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
+    return set_node(NULL, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeKernel,
+                                            .kernel = pNodeParams});
 }
 
 cudaError_t cudaGraphExecKernelNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaKernelNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeKernel,
-                            .kernel = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeKernel,
+                                            .kernel = pNodeParams});
 }
 
 /* Memcpy nodes ------------------------------------------------------------ */
@@ -192,28 +205,26 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
                                    size_t numDependencies,
                                    const struct cudaMemcpy3DParms *pCopyParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
-                            .copy = pCopyParams};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = pCopyParams});
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams(
     cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
-                            .copy = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
+    return set_node(NULL, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = pNodeParams});
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaMemcpy3DParms *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy,
-                            .copy = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = pNodeParams});
 }
 
 /* A 1D copy is a 3D one of count bytes. */
@@ -236,10 +247,9 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
                                      enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = &cp});
 }
 
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
@@ -247,8 +257,9 @@ cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
                                            enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
-    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
+    return set_node(NULL, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = &cp});
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
@@ -257,8 +268,9 @@ cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
                                                enum cudaMemcpyKind kind)
 {
     struct cudaMemcpy3DParms cp = copy_1d(dst, src, count, kind);
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemcpy, .copy = &cp};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemcpy,
+                                            .copy = &cp});
 }
 
 /* Memset nodes ------------------------------------------------------------ */
@@ -269,28 +281,26 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode,
                                    size_t numDependencies,
                                    const struct cudaMemsetParams *pMemsetParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
-                            .set = pMemsetParams};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemset,
+                                            .set = pMemsetParams});
 }
 
 cudaError_t cudaGraphMemsetNodeSetParams(
     cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
-                            .set = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
+    return set_node(NULL, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemset,
+                                            .set = pNodeParams});
 }
 
 cudaError_t cudaGraphExecMemsetNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaMemsetParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeMemset,
-                            .set = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeMemset,
+                                            .set = pNodeParams});
 }
 
 /* Host nodes -------------------------------------------------------------- */
@@ -301,28 +311,26 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
                                  size_t numDependencies,
                                  const struct cudaHostNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
-                            .host = pNodeParams};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeHost,
+                                            .host = pNodeParams});
 }
 
 cudaError_t cudaGraphHostNodeSetParams(
     cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
-                            .host = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(NULL, node, &p));
+    return set_node(NULL, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeHost,
+                                            .host = pNodeParams});
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
     const struct cudaHostNodeParams *pNodeParams)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeHost,
-                            .host = pNodeParams};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeHost,
+                                            .host = pNodeParams});
 }
 
 /* Empty, child graph and event nodes ------------------------------------ */
@@ -332,10 +340,8 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
                                   const cudaGraphNode_t *pDependencies,
                                   size_t numDependencies)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeEmpty};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeEmpty});
 }
 
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
@@ -344,20 +350,18 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
                                        size_t numDependencies,
                                        cudaGraph_t childGraph)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeGraph,
-                            .child = childGraph};
-    return cudart_fe_ret(
-        fe_graph_add_node(pGraphNode, graph, pDependencies,
-                          numDependencies, &p));
+    return add_node(pGraphNode, graph, pDependencies, numDependencies,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeGraph,
+                                            .child = childGraph});
 }
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
                                                  cudaGraphNode_t node,
                                                  cudaGraph_t childGraph)
 {
-    struct fe_node_params p = {.type = cudaGraphNodeTypeGraph,
-                            .child = childGraph};
-    return cudart_fe_ret(fe_graph_set_node(hGraphExec, node, &p));
+    return set_node(hGraphExec, node,
+                    (struct fe_node_params){.type = cudaGraphNodeTypeGraph,
+                                            .child = childGraph});
 }
 
 static cudaError_t add_event_node(cudaGraphNode_t *out, cudaGraph_t graph,

@@ -8,6 +8,8 @@
 
 #include "fe.h"
 
+#include "launch_attr_wire.h"
+
 /* What --default-stream per-thread compiles these launches to. */
 #pragma GCC visibility push(default)
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
@@ -51,15 +53,15 @@ cudaError_t fe_put_launch_config(struct apigen_call *c,
                                  const cudaLaunchConfig_t *cfg,
                                  int per_thread);
 
-/* Appends one attribute: u32 id, then its value's fields (for the
- * stream and graph-node attribute calls, which take the same union). */
+/* Appends one attribute: u32 id, then its value's fields, events as
+ * their wire ids (for the stream and graph-node attribute calls, which
+ * take the same union). */
 void fe_put_launch_attr(struct apigen_call *c, cudaLaunchAttributeID id,
                         const cudaLaunchAttributeValue *v);
 
-/* launch_attr_get.c: decodes one attribute value as the backend's
- * be_put_launch_attr appends it (u32 id, then its fields) into *v, the
- * union member the id names; the id must be want.  Event fields come back
- * NULL.  Negative GVS_E_* when malformed. */
+/* Decodes one attribute value as the backend appends it (u32 id, then its
+ * fields) into *v, the union member the id names; the id must be want.
+ * Event fields come back NULL.  Negative GVS_E_* when malformed. */
 int fe_get_launch_attr(struct apigen_call *c, cudaLaunchAttributeID want,
                        cudaLaunchAttributeValue *v);
 

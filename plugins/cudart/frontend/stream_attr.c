@@ -1,7 +1,7 @@
 /*
  * Stream attributes (STREAM_GET_ATTR, STREAM_SET_ATTR, STREAM_COPY_ATTRS):
  * values travel field by field as launch attributes do (launch_attr.c,
- * launch_attr_get.c).
+ * common/launch_attr_wire.c).
  */
 #include "kernels.h"
 

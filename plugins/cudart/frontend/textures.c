@@ -10,41 +10,7 @@
 
 #include "cudart_ops.h"
 #include "gvs/err.h"
-
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
-static void put_channel(struct apigen_call *c,
-                        const struct cudaChannelFormatDesc *d)
-{
-    apigen_put_i32(c, d->x);
-    apigen_put_i32(c, d->y);
-    apigen_put_i32(c, d->z);
-    apigen_put_i32(c, d->w);
-    apigen_put_i32(c, d->f);
-}
-
-static void get_channel(struct apigen_call *c, struct cudaChannelFormatDesc *d)
-{
-    int32_t f;
-    apigen_get_i32(c, &d->x);
-    apigen_get_i32(c, &d->y);
-    apigen_get_i32(c, &d->z);
-    apigen_get_i32(c, &d->w);
-    apigen_get_i32(c, &f);
-    d->f = (enum cudaChannelFormatKind)f;
-}
+#include "texture_wire.h"
 
 /* cudaErrorInvalidValue for a resource type the wire does not carry. */
 static cudaError_t put_resource(struct apigen_call *c,
@@ -60,12 +26,12 @@ static cudaError_t put_resource(struct apigen_call *c,
         break;
     case cudaResourceTypeLinear:
         apigen_put_u64(c, (uint64_t)(uintptr_t)r->res.linear.devPtr);
-        put_channel(c, &r->res.linear.desc);
+        cudart_wire_put_channel(c, &r->res.linear.desc);
         apigen_put_u64(c, r->res.linear.sizeInBytes);
         break;
     case cudaResourceTypePitch2D:
         apigen_put_u64(c, (uint64_t)(uintptr_t)r->res.pitch2D.devPtr);
-        put_channel(c, &r->res.pitch2D.desc);
+        cudart_wire_put_channel(c, &r->res.pitch2D.desc);
         apigen_put_u64(c, r->res.pitch2D.width);
         apigen_put_u64(c, r->res.pitch2D.height);
         apigen_put_u64(c, r->res.pitch2D.pitchInBytes);
@@ -95,14 +61,14 @@ static void get_resource(struct apigen_call *c, struct cudaResourceDesc *r)
         break;
     case cudaResourceTypeLinear:
         apigen_get_u64(c, &p);
-        get_channel(c, &r->res.linear.desc);
+        cudart_wire_get_channel(c, &r->res.linear.desc);
         apigen_get_u64(c, &a);
         r->res.linear.devPtr = (void *)(uintptr_t)p;
         r->res.linear.sizeInBytes = (size_t)a;
         break;
     case cudaResourceTypePitch2D:
         apigen_get_u64(c, &p);
-        get_channel(c, &r->res.pitch2D.desc);
+        cudart_wire_get_channel(c, &r->res.pitch2D.desc);
         apigen_get_u64(c, &a);
         apigen_get_u64(c, &b);
         apigen_get_u64(c, &d);
@@ -117,89 +83,6 @@ static void get_resource(struct apigen_call *c, struct cudaResourceDesc *r)
         return;
     }
     apigen_get_u32(c, &r->flags);
-}
-
-static void put_texture(struct apigen_call *c, const struct cudaTextureDesc *t)
-{
-    for (int i = 0; i < 3; i++)
-        apigen_put_i32(c, t->addressMode[i]);
-    apigen_put_i32(c, t->filterMode);
-    apigen_put_i32(c, t->readMode);
-    apigen_put_i32(c, t->sRGB);
-    for (int i = 0; i < 4; i++)
-        apigen_put_u32(c, float_bits(t->borderColor[i]));
-    apigen_put_i32(c, t->normalizedCoords);
-    apigen_put_u32(c, t->maxAnisotropy);
-    apigen_put_i32(c, t->mipmapFilterMode);
-    apigen_put_u32(c, float_bits(t->mipmapLevelBias));
-    apigen_put_u32(c, float_bits(t->minMipmapLevelClamp));
-    apigen_put_u32(c, float_bits(t->maxMipmapLevelClamp));
-    apigen_put_i32(c, t->disableTrilinearOptimization);
-    apigen_put_i32(c, t->seamlessCubemap);
-}
-
-static void get_texture(struct apigen_call *c, struct cudaTextureDesc *t)
-{
-    int32_t v;
-    uint32_t u;
-    memset(t, 0, sizeof(*t));
-    for (int i = 0; i < 3; i++) {
-        apigen_get_i32(c, &v);
-        t->addressMode[i] = (enum cudaTextureAddressMode)v;
-    }
-    apigen_get_i32(c, &v);
-    t->filterMode = (enum cudaTextureFilterMode)v;
-    apigen_get_i32(c, &v);
-    t->readMode = (enum cudaTextureReadMode)v;
-    apigen_get_i32(c, &t->sRGB);
-    for (int i = 0; i < 4; i++) {
-        apigen_get_u32(c, &u);
-        t->borderColor[i] = bits_float(u);
-    }
-    apigen_get_i32(c, &t->normalizedCoords);
-    apigen_get_u32(c, &t->maxAnisotropy);
-    apigen_get_i32(c, &v);
-    t->mipmapFilterMode = (enum cudaTextureFilterMode)v;
-    apigen_get_u32(c, &u);
-    t->mipmapLevelBias = bits_float(u);
-    apigen_get_u32(c, &u);
-    t->minMipmapLevelClamp = bits_float(u);
-    apigen_get_u32(c, &u);
-    t->maxMipmapLevelClamp = bits_float(u);
-    apigen_get_i32(c, &t->disableTrilinearOptimization);
-    apigen_get_i32(c, &t->seamlessCubemap);
-}
-
-static void put_view(struct apigen_call *c,
-                     const struct cudaResourceViewDesc *v)
-{
-    apigen_put_i32(c, v->format);
-    apigen_put_u64(c, v->width);
-    apigen_put_u64(c, v->height);
-    apigen_put_u64(c, v->depth);
-    apigen_put_u32(c, v->firstMipmapLevel);
-    apigen_put_u32(c, v->lastMipmapLevel);
-    apigen_put_u32(c, v->firstLayer);
-    apigen_put_u32(c, v->lastLayer);
-}
-
-static void get_view(struct apigen_call *c, struct cudaResourceViewDesc *v)
-{
-    int32_t f;
-    uint64_t w, h, d;
-    memset(v, 0, sizeof(*v));
-    apigen_get_i32(c, &f);
-    apigen_get_u64(c, &w);
-    apigen_get_u64(c, &h);
-    apigen_get_u64(c, &d);
-    apigen_get_u32(c, &v->firstMipmapLevel);
-    apigen_get_u32(c, &v->lastMipmapLevel);
-    apigen_get_u32(c, &v->firstLayer);
-    apigen_get_u32(c, &v->lastLayer);
-    v->format = (enum cudaResourceViewFormat)f;
-    v->width = (size_t)w;
-    v->height = (size_t)h;
-    v->depth = (size_t)d;
 }
 
 /* Creation: the encoded descriptions out, the object's value back. */
@@ -220,10 +103,10 @@ static cudaError_t create(uint16_t op, unsigned long long *out,
     if (e != cudaSuccess)
         return e;
     if (op == CUDART_OP_TEXTURE_CREATE) {
-        put_texture(&c, tex);
+        cudart_wire_put_texture(&c, tex);
         apigen_put_u8(&c, view != NULL);
         if (view != NULL)
-            put_view(&c, view);
+            cudart_wire_put_view(&c, view);
     }
     e = cudart_fe_run(&c, op, APIGEN_DEVICE);
     if (e == cudaSuccess)
@@ -266,10 +149,10 @@ static cudaError_t query(uint16_t op, uint64_t obj,
     if (e == cudaSuccess) {
         get_resource(&c, &r);
         if (op == CUDART_OP_TEXTURE_DESC) {
-            get_texture(&c, &t);
+            cudart_wire_get_texture(&c, &t);
             apigen_get_u8(&c, &has_view);
             if (has_view)
-                get_view(&c, &v);
+                cudart_wire_get_view(&c, &v);
         }
     }
     e = cudart_fe_end(&c, e);
