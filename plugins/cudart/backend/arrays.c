@@ -326,8 +326,9 @@ int cudart_be_mipmap_level(struct gvs_call *call)
         return c.rc;
     struct be_mipmap *m =
         gvs_handles_get(be_handles(), BE_H_MIPMAPPED_ARRAY, mid);
-    cudaError_t e = cudaErrorInvalidResourceHandle;
-    if (m != NULL) {
+    cudaError_t e = m != NULL ? cudart_be_enter(call)
+                              : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess) {
         pthread_mutex_lock(&levels_lock);
         e = sub_array_id(&m->levels, get_level, m, level, &id, &elem);
         pthread_mutex_unlock(&levels_lock);
