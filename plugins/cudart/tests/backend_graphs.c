@@ -8,44 +8,14 @@
  * but name another kind of object, and ids that are gone.
  * usage: backend_graphs PLUGIN.so [--mock]
  */
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "backend_harness.h"
 #include "cudart_ops.h"
-#include "gvs/buf.h"
 #include "gvs/err.h"
-#include "gvs/plugin.h"
 #include "gvs/proto.h"
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);           \
-            return 1;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define SUCCESS 0
-#define INVALID_VALUE 1
-#define INVALID_HANDLE 400
-#define NOT_SUPPORTED 801
-#define BOGUS 0x123456789ull
-
-static const struct gvs_plugin *plugin;
-static void *state;
 static char worker_bytes[4096];
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    (void)level;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* The last USER_OBJECT_DESTROY's callback id. */
 static uint64_t destroyed_callback;
@@ -57,49 +27,6 @@ static int host_notify(struct gvs_session *s, uint16_t plugin_id, uint16_t op,
     if (op == CUDART_OP_USER_OBJECT_DESTROY && len == 8)
         memcpy(&destroyed_callback, body, 8);
     return 0;
-}
-
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
-
-static int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
-                        int noreply)
-{
-    gvs_buf_reset(out);
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op) {
-            struct gvs_call c = {.in = in, .out = out, .state = state,
-                                 .id = 1, .lane = 1, .noreply = noreply};
-            return o->fn(&c);
-        }
-    return 1000;
-}
-
-static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
-{
-    return call_noreply(op, in, out, 0);
-}
-
-static int32_t result_of(struct gvs_buf *out)
-{
-    int32_t r;
-    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
-}
-
-/* The result of op on u64 arguments, or -1000 when it was refused. */
-static int32_t on_u64s(uint16_t op, int n, const uint64_t *v,
-                       struct gvs_buf *in, struct gvs_buf *out)
-{
-    gvs_buf_reset(in);
-    for (int i = 0; i < n; i++)
-        gvs_buf_put_u64(in, v[i]);
-    return call(op, in, out) == 0 ? result_of(out) : -1000;
-}
-
-static int32_t on_u64(uint16_t op, uint64_t v, struct gvs_buf *in,
-                      struct gvs_buf *out)
-{
-    return on_u64s(op, 1, &v, in, out);
 }
 
 static void put_side(struct gvs_buf *b, uint8_t kind, uint64_t addr,
@@ -537,23 +464,18 @@ static int mistaken_ids(struct gvs_buf *in, struct gvs_buf *out)
 
 int main(int argc, char **argv)
 {
-    gvs_plugin_entry_fn entry;
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
-    CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "--mock") == 0)) &&
-          in != NULL && out != NULL);
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    CHECK(h != NULL);
-    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
-    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
-    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    int mock = harness_mock_arg(argc, argv);
+    CHECK(mock >= 0 && in != NULL && out != NULL);
+    CHECK(harness_open(argv[1], host_notify) == 0);
     CHECK(copies(in, out) == 0);
     CHECK(foreign_ids(in, out) == 0);
     CHECK(more_foreign(in, out) == 0);
-    if (argc == 3)
+    if (mock)
         CHECK(mistaken_ids(in, out) == 0);
-    if (argc == 3)
+    if (mock)
         CHECK(more_mock(in, out) == 0);
-    plugin->session_close(state);
+    harness_close();
     gvs_buf_free(in);
     gvs_buf_free(out);
     puts("ok");

@@ -8,43 +8,12 @@
  * plugin; the process stands for the worker.
  * usage: backend_kernels PLUGIN.so
  */
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "backend_harness.h"
 #include "cudart_ops.h"
-#include "gvs/buf.h"
 #include "gvs/err.h"
-#include "gvs/plugin.h"
-
-/* stdout and stderr are the plugin's while a session is open: failures
- * go straight to descriptor 2. */
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            dprintf(2, "FAIL line %d: %s\n", __LINE__, #cond);                \
-            return 1;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define INVALID_VALUE 1
-
-static const struct gvs_plugin *plugin;
-static void *state;
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    char line[512];
-    (void)level;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    dprintf(2, "%s\n", line);
-}
 
 /* What DEVICE_OUTPUT notifications carried, per stream. */
 static char captured[3][8192];
@@ -70,27 +39,6 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     }
     gvs_buf_free(b);
     return 0;
-}
-
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
-
-static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
-{
-    gvs_buf_reset(out);
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op) {
-            struct gvs_call c = {.in = in, .out = out, .state = state,
-                                 .id = 1, .lane = 1};
-            return o->fn(&c);
-        }
-    return 1000;
-}
-
-static int32_t result_of(struct gvs_buf *out)
-{
-    int32_t r;
-    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
 }
 
 /* A kernel's wire name and a launch configuration with n attributes
@@ -280,22 +228,17 @@ static int capture(struct gvs_buf *in, struct gvs_buf *out)
 
 int main(int argc, char **argv)
 {
-    gvs_plugin_entry_fn entry;
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 20);
     CHECK(argc == 2 && in != NULL && out != NULL);
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    CHECK(h != NULL);
-    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
-    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
     FILE *real_stdout = stdout;
-    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    CHECK(harness_open(argv[1], host_notify) == 0);
     CHECK(stdout != real_stdout);
     int rc = malformed(in, out);
     if (rc == 0)
         rc = well_formed(in, out);
     if (rc == 0)
         rc = capture(in, out);
-    plugin->session_close(state);
+    harness_close();
     CHECK(stdout == real_stdout);
     gvs_buf_free(in);
     gvs_buf_free(out);

@@ -8,46 +8,17 @@
  * the notifications of registered callbacks and ids of the other kind.
  * usage: backend_misc PLUGIN.so [--mock]
  */
-#include <dlfcn.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "backend_harness.h"
 #include "cudart_ops.h"
-#include "gvs/buf.h"
 #include "gvs/err.h"
-#include "gvs/plugin.h"
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);           \
-            return 1;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define SUCCESS 0
-#define INVALID_VALUE 1
 #define INVALID_DEVICE 101
 #define INVALID_KERNEL_IMAGE 200
-#define INVALID_HANDLE 400
-#define NOT_SUPPORTED 801
-#define BOGUS 0x123456789ull
 #define REFUSED (-1000)
 
-static const struct gvs_plugin *plugin;
-static void *state;
 static char worker_bytes[4096];
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    (void)level;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* The last notification sent, and how many were. */
 static uint16_t notified_op;
@@ -68,24 +39,14 @@ static int host_notify(struct gvs_session *s, uint16_t plugin_id, uint16_t op,
     return 0;
 }
 
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
-
-/* The handler's return, its reply in out. */
-static int call(uint16_t op, const uint8_t *req, size_t len,
-                struct gvs_buf *out)
+/* The handler's return on the len bytes at req, its reply in out. */
+static int call_bytes(uint16_t op, const uint8_t *req, size_t len,
+                      struct gvs_buf *out)
 {
     struct gvs_buf *in = gvs_buf_new(len + 16);
     if (in == NULL || gvs_buf_put_bytes(in, req, len) < 0)
         return 1000;
-    gvs_buf_reset(out);
-    int rc = 1000;
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op) {
-            struct gvs_call c = {.in = in, .out = out, .state = state,
-                                 .id = 1, .lane = 1};
-            rc = o->fn(&c);
-        }
+    int rc = call(op, in, out);
     gvs_buf_free(in);
     return rc;
 }
@@ -94,7 +55,7 @@ static int call(uint16_t op, const uint8_t *req, size_t len,
 static int32_t result(uint16_t op, struct gvs_buf *b, struct gvs_buf *out)
 {
     int32_t r;
-    if (call(op, gvs_buf_ptr(b), gvs_buf_len(b), out) != 0)
+    if (call_bytes(op, gvs_buf_ptr(b), gvs_buf_len(b), out) != 0)
         return REFUSED;
     return gvs_buf_get_i32(out, &r) == 0 ? r : REFUSED - 1;
 }
@@ -109,12 +70,12 @@ static int malformed(uint16_t op, struct gvs_buf *b, struct gvs_buf *out)
     memcpy(more, gvs_buf_ptr(b), len);
     more[len] = 0;
     for (size_t n = 0; n < len; n++)
-        if (call(op, more, n, out) >= 0) {
-            fprintf(stderr, "op %u: prefix of %zu bytes accepted\n", op, n);
+        if (call_bytes(op, more, n, out) >= 0) {
+            dprintf(2, "op %u: prefix of %zu bytes accepted\n", op, n);
             return 1;
         }
-    if (call(op, more, len + 1, out) >= 0) {
-        fprintf(stderr, "op %u: a trailing byte accepted\n", op);
+    if (call_bytes(op, more, len + 1, out) >= 0) {
+        dprintf(2, "op %u: a trailing byte accepted\n", op);
         return 1;
     }
     return 0;
@@ -283,7 +244,7 @@ static int all_malformed(struct gvs_buf *b, struct gvs_buf *out)
     /* The op without arguments takes none. */
     gvs_buf_reset(b);
     gvs_buf_put_u8(b, 0);
-    CHECK(call(CUDART_OP_cudaCtxResetPersistingL2Cache, gvs_buf_ptr(b), 1,
+    CHECK(call_bytes(CUDART_OP_cudaCtxResetPersistingL2Cache, gvs_buf_ptr(b), 1,
                out) < 0);
     return 0;
 }
@@ -516,22 +477,17 @@ static int mock_results(struct gvs_buf *b, struct gvs_buf *out)
 
 int main(int argc, char **argv)
 {
-    gvs_plugin_entry_fn entry;
     struct gvs_buf *b = gvs_buf_new(1 << 16), *out = gvs_buf_new(1 << 20);
-    CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "--mock") == 0)) &&
-          b != NULL && out != NULL);
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    CHECK(h != NULL);
-    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
-    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
-    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    int mock = harness_mock_arg(argc, argv);
+    CHECK(mock >= 0 && b != NULL && out != NULL);
+    CHECK(harness_open(argv[1], host_notify) == 0);
     CHECK(all_malformed(b, out) == 0);
     CHECK(worker_memory(b, out) == 0);
     CHECK(bounds(b, out) == 0);
     CHECK(libraries(b, out) == 0);
-    if (argc == 3)
+    if (mock)
         CHECK(mock_results(b, out) == 0 && mock_notifications(b, out) == 0);
-    plugin->session_close(state);
+    harness_close();
     gvs_buf_free(b);
     gvs_buf_free(out);
     puts("ok");

@@ -7,44 +7,15 @@
  * once the client has gone.
  * usage: backend_streams PLUGIN.so [--mock]
  */
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 #include <time.h>
 
+#include "backend_harness.h"
 #include "cudart_ops.h"
-#include "gvs/buf.h"
 #include "gvs/err.h"
-#include "gvs/plugin.h"
 #include "gvs/proto.h"
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);           \
-            return 1;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define INVALID_VALUE 1
 #define NOT_READY 600
-#define INVALID_HANDLE 400
-#define BOGUS 0x123456789ull
-
-static const struct gvs_plugin *plugin;
-static void *state;
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    (void)level;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* Notifications the plugin sent: the last CALLBACK_RUN's id, how many
  * CALLBACK_WAITING; once `gone`, sends fail as on a closed connection. */
@@ -71,7 +42,7 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     (void)session;
     pthread_mutex_lock(&lock);
     if (!ok)
-        fprintf(stderr, "FAIL: malformed notification %u\n", (unsigned)op);
+        dprintf(2, "FAIL: malformed notification %u\n", (unsigned)op);
     else if (op == CUDART_OP_CALLBACK_RUN)
         run_id = id;
     else if (op == CUDART_OP_CALLBACK_WAITING)
@@ -80,42 +51,6 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     int rc = gone ? GVS_E_CLOSED : 0;
     pthread_mutex_unlock(&lock);
     return rc;
-}
-
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI, .log = host_log, .notify = host_notify};
-
-static int call_lane(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
-                     int noreply)
-{
-    gvs_buf_reset(out);
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op) {
-            struct gvs_call c = {.in = in, .out = out, .state = state,
-                                 .id = 1, .lane = 1, .noreply = noreply};
-            return o->fn(&c);
-        }
-    return 1000;
-}
-
-static int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
-{
-    return call_lane(op, in, out, 0);
-}
-
-static int32_t result_of(struct gvs_buf *out)
-{
-    int32_t r;
-    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
-}
-
-/* The result of op on one u64 argument, or -1000 when it was refused. */
-static int32_t on_u64(uint16_t op, uint64_t v, struct gvs_buf *in,
-                      struct gvs_buf *out)
-{
-    gvs_buf_reset(in);
-    gvs_buf_put_u64(in, v);
-    return call(op, in, out) == 0 ? result_of(out) : -1000;
 }
 
 static int waits_for_run(uint64_t id)
@@ -188,7 +123,7 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
     /* A completion no callback waits for. */
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 77);
-    CHECK(call_lane(CUDART_OP_CALLBACK_DONE, in, out, 1) == GVS_E_RANGE);
+    CHECK(call_noreply(CUDART_OP_CALLBACK_DONE, in, out, 1) == GVS_E_RANGE);
 
     /* A D2H chunk larger than the protocol allows. */
     gvs_buf_reset(in);
@@ -297,7 +232,7 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
     CHECK(on_u64(CUDART_OP_cudaStreamQuery, stream, in, out) == NOT_READY);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 42);
-    CHECK(call_lane(CUDART_OP_CALLBACK_DONE, in, out, 1) == 0);
+    CHECK(call_noreply(CUDART_OP_CALLBACK_DONE, in, out, 1) == 0);
     CHECK(on_u64(CUDART_OP_cudaStreamSynchronize, stream, in, out) == 0);
 
     CHECK(host_func(stream, 43, in, out) == 0);
@@ -314,20 +249,15 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
 
 int main(int argc, char **argv)
 {
-    gvs_plugin_entry_fn entry;
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
-    CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "--mock") == 0)) &&
-          in != NULL && out != NULL);
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    CHECK(h != NULL);
-    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
-    CHECK(entry != NULL && entry(GVS_PLUGIN_ABI, &plugin) == 0);
-    CHECK(plugin->session_open(&host, NULL, &state) == 0);
+    int mock = harness_mock_arg(argc, argv);
+    CHECK(mock >= 0 && in != NULL && out != NULL);
+    CHECK(harness_open(argv[1], host_notify) == 0);
     CHECK(malformed(in, out) == 0);
     CHECK(foreign_ids(in, out) == 0);
-    if (argc == 3)
+    if (mock)
         CHECK(round_trip(in, out) == 0);
-    plugin->session_close(state);
+    harness_close();
     gvs_buf_free(in);
     gvs_buf_free(out);
     puts("ok");

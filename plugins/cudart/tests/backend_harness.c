@@ -1,0 +1,103 @@
+/* The scaffolding of the cudart backend tests: backend_harness.h. */
+#include "backend_harness.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <string.h>
+
+const struct gvs_plugin *plugin;
+static void *state;
+
+/* One write per line, so that lines logged by the plugin's threads do not
+ * interleave. */
+static void host_log(enum gvs_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    char line[512];
+    (void)level;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    dprintf(2, "%s\n", line);
+}
+
+/* The plugin keeps a pointer to it while the session is open. */
+static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI, .log = host_log};
+
+int harness_mock_arg(int argc, char **argv)
+{
+    if (argc == 2)
+        return 0;
+    return argc == 3 && strcmp(argv[2], "--mock") == 0 ? 1 : -1;
+}
+
+gvs_plugin_entry_fn harness_load(const char *path)
+{
+    gvs_plugin_entry_fn entry;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        dprintf(2, "%s\n", dlerror());
+        return NULL;
+    }
+    /* ISO C has no conversion from void * to a function pointer. */
+    *(void **)&entry = dlsym(h, GVS_PLUGIN_ENTRY);
+    return entry;
+}
+
+int harness_start(gvs_plugin_entry_fn entry, harness_notify_fn notify)
+{
+    host.notify = notify;
+    if (entry(GVS_PLUGIN_ABI, &plugin) != 0)
+        return -1;
+    return plugin->session_open(&host, NULL, &state) == 0 ? 0 : -1;
+}
+
+int harness_open(const char *path, harness_notify_fn notify)
+{
+    gvs_plugin_entry_fn entry = harness_load(path);
+    return entry != NULL ? harness_start(entry, notify) : -1;
+}
+
+void harness_close(void)
+{
+    plugin->session_close(state);
+}
+
+int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                 int noreply)
+{
+    gvs_buf_reset(out);
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+        if (o->op == op) {
+            struct gvs_call c = {.in = in, .out = out, .state = state,
+                                 .id = 1, .lane = 1, .noreply = noreply};
+            return o->fn(&c);
+        }
+    return 1000;
+}
+
+int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)
+{
+    return call_noreply(op, in, out, 0);
+}
+
+int32_t result_of(struct gvs_buf *out)
+{
+    int32_t r;
+    return gvs_buf_get_i32(out, &r) == 0 ? r : -1000;
+}
+
+int32_t on_u64s(uint16_t op, int n, const uint64_t *v, struct gvs_buf *in,
+                struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    for (int i = 0; i < n; i++)
+        gvs_buf_put_u64(in, v[i]);
+    return call(op, in, out) == 0 ? result_of(out) : -1000;
+}
+
+int32_t on_u64(uint16_t op, uint64_t v, struct gvs_buf *in,
+               struct gvs_buf *out)
+{
+    return on_u64s(op, 1, &v, in, out);
+}
