@@ -5,7 +5,12 @@ in one go, and prints one table of ratios to native (markdown).
     bench/run.py --build BUILD_DIR [--transports unix,tcp,shm] [--repeat 3]
 
 Every number in the table comes from this run: native and gvs side by
-side on the same machine, never from different runs.
+side on the same machine, never from different runs.  The row
+socket_bulk_256MiB is each transport's own bulk rate (bench/sockbulk.c,
+no GPU, no gvsd): the mean of its two directions, client to server (c2s)
+and back (s2c).  The copy rates of unix and tcp are also given as a share
+of the direction they use ("of socket": h2d of c2s, d2h of s2c), the part
+of the socket a copy through gvs achieves.
 """
 import argparse
 import os
@@ -17,6 +22,10 @@ import time
 
 APPS = ("histogram", "matrixMul", "scalarProd")
 CLIENTS = (1, 4, 16)
+SOCKET_ROW = "socket_bulk_256MiB"
+# Transports whose copy rows are also given as a share of SOCKET_ROW: shm
+# copies are meant to bypass its byte stream.
+SOCKET_SHARE = ("unix", "tcp")
 
 
 def native_env():
@@ -91,8 +100,38 @@ def run(target, prog):
     return parse(out)
 
 
+def socket_bulk(name, bench_dir, repeat):
+    """The transport's own rates, on an address of its own: the best of
+    each direction over the runs, and their mean (SOCKET_ROW)."""
+    if name == "tcp":
+        uri = "tcp://127.0.0.1:0"
+    else:
+        uri = "%s:///tmp/gvs-sockbulk-%d.sock" % (name, os.getpid())
+    best = {SOCKET_ROW + "_c2s": 0.0, SOCKET_ROW + "_s2c": 0.0}
+    for _ in range(repeat):
+        p = subprocess.run([os.path.join(bench_dir, "sockbulk"), uri],
+                           capture_output=True, timeout=600)
+        if p.returncode != 0:
+            sys.exit("sockbulk over %s failed: %s" % (name, p.stderr.decode()))
+        out = parse(p.stdout)
+        for k in best:
+            best[k] = max(best[k], out[k][0])
+    res = {k: (v, "GB/s") for k, v in best.items()}
+    res[SOCKET_ROW] = (sum(best.values()) / 2, "GB/s")
+    return res
+
+
+def socket_share(metric, res):
+    """A copy's rate as a share of the socket direction it uses."""
+    way = "_c2s" if metric.startswith("h2d_") else "_s2c"
+    return ", %.0f%% of socket" % (100.0 * res[metric][0] /
+                                   res[SOCKET_ROW + way][0])
+
+
 def measure(target, bench_dir, repeat):
     res = {}
+    if target.name != "native":
+        res.update(socket_bulk(target.name, bench_dir, repeat))
     micro = [os.path.join(bench_dir, "micro")]
     runs = [run(target, micro) for _ in range(repeat)]
     for k, (_, unit) in runs[0].items():
@@ -152,12 +191,26 @@ def main():
     print()
     print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
     print("|---|---|" + "---|" * (len(names) - 1))
+    socket_done = False
     for metric, (nat, unit) in results["native"].items():
+        if not socket_done and metric.startswith(("h2d_", "d2h_")):
+            socket_done = True
+            cells = ["n/a"] + ["%s (c2s %.2f, s2c %.2f)" % (
+                fmt(results[n][SOCKET_ROW][0], "GB/s"),
+                results[n][SOCKET_ROW + "_c2s"][0],
+                results[n][SOCKET_ROW + "_s2c"][0]) for n in names[1:]]
+            print("| %s | %s |" % (SOCKET_ROW, " | ".join(cells)))
         cells = [fmt(nat, unit)]
         for n in names[1:]:
             v = results[n].get(metric)
-            cells.append("%s (%s)" % (fmt(v[0], unit), ratio(metric, nat, v[0], unit))
-                         if v else "-")
+            if not v:
+                cells.append("-")
+                continue
+            r = ratio(metric, nat, v[0], unit)
+            if (n in SOCKET_SHARE and unit == "GB/s"
+                    and metric.startswith(("h2d_", "d2h_"))):
+                r += socket_share(metric, results[n])
+            cells.append("%s (%s)" % (fmt(v[0], unit), r))
         print("| %s | %s |" % (metric, " | ".join(cells)))
     return 0
 

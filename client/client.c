@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gvs/err.h"
 #include "internal.h"
@@ -13,11 +14,16 @@ static struct gvs_client the_client = {
 };
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* How long the exit-time flush waits for a thread that holds the lock. */
+#define EXIT_FLUSH_WAIT_S 1
+
 /* Holding every lock across fork() leaves the child's copy of the client
- * in a consistent state. */
+ * in a consistent state.  Posts still buffered leave first: the parent
+ * has nobody else to write them while it forks. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&the_client.lock);
+    (void)client_out_flush(&the_client);
     pthread_mutex_lock(&the_client.wlock);
     client_notify_fork_prepare();
 }
@@ -43,6 +49,7 @@ static void fork_child(void)
     if (atomic_load(&c->state) == CLIENT_READY)
         atomic_store(&c->state, CLIENT_IDLE);
     client_pending_fork_child(c);
+    client_out_fork_child(c);
     client_notify_fork_child();
     client_stats_reset();
     pthread_mutex_unlock(&c->wlock);
@@ -52,6 +59,21 @@ static void fork_child(void)
 static void client_init(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Posts still buffered when the process exits (or the library is
+ * unloaded) go out: the server serves what it has read of a session
+ * that ends.  The wait for the lock is bounded, so that a thread stuck
+ * in the middle of a request cannot hang the exit. */
+__attribute__((destructor)) static void client_exit(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += EXIT_FLUSH_WAIT_S;
+    if (pthread_mutex_timedlock(&the_client.lock, &until) != 0)
+        return;
+    (void)client_out_flush(&the_client);
+    pthread_mutex_unlock(&the_client.lock);
 }
 
 static void ensure_init(void)
@@ -117,6 +139,8 @@ static int client_open(struct gvs_client *c)
      * not be overwritten. */
     atomic_store(&c->state, CLIENT_READY);
     rc = client_notify_start();
+    if (rc == 0)
+        rc = client_out_open(c);
     if (rc == 0)
         rc = client_receiver_start(c);
     if (rc < 0)
@@ -236,11 +260,12 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
     /* Registered before it leaves: the reply may beat the wait. */
     if (!post && (rc = client_pending_add(c, h.id)) < 0)
         return rc;
-    rc = gvs_frame_sendv(c->conn, &h, iov, n);
+    /* A post may stay buffered; anything else also writes what is. */
+    rc = client_out_send(c, &h, iov, n);
     if (rc < 0) {
         if (!post)
             client_pending_drop(c, h.id);
-        return client_break(c, rc);
+        return rc;
     }
     client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
     if (id != NULL)
@@ -266,4 +291,23 @@ int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
                                     NULL);
     gvs_client_unlock(c);
     return rc;
+}
+
+unsigned gvs_client_caps(struct gvs_client *c)
+{
+    gvs_client_lock(c);
+    unsigned caps = client_usable(c) == 0 ? gvs_conn_caps(c->conn) : 0;
+    gvs_client_unlock(c);
+    return caps;
+}
+
+int gvs_client_send_fd_locked(struct gvs_client *c, int fd, uint64_t tag)
+{
+    int rc = client_usable(c);
+    if (rc < 0)
+        return rc;
+    if (!(gvs_conn_caps(c->conn) & GVS_CONN_CAP_FDS))
+        return GVS_E_NOTSUP;
+    rc = gvs_conn_send_fd(c->conn, fd, tag);
+    return rc < 0 ? client_break(c, rc) : 0;
 }

@@ -14,21 +14,26 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gvs/comm.h"
 #include "gvs/proto.h"
 
 enum client_state { CLIENT_IDLE, CLIENT_READY, CLIENT_FAILED };
 
+/* Bound of the output buffer: posts up to it are written together. */
+#define CLIENT_OUT_MAX ((size_t)64 << 10)
+
 struct client_pending;
 
 /* The process's only client.
  *
- * lock guards the sending side: conn's writes, next_id, opening the
- * connection.  The receiver thread reads conn without it (it alone reads)
- * and closes conn, under lock, when the connection has broken: so a
- * holder of lock that sees CLIENT_READY may use conn.  wlock guards the
- * table of requests whose reply is awaited.  Lock order: lock, wlock.
+ * lock guards the sending side: conn's writes, next_id, the output
+ * buffer (out_*, coalesce), opening the connection.  The receiver thread
+ * reads conn without it (it alone reads) and closes conn, under lock,
+ * when the connection has broken: so a holder of lock that sees
+ * CLIENT_READY may use conn.  wlock guards the table of requests whose
+ * reply is awaited.  Lock order: lock, wlock.
  *
  * state and err are atomic so that gvs_client_get can answer without the
  * lock; err is set once, before the state becomes CLIENT_FAILED. */
@@ -43,6 +48,14 @@ struct gvs_client {
     struct client_pending *pending;
     _Atomic int npending; /* entries in pending, read without wlock by the
                            * receiver's spin */
+    /* Posts not yet written (outbuf.c).  out_state is the flusher's
+     * futex word and out_posts counts posts buffered, for its spin; both
+     * are read without lock. */
+    int coalesce; /* this connection buffers posts */
+    _Atomic uint32_t out_state;
+    _Atomic uint32_t out_posts;
+    size_t out_len;
+    uint8_t out_buf[CLIENT_OUT_MAX];
 };
 
 /* client.c ---------------------------------------------------------- */
@@ -80,6 +93,33 @@ int client_notify_start(void);
 void client_notify_fork_prepare(void);
 void client_notify_fork_parent(void);
 void client_notify_fork_child(void);
+
+/* outbuf.c ----------------------------------------------------------
+ * Posts (GVS_F_NOREPLY) are coalesced into one write on connections
+ * without GVS_CONN_CAP_CHEAP_WRITES, unless $GVS_COALESCE is 0.  Every
+ * write leaves under lock, in request order: what is buffered goes out
+ * ahead of, and in the same write as, the next request written.  A
+ * failed write breaks the connection (client_break) and returns the
+ * client's sticky error. */
+
+/* Caller holds lock, on a connection just made: decides whether it
+ * coalesces and starts the flusher thread if it must (once per process:
+ * it wakes when a post lands in an empty buffer, polls briefly for more
+ * (gvs_spin_ns) and writes what is there).  GVS_E_NOMEM. */
+int client_out_open(struct gvs_client *c);
+/* Caller holds lock and has seen CLIENT_READY: sends request h with
+ * body iov[0..n-1] (h->len is set from them).  A post that fits in the
+ * buffer is copied into it; anything else is written at once with what
+ * is buffered.  GVS_E_INVAL / GVS_E_TOOBIG on a bad body (as
+ * gvs_frame_sendv). */
+int client_out_send(struct gvs_client *c, struct gvs_frame_hdr *h,
+                    const struct iovec *iov, int n);
+/* Caller holds lock: writes what is buffered (exit, fork, the flusher).
+ * On a broken client the buffer is dropped and its error returned. */
+int client_out_flush(struct gvs_client *c);
+/* fork(): the child drops the parent's buffered posts (they belong to
+ * the parent's session) and has no flusher yet.  Caller holds lock. */
+void client_out_fork_child(struct gvs_client *c);
 
 /* registry.c --------------------------------------------------------
  * Writers hold the client lock, before the connection is made; the
@@ -141,6 +181,8 @@ int client_thread_start(void *(*fn)(void *), void *arg);
  * counted: the stats describe the plugins' traffic. */
 void client_stats_sent(uint64_t bytes, int post);
 void client_stats_reply(uint64_t bytes);
+/* Counts one write of requests to the connection (outbuf.c). */
+void client_stats_write(void);
 /* Zeroes the counters (a forked child starts its own). */
 void client_stats_reset(void);
 

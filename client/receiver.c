@@ -1,9 +1,12 @@
 /* The receiver thread: reads every frame of the connection, hands each
- * reply to the thread waiting for it and each notification to the
- * notify thread. */
+ * reply to the thread waiting for it (its announced tail straight to
+ * where the caller wants it) and each notification to the notify
+ * thread. */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +35,13 @@ struct client_pending {
     struct gvs_buf *kept; /* the reply, when it came before the wait */
     uint64_t bytes;       /* frame bytes of the reply, for the stats */
     int rc;               /* the waiter's result */
+    int taken;            /* the receiver has begun to read the reply */
+    /* The split gvs_client_expect_into announced, and whether tail got
+     * the reply's last tail_len bytes. */
+    int announced;
+    int into;
+    void *tail;
+    size_t head_len, tail_len;
     _Atomic uint32_t state;
 };
 
@@ -145,39 +155,97 @@ static void complete(struct client_pending *p, int rc)
         futex(&p->state, FUTEX_WAKE_PRIVATE, 1);
 }
 
-/* A reply that was kept moves into the waiter's buffer. */
+/* Whether a body of len bytes is split as announced, its head going
+ * into a buffer of at most max bytes. */
+static int splits(const struct client_pending *p, size_t len, size_t max)
+{
+    return p->announced && len >= p->head_len &&
+           len - p->head_len == p->tail_len && p->head_len <= max;
+}
+
+/* A reply that was kept moves into the waiter's buffer; when it was
+ * read whole (it came before its announcement), its tail is copied out
+ * now. */
 static int deliver(struct client_pending *p, struct gvs_buf *dst)
 {
+    const uint8_t *body = gvs_buf_ptr(p->kept);
+    size_t len = gvs_buf_len(p->kept);
     gvs_buf_reset(dst);
-    int rc = gvs_buf_put_bytes(dst, gvs_buf_ptr(p->kept),
-                               gvs_buf_len(p->kept));
+    if (!p->into && splits(p, len, gvs_buf_max(dst))) {
+        if (p->tail_len > 0)
+            memcpy(p->tail, body + p->head_len, p->tail_len);
+        len = p->head_len;
+        p->into = 1;
+    }
+    int rc = gvs_buf_put_bytes(dst, body, len);
     if (rc == 0)
         client_stats_reply(p->bytes);
+    else
+        p->into = 0;
+    return rc;
+}
+
+/* Caller holds wlock: why request id's entry is missing or unusable. */
+static int unusable(struct gvs_client *c)
+{
+    /* A broken connection has dropped every awaited reply. */
+    return atomic_load(&c->state) == CLIENT_FAILED ? atomic_load(&c->err)
+                                                   : GVS_E_INVAL;
+}
+
+int gvs_client_wait_into(struct gvs_client *c, uint64_t id,
+                         struct gvs_buf *reply, int *into)
+{
+    int rc, dummy;
+    if (into == NULL)
+        into = &dummy;
+    *into = 0;
+    pthread_mutex_lock(&c->wlock);
+    struct client_pending *p = *find(c, id);
+    if (p == NULL || p->dst != NULL) {
+        rc = unusable(c);
+        pthread_mutex_unlock(&c->wlock);
+        return rc;
+    }
+    if (p->kept != NULL) {
+        unlink_id(c, id);
+        pthread_mutex_unlock(&c->wlock);
+        rc = deliver(p, reply);
+    } else {
+        p->dst = reply;
+        pthread_mutex_unlock(&c->wlock);
+        await(p);
+        rc = p->rc;
+    }
+    *into = rc == 0 && p->into;
+    pending_free(p);
     return rc;
 }
 
 int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply)
 {
+    return gvs_client_wait_into(c, id, reply, NULL);
+}
+
+int gvs_client_expect_into(struct gvs_client *c, uint64_t id,
+                           size_t head_len, void *tail, size_t tail_len)
+{
+    if ((tail == NULL && tail_len > 0) || head_len > SIZE_MAX - tail_len)
+        return GVS_E_INVAL;
+    int rc = 0;
     pthread_mutex_lock(&c->wlock);
     struct client_pending *p = *find(c, id);
-    if (p == NULL || p->dst != NULL) {
-        pthread_mutex_unlock(&c->wlock);
-        /* A broken connection has dropped every awaited reply. */
-        return atomic_load(&c->state) == CLIENT_FAILED ? atomic_load(&c->err)
-                                                       : GVS_E_INVAL;
+    if (p == NULL)
+        rc = unusable(c);
+    else if (p->announced || p->dst != NULL)
+        rc = GVS_E_INVAL;
+    else {
+        p->announced = 1;
+        p->tail = tail;
+        p->head_len = head_len;
+        p->tail_len = tail_len;
     }
-    if (p->kept != NULL) {
-        unlink_id(c, id);
-        pthread_mutex_unlock(&c->wlock);
-        int rc = deliver(p, reply);
-        pending_free(p);
-        return rc;
-    }
-    p->dst = reply;
     pthread_mutex_unlock(&c->wlock);
-    await(p);
-    int rc = p->rc;
-    pending_free(p);
     return rc;
 }
 
@@ -197,22 +265,47 @@ static void fail_pending(struct gvs_client *c, int err)
     pthread_mutex_unlock(&c->wlock);
 }
 
+/* Reads a reply body of len bytes into buf or, when split, its head
+ * into buf and its tail straight into the announced memory; *into says
+ * whether the tail went there. */
+static int recv_reply(struct gvs_conn *conn, size_t len, int split,
+                      const struct client_pending *p, struct gvs_buf *buf,
+                      int *into)
+{
+    *into = 0;
+    int rc = gvs_frame_recv_body(conn, split ? p->head_len : len, buf);
+    if (rc == 0 && split && p->tail_len > 0) {
+        rc = gvs_conn_recv(conn, p->tail, p->tail_len);
+        if (rc == GVS_E_CLOSED)
+            rc = GVS_E_PROTO;
+    }
+    *into = rc == 0 && split;
+    return rc;
+}
+
 /* A reply goes straight into its waiter's buffer when the wait came
- * first, else into one of its own, kept for the wait. */
+ * first, else into one of its own, kept for the wait; an announced tail
+ * goes straight to its place either way.  Whether the body splits is
+ * decided here, under wlock, from what was announced before it came:
+ * the announcement is not read again while the body is read. */
 static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
                       const struct gvs_frame_hdr *h)
 {
     pthread_mutex_lock(&c->wlock);
     struct client_pending *p = *find(c, h->id);
-    if (p == NULL || p->kept != NULL) {
+    if (p == NULL || p->taken) {
         pthread_mutex_unlock(&c->wlock);
         return GVS_E_PROTO;
     }
+    p->taken = 1;
     p->bytes = GVS_FRAME_HDR_LEN + (uint64_t)h->len;
+    int into;
     if (p->dst != NULL) {
+        int split = splits(p, h->len, gvs_buf_max(p->dst));
         unlink_id(c, h->id);
         pthread_mutex_unlock(&c->wlock);
-        int rc = gvs_frame_recv_body(conn, h->len, p->dst);
+        int rc = recv_reply(conn, h->len, split, p, p->dst, &into);
+        p->into = into;
         if (rc < 0 && rc != GVS_E_TOOBIG) {
             complete(p, client_break(c, rc));
             return rc;
@@ -222,9 +315,11 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
         complete(p, rc);
         return 0;
     }
+    int split = splits(p, h->len, GVS_BUF_MAX_CEILING);
     pthread_mutex_unlock(&c->wlock);
     struct gvs_buf *b = gvs_buf_new(GVS_BUF_MAX_CEILING);
-    int rc = b != NULL ? gvs_frame_recv_body(conn, h->len, b) : GVS_E_NOMEM;
+    int rc = b != NULL ? recv_reply(conn, h->len, split, p, b, &into)
+                       : GVS_E_NOMEM;
     if (rc < 0) {
         gvs_buf_free(b);
         return rc;
@@ -232,6 +327,7 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
     /* The wait may have come while the body was read. */
     pthread_mutex_lock(&c->wlock);
     p->kept = b;
+    p->into = into;
     if (p->dst == NULL) {
         pthread_mutex_unlock(&c->wlock);
         return 0;

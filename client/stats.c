@@ -8,7 +8,8 @@
 
 /* Relaxed atomics: the exit-time report must not take the client lock,
  * which a thread may still hold. */
-static _Atomic uint64_t round_trips, posts, bytes_sent, bytes_received;
+static _Atomic uint64_t round_trips, posts, bytes_sent, bytes_received,
+    writes;
 
 void client_stats_sent(uint64_t bytes, int post)
 {
@@ -23,12 +24,18 @@ void client_stats_reply(uint64_t bytes)
     atomic_fetch_add_explicit(&round_trips, 1, memory_order_relaxed);
 }
 
+void client_stats_write(void)
+{
+    atomic_fetch_add_explicit(&writes, 1, memory_order_relaxed);
+}
+
 void client_stats_reset(void)
 {
     atomic_store(&round_trips, 0);
     atomic_store(&posts, 0);
     atomic_store(&bytes_sent, 0);
     atomic_store(&bytes_received, 0);
+    atomic_store(&writes, 0);
 }
 
 void gvs_client_get_stats(struct gvs_client_stats *out)
@@ -39,9 +46,16 @@ void gvs_client_get_stats(struct gvs_client_stats *out)
     out->bytes_received = atomic_load(&bytes_received);
 }
 
+uint64_t gvs_client_writes(void)
+{
+    return atomic_load(&writes);
+}
+
 /* A destructor rather than atexit: it also runs when the library is
- * unloaded, and needs no registration before the first call. */
-__attribute__((destructor)) static void stats_report(void)
+ * unloaded, and needs no registration before the first call.  Its
+ * priority puts it after the other destructors of the library, so that
+ * it counts the exit-time write of buffered posts. */
+__attribute__((destructor(101))) static void stats_report(void)
 {
     const char *env = getenv("GVS_STATS");
     if (env == NULL || strcmp(env, "1") != 0)
@@ -50,6 +64,8 @@ __attribute__((destructor)) static void stats_report(void)
     gvs_client_get_stats(&s);
     fprintf(stderr,
             "gvs-stats: round_trips=%" PRIu64 " posts=%" PRIu64
-            " bytes_sent=%" PRIu64 " bytes_received=%" PRIu64 "\n",
-            s.round_trips, s.posts, s.bytes_sent, s.bytes_received);
+            " bytes_sent=%" PRIu64 " bytes_received=%" PRIu64
+            " writes=%" PRIu64 "\n",
+            s.round_trips, s.posts, s.bytes_sent, s.bytes_received,
+            gvs_client_writes());
 }

@@ -142,6 +142,28 @@ const char *gvs_conn_peer(const struct gvs_conn *c)
     return c->peer;
 }
 
+unsigned gvs_conn_caps(const struct gvs_conn *c)
+{
+    return c->ops->caps;
+}
+
+int gvs_conn_send_fd(struct gvs_conn *c, int fd, uint64_t tag)
+{
+    if (c->ops->send_fd == NULL)
+        return GVS_E_NOTSUP;
+    return c->ops->send_fd(c, fd, tag);
+}
+
+int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
+                     uint64_t *tag)
+{
+    *fd = -1;
+    *tag = 0;
+    if (c->ops->recv_fd == NULL)
+        return GVS_E_NOTSUP;
+    return c->ops->recv_fd(c, timeout_ms, fd, tag);
+}
+
 void gvs_conn_shutdown(struct gvs_conn *c)
 {
     c->ops->shutdown(c);

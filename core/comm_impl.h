@@ -31,6 +31,12 @@ struct gvs_conn_ops {
     int (*readable)(struct gvs_conn *c);
     /* gvs_conn_shutdown. */
     void (*shutdown)(struct gvs_conn *c);
+    /* gvs_conn_send_fd / gvs_conn_recv_fd; NULL without
+     * GVS_CONN_CAP_FDS. */
+    int (*send_fd)(struct gvs_conn *c, int fd, uint64_t tag);
+    int (*recv_fd)(struct gvs_conn *c, unsigned timeout_ms, int *fd,
+                   uint64_t *tag);
+    unsigned caps; /* enum gvs_conn_cap */
     /* Releases the transport's resources; the generic layer frees c.
      * copy: see gvs_conn_close_copy. */
     void (*close)(struct gvs_conn *c, int copy);

@@ -1,9 +1,10 @@
 /*
  * shm:///path: the frame stream of a client on gvsd's host goes through
  * two shared-memory rings (shm_ring.h) instead of a socket.  The unix
- * socket at the path carries only the setup (the region's memfd, passed
- * by gvsd with SCM_RIGHTS) and then stays open, idle, so that each side
- * learns of the other's death from it.
+ * socket at the path carries the setup (the region's memfd, passed by
+ * gvsd with SCM_RIGHTS), then only the descriptors the client passes
+ * (gvs_conn_send_fd: memory it shares with gvsd), and stays open so that
+ * each side learns of the other's death from it.
  *
  * Waiting: a sender short of room spins for gvs_spin_ns(), then sleeps on
  * the futex of the consumer's counter; a receiver sleeps on the
@@ -59,12 +60,12 @@ static int peer_ended(struct shm_conn *s)
            atomic_load(&s->peer_gone);
 }
 
-/* Nothing travels on the socket after setup: readable means end of
- * stream or an error, the peer has gone or shut it down. */
+/* Passed descriptors may wait on the socket: only a hang-up or an
+ * error says the peer has gone or shut it down. */
 static void check_socket(struct gvs_conn *c, struct shm_conn *s)
 {
-    struct pollfd p = {.fd = c->fd, .events = POLLIN | POLLRDHUP};
-    if (poll(&p, 1, 0) > 0)
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
         atomic_store(&s->peer_gone, 1);
 }
 
@@ -183,12 +184,137 @@ static void shm_close(struct gvs_conn *c, int copy)
     gvs_free(s);
 }
 
+/* Sends len bytes with descriptor fd as SCM_RIGHTS in one message:
+ * 1 when all went, 0 when the peer has gone (EPIPE, ECONNRESET), -1 on
+ * another failure. */
+static int send_with_fd(int sock, const void *p, size_t len, int fd,
+                        int flags)
+{
+    struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = u.buf,
+                         .msg_controllen = sizeof(u.buf)};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    ssize_t n;
+    do
+        n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)len)
+        return 1;
+    return n < 0 && (errno == EPIPE || errno == ECONNRESET) ? 0 : -1;
+}
+
+/* One message per descriptor: the tag as payload, the descriptor as
+ * SCM_RIGHTS. */
+static int shm_send_fd(struct gvs_conn *c, int fd, uint64_t tag)
+{
+    struct shm_conn *s = c->priv;
+    if (atomic_load(&s->down) || peer_ended(s))
+        return GVS_E_CLOSED;
+    int r = send_with_fd(c->fd, &tag, sizeof(tag), fd, 0);
+    return r > 0 ? 0 : r == 0 ? GVS_E_CLOSED : GVS_E_IO;
+}
+
+static int wait_socket(int fd, unsigned timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n;
+    do
+        n = poll(&p, 1, (int)timeout_ms);
+    while (n < 0 && errno == EINTR);
+    return n > 0 ? 0 : n == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
+}
+
+/* Keeps the first descriptor passed in msg in *mfd and closes the rest;
+ * returns how many there were. */
+static int take_fds(struct msghdr *msg, int *mfd)
+{
+    int n = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL;
+         cm = CMSG_NXTHDR(msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            if (n++ == 0)
+                *mfd = fd;
+            else
+                close(fd);
+        }
+    }
+    return n;
+}
+
+/* The tag may come in pieces; its descriptor comes with the first. */
+static int shm_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
+                       uint64_t *tag)
+{
+    uint8_t t[sizeof(uint64_t)];
+    size_t got = 0;
+    int nfds = 0, rc = 0;
+    while (rc == 0 && got < sizeof(t)) {
+        rc = wait_socket(c->fd, timeout_ms);
+        if (rc < 0)
+            break;
+        struct iovec iov = {.iov_base = t + got, .iov_len = sizeof(t) - got};
+        union {
+            char buf[CMSG_SPACE(SETUP_MAX_FDS * sizeof(int))];
+            struct cmsghdr align;
+        } u;
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = u.buf,
+                             .msg_controllen = sizeof(u.buf)};
+        ssize_t n;
+        do
+            n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+            rc = n == 0 ? GVS_E_CLOSED : GVS_E_IO;
+            break;
+        }
+        int late = -1;
+        int more = take_fds(&msg, got == 0 ? fd : &late);
+        if (late >= 0)
+            close(late);
+        if ((got > 0 && more > 0) || (msg.msg_flags & MSG_CTRUNC))
+            rc = GVS_E_PROTO;
+        nfds += more;
+        got += (size_t)n;
+    }
+    if (rc == 0 && nfds != 1)
+        rc = GVS_E_PROTO;
+    if (rc < 0) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    memcpy(tag, t, sizeof(t));
+    return 0;
+}
+
 static const struct gvs_conn_ops shm_ops = {
     .sendv = shm_sendv,
     .recv_some = shm_recv_some,
     .set_timeout = shm_set_timeout,
     .readable = shm_readable,
     .shutdown = shm_shutdown,
+    .send_fd = shm_send_fd,
+    .recv_fd = shm_recv_fd,
+    .caps = GVS_CONN_CAP_CHEAP_WRITES | GVS_CONN_CAP_FDS,
     .close = shm_close,
 };
 
@@ -246,31 +372,10 @@ static int send_setup(int sock, int mfd, uint32_t ring_size)
     struct gvs_shm_setup m = {.magic = GVS_SHM_MAGIC,
                               .version = GVS_SHM_VERSION,
                               .ring_size = ring_size};
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = u.buf,
-                         .msg_controllen = sizeof(u.buf)};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &mfd, sizeof(int));
-    /* A fresh socket has room for 16 bytes: never blocks gvsd's loop. */
-    ssize_t n;
-    do
-        n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)sizeof(m))
-        return 0;
-    /* A client gone before its setup is a connection aborted early. */
-    return n < 0 && (errno == EPIPE || errno == ECONNRESET) ? GVS_E_TIMEOUT
-                                                            : GVS_E_IO;
+    /* A fresh socket has room for 16 bytes: never blocks gvsd's loop.  A
+     * client gone before its setup is a connection aborted early. */
+    int r = send_with_fd(sock, &m, sizeof(m), mfd, MSG_DONTWAIT);
+    return r > 0 ? 0 : r == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
 }
 
 static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
@@ -296,28 +401,6 @@ static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
 }
 
 /* Client side. ------------------------------------------------------ */
-
-/* Keeps the first descriptor passed in msg in *mfd and closes the rest;
- * returns how many there were. */
-static int take_fds(struct msghdr *msg, int *mfd)
-{
-    int n = 0;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL;
-         cm = CMSG_NXTHDR(msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-            if (n++ == 0)
-                *mfd = fd;
-            else
-                close(fd);
-        }
-    }
-    return n;
-}
 
 /* Receives the setup message within the connect timeout. */
 static int recv_setup(int sock, struct gvs_shm_setup *m, int *mfd)

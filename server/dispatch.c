@@ -22,32 +22,39 @@ void gvsd_session_fail(struct gvs_session *s, int rc)
     gvs_conn_shutdown(s->conn);
 }
 
-/* Caller holds send_lock.  A failed write means the client has gone (or
- * its stream is out of step): nothing more is sent. */
+/* Caller holds send_lock.  Sends one frame whose body is iov[0..n-1].
+ * A failed write means the client has gone (or its stream is out of
+ * step): nothing more is sent. */
 static int send_locked(struct gvs_session *s, struct gvs_frame_hdr *h,
-                       const void *body, size_t len)
+                       const struct iovec *iov, int n)
 {
     if (s->closed)
         return GVS_E_CLOSED;
-    struct iovec iov = {(void *)body, len};
-    int rc = gvs_frame_sendv(s->conn, h, &iov, 1);
+    int rc = gvs_frame_sendv(s->conn, h, iov, n);
     if (rc < 0)
         s->closed = 1;
     return rc;
 }
 
+/* The reply's body is out's bytes followed by the handler's tail, sent
+ * from where they are in one write. */
 static void reply(struct gvs_session *s, const struct gvs_frame_hdr *req,
-                  const struct gvs_buf *body)
+                  const struct gvs_buf *out, const void *tail,
+                  size_t tail_len)
 {
     struct gvs_frame_hdr h = {.plugin = req->plugin,
                               .op = req->op,
                               .flags = GVS_F_REPLY,
                               .lane = req->lane,
                               .id = req->id};
+    struct iovec iov[2] = {
+        {out != NULL ? (void *)gvs_buf_ptr(out) : NULL,
+         out != NULL ? gvs_buf_len(out) : 0},
+        {(void *)tail, tail_len},
+    };
     pthread_mutex_lock(&s->send_lock);
     int was_closed = s->closed;
-    int rc = send_locked(s, &h, body != NULL ? gvs_buf_ptr(body) : NULL,
-                         body != NULL ? gvs_buf_len(body) : 0);
+    int rc = send_locked(s, &h, iov, tail_len > 0 ? 2 : 1);
     pthread_mutex_unlock(&s->send_lock);
     if (rc < 0 && !was_closed) {
         /* After the client's close, its replies have nowhere to go. */
@@ -74,7 +81,8 @@ int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                               .op = op,
                               .flags = GVS_F_NOTIFY,
                               .id = ++s->notify_id};
-    int rc = send_locked(s, &h, body, len);
+    struct iovec iov = {(void *)body, len};
+    int rc = send_locked(s, &h, &iov, 1);
     pthread_mutex_unlock(&s->send_lock);
     return rc < 0 ? GVS_E_CLOSED : 0;
 }
@@ -142,13 +150,31 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
     return 0;
 }
 
+/* A handler's tail is the plugin's doing, not the client's: a bad one
+ * is a bug, and the reply it would have made is never sent.  The body
+ * stays within what the client accepts by protocol, the frame maximum
+ * (docs/protocol.md: bulk data is cut in chunks that fit). */
+static int check_tail(const struct gvs_session *s, const struct gvs_buf *out,
+                      const struct gvs_call *call)
+{
+    if (call->out_tail_len == 0)
+        return 0;
+    if (call->out_tail == NULL)
+        return GVS_E_INVAL;
+    size_t max = s->opts->max_frame < UINT32_MAX ? s->opts->max_frame
+                                                 : UINT32_MAX;
+    if (call->out_tail_len > max || gvs_buf_len(out) > max - call->out_tail_len)
+        return GVS_E_TOOBIG;
+    return 0;
+}
+
 void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                 struct gvs_buf *out)
 {
     int noreply = (j->h.flags & GVS_F_NOREPLY) != 0;
     if (j->op == NULL) {
         if (!noreply)
-            reply(s, &j->h, NULL);
+            reply(s, &j->h, NULL, NULL, 0);
         return;
     }
     gvs_buf_reset(out);
@@ -169,6 +195,15 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         gvsd_session_fail(s, rc);
         return;
     }
-    if (!noreply)
-        reply(s, &j->h, out);
+    if (noreply)
+        return;
+    rc = check_tail(s, out, &call);
+    if (rc < 0) {
+        gvs_error("session %u: %s/%s: bad reply tail (%s)", s->opts->id,
+                  s->open[j->slot]->desc->name, j->op->name,
+                  gvs_strerror(rc));
+        gvsd_session_fail(s, rc);
+        return;
+    }
+    reply(s, &j->h, out, call.out_tail, call.out_tail_len);
 }

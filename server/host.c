@@ -35,7 +35,7 @@ static void host_vlog(int slot, enum gvs_log_level level, const char *fmt,
 
 HOST_SLOTS(HOST_LOG_FN)
 
-#define HOST_API_ROW(i) {GVS_PLUGIN_ABI, host_log_##i, gvsd_notify},
+#define HOST_API_ROW(i) {GVS_PLUGIN_ABI, host_log_##i, gvsd_notify, gvsd_recv_fd},
 static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
 
 _Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,

@@ -83,6 +83,7 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     pthread_mutex_init(&s.send_lock, NULL);
+    pthread_mutex_init(&s.fd_lock, NULL);
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.work, NULL);
     pthread_cond_init(&s.room, NULL);
@@ -106,6 +107,7 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
         return rc < 0 ? rc : GVS_E_TIMEOUT;
     gvsd_session_close_plugins(&s);
     gvsd_executor_free(&s);
+    gvsd_fds_close(&s);
     gvs_buf_free(s.in);
     gvs_buf_free(s.out);
     gvs_conn_close(c);

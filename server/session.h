@@ -30,6 +30,11 @@
  * the socket's back-pressure. */
 #define GVSD_QUEUE_BYTES_MAX ((size_t)64 << 20)
 #define GVSD_JOB_OVERHEAD 256u
+/* Descriptors passed ahead of their requests and kept for them
+ * (host->recv_fd), and how long a request waits for its own. */
+#define GVSD_FD_STASH 8
+#define GVSD_FD_WAIT_MS 2000u
+
 /* How long the end of a session waits for ops still running; past it the
  * worker exits without closing the plugins' sessions. */
 #define GVSD_DRAIN_MS 5000
@@ -61,6 +66,8 @@ struct gvsd_lane_thread {
     struct gvs_session *s;
     pthread_cond_t wake;
     int busy;
+    _Atomic int kicked; /* set with busy, read without the lock by the
+                         * thread's spin */
     uint32_t lane;
     struct gvsd_jobs jobs;
     struct gvs_buf *out;
@@ -78,6 +85,16 @@ struct gvs_session {
     struct gvs_buf *in;  /* the handshake's frame */
     struct gvs_buf *out; /* replies of inline ops */
     _Atomic uint64_t calls;
+
+    /* Descriptors the client passed, taken but not yet claimed by their
+     * requests; under fd_lock, which also makes one thread at a time
+     * read them. */
+    pthread_mutex_t fd_lock;
+    struct {
+        uint64_t tag;
+        int fd;
+    } fds[GVSD_FD_STASH];
+    int nfds;
 
     /* Writing to the client. */
     pthread_mutex_t send_lock;
@@ -147,6 +164,10 @@ void gvsd_session_fail(struct gvs_session *s, int rc);
 /* Host API notify (include/gvs/plugin.h). */
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len);
+
+/* fds.c: host API recv_fd, and the release of what is left at the end. */
+int gvsd_recv_fd(struct gvs_session *s, uint64_t tag, int *fd);
+void gvsd_fds_close(struct gvs_session *s);
 
 /* executor.c ------------------------------------------------------------ */
 

@@ -78,16 +78,22 @@ const char *gvs_client_server(void);
 int gvs_client_call(struct gvs_client *c, uint16_t plugin, uint16_t op,
                     const struct iovec *iov, int n, struct gvs_buf *reply);
 
-/* Sends a request without waiting for any reply (GVS_F_NOREPLY). */
+/* Sends a request without waiting for any reply (GVS_F_NOREPLY).  On a
+ * connection whose writes are system calls (unix://, tcp://) the post
+ * may be buffered and leave with the next request written, or within
+ * microseconds from a flusher thread, at exit or before fork(); the
+ * order of requests is kept (docs/protocol.md, GVS_COALESCE=0 disables
+ * it).  A transport failure then surfaces on a later call. */
 int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
                     const struct iovec *iov, int n);
 
 /* Batching and pipelining.  lock/unlock hold the sending side only, so
- * that several requests leave back to back (a later issue coalesces them
- * into one write).  send_locked sends one request; unless flags has
- * GVS_F_NOREPLY, its reply must then be collected with gvs_client_wait,
- * which needs no lock (release it before waiting).  Replies may be
- * collected in any order; one that arrives before its wait is kept. */
+ * that several requests leave back to back (posts among them are
+ * coalesced, see gvs_client_post).  send_locked sends one request;
+ * unless flags has GVS_F_NOREPLY, its reply must then be collected with
+ * gvs_client_wait, which needs no lock (release it before waiting).
+ * Replies may be collected in any order; one that arrives before its
+ * wait is kept. */
 void gvs_client_lock(struct gvs_client *c);
 void gvs_client_unlock(struct gvs_client *c);
 int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
@@ -98,6 +104,17 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
  * connection stays usable), GVS_E_CLOSED / GVS_E_PROTO when broken. */
 int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply);
 
+/* What the connection can do: enum gvs_conn_cap (gvs/comm.h).  With
+ * GVS_CONN_CAP_FDS the client and gvsd are on one host and can share
+ * memory. */
+unsigned gvs_client_caps(struct gvs_client *c);
+
+/* Caller holds the lock: passes descriptor fd (still the caller's) with
+ * tag, ahead of the request that names the tag, which the server's
+ * plugin then takes with host->recv_fd.  GVS_E_NOTSUP without
+ * GVS_CONN_CAP_FDS; a failed pass breaks the connection. */
+int gvs_client_send_fd_locked(struct gvs_client *c, int fd, uint64_t tag);
+
 /* Counters for tests and `GVS_STATS=1` (printed to stderr at exit). */
 struct gvs_client_stats {
     uint64_t round_trips; /* requests whose reply was waited for */
@@ -106,5 +123,40 @@ struct gvs_client_stats {
     uint64_t bytes_received;
 };
 void gvs_client_get_stats(struct gvs_client_stats *out);
+/* Writes of requests to the connection since the process (or forked
+ * child) started, each a system call on unix:// and tcp://: fewer than
+ * the requests when posts were coalesced.  Kept out of gvs_client_stats,
+ * whose size programs that look it up with dlsym rely on. */
+uint64_t gvs_client_writes(void);
+
+/* Replies that end in bulk bytes (a device-to-host chunk: a result and a
+ * length, then the data), received by the receiver thread straight into
+ * the caller's memory instead of into a reply buffer to be copied out.
+ *
+ * gvs_client_expect_into announces that request id's reply should be
+ * head_len bytes followed by tail_len bytes that go to tail.  Call it as
+ * soon as the request is sent: a reply the receiver began to read before
+ * the announcement is kept whole, and the wait copies its tail out.
+ * From the call until the wait for id returns, tail is the receiver's:
+ * the caller neither reads, writes nor frees it, and must collect the
+ * reply with gvs_client_wait_into even when it no longer wants it.
+ * GVS_E_INVAL when id's reply is not awaited, already announced or
+ * already waited for, or tail is NULL with tail_len > 0; the client's
+ * error once the connection has broken.
+ *
+ * gvs_client_wait_into is gvs_client_wait for such a reply.  A body of
+ * exactly head_len + tail_len bytes has its first head_len bytes moved
+ * into reply and its last tail_len bytes in tail, and *into is set to 1
+ * (GVS_E_TOOBIG when the head does not fit reply's maximum).  Any other
+ * body (a failure's shorter reply, or whatever a faulty server sends)
+ * goes into reply whole as with gvs_client_wait, tail is not written,
+ * and *into is 0.  So nothing but exactly tail_len bytes at tail is ever
+ * written, whatever the server sends; the caller decodes reply and
+ * checks that it agrees with *into (into may be NULL).  When the wait
+ * fails, *into is 0 and tail may hold some or all of the bytes. */
+int gvs_client_expect_into(struct gvs_client *c, uint64_t id,
+                           size_t head_len, void *tail, size_t tail_len);
+int gvs_client_wait_into(struct gvs_client *c, uint64_t id,
+                         struct gvs_buf *reply, int *into);
 
 #endif

@@ -18,6 +18,7 @@
 #define GVS_COMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/uio.h>
 
 struct gvs_conn;
@@ -86,6 +87,32 @@ int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms);
 /* Peer description for logs ("uid=0 gid=0 pid=42", "127.0.0.1:5000",
  * "[::1]:5000"). */
 const char *gvs_conn_peer(const struct gvs_conn *c);
+/* What a connection can do beyond moving bytes (gvs_conn_caps). */
+enum gvs_conn_cap {
+    /* A send is a copy into shared memory, not a system call: batching
+     * writes gains nothing. */
+    GVS_CONN_CAP_CHEAP_WRITES = 1u << 0,
+    /* Descriptors pass to the peer (gvs_conn_send_fd), and with them
+     * memory both processes can map. */
+    GVS_CONN_CAP_FDS = 1u << 1,
+};
+unsigned gvs_conn_caps(const struct gvs_conn *c);
+
+/* Passes descriptor fd (not taken: the caller still closes its copy)
+ * with a tag the receiver checks.  Descriptors travel beside the frame
+ * stream, in the order sent: a frame that names one must be sent after
+ * it, so that it has arrived when the frame is read.  GVS_E_NOTSUP
+ * without GVS_CONN_CAP_FDS, GVS_E_CLOSED / GVS_E_IO on failure.  Callers
+ * serialize it with their frame sends. */
+int gvs_conn_send_fd(struct gvs_conn *c, int fd, uint64_t tag);
+/* Takes the next descriptor passed, waiting at most timeout_ms: *fd
+ * (close-on-exec, the caller's to close) and its *tag.  GVS_E_TIMEOUT
+ * when none came, GVS_E_PROTO when what came is not one descriptor with
+ * its tag (whatever came is closed), GVS_E_NOTSUP without
+ * GVS_CONN_CAP_FDS.  One thread at a time. */
+int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
+                     uint64_t *tag);
+
 /* Ends the connection in both directions; safe from any thread while
  * others use c: their blocked sends and receives return GVS_E_CLOSED,
  * and the peer sees the end of the stream.  c must still be closed. */

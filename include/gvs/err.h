@@ -26,7 +26,8 @@
     X(PLUGIN, -14, "plugin failed to load")                                  \
     X(CONNECT, -15, "cannot connect to server")                              \
     X(MISMATCH, -16, "plugin operation table mismatch")                      \
-    X(RANGE, -17, "value out of range")
+    X(RANGE, -17, "value out of range")                                     \
+    X(NOTSUP, -18, "not supported by this connection")
 
 enum gvs_errno {
 #define GVS_ERR_ENUM(name, value, msg) GVS_E_##name = (value),

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 2u
+#define GVS_PLUGIN_ABI 3u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -33,6 +33,14 @@ struct gvs_host_api {
      * (GVS_E_CLOSED once the client has gone). */
     int (*notify)(struct gvs_session *session, uint16_t plugin, uint16_t op,
                   const void *body, size_t len);
+    /* Takes the descriptor the client passed with `tag` ahead of the
+     * request being served (gvs_client_send_fd_locked), waiting a bounded
+     * time for it: *fd is the caller's to close.  Descriptors that came
+     * with other tags are kept for their own requests (a few at most).
+     * GVS_E_NOTSUP when the session's connection cannot pass
+     * descriptors (only shm:// can), GVS_E_TIMEOUT when it never came,
+     * GVS_E_PROTO when the client broke the rules.  Any thread. */
+    int (*recv_fd)(struct gvs_session *session, uint64_t tag, int *fd);
 };
 
 /* One request being served.
@@ -52,6 +60,12 @@ struct gvs_call {
     uint32_t lane;       /* the client thread the request comes from */
     int noreply;         /* the client does not wait: out is discarded */
     struct gvs_session *session; /* for host->notify */
+    /* Bytes the handler owns, sent after out's as the rest of the reply
+     * body without being copied into out (a bulk reply sent straight from
+     * the handler's pinned staging).  NULL on entry; they must stay valid
+     * until the handler's thread serves its next request. */
+    const void *out_tail;
+    size_t out_tail_len;
 };
 
 /* Returns 0 (out is sent as the reply) or a negative GVS_E_* code when

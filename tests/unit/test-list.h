@@ -54,6 +54,10 @@
     TEST_ENTRY(shm_recv_timeout)                                             \
     TEST_ENTRY(shm_bad_setup)                                                \
     TEST_ENTRY(shm_bad_counter)                                              \
+    TEST_ENTRY(shm_fd_pass)                                                  \
+    TEST_ENTRY(shm_fd_timeout)                                               \
+    TEST_ENTRY(shm_fd_hostile)                                               \
+    TEST_ENTRY(unix_fd_unsupported)                                          \
     /* core/log */                                                           \
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \
@@ -105,6 +109,18 @@
     TEST_ENTRY(client_inline_notifications)                                  \
     TEST_ENTRY(client_reply_too_big)                                         \
     TEST_ENTRY(client_killed_waiters)                                        \
+    TEST_ENTRY(client_coalesce_order)                                        \
+    TEST_ENTRY(client_coalesce_threads)                                      \
+    TEST_ENTRY(client_coalesce_burst)                                        \
+    TEST_ENTRY(client_coalesce_tcp)                                          \
+    TEST_ENTRY(client_coalesce_off)                                          \
+    TEST_ENTRY(client_coalesce_shm)                                          \
+    TEST_ENTRY(client_coalesce_flusher)                                      \
+    TEST_ENTRY(client_coalesce_fork)                                         \
+    /* client: bulk replies into the caller's memory */                      \
+    TEST_ENTRY(client_into_tail)                                             \
+    TEST_ENTRY(client_into_mismatch)                                         \
+    TEST_ENTRY(client_into_cut)                                              \
     /* tools/gvs */                                                          \
     TEST_ENTRY(cli_run_private)                                              \
     TEST_ENTRY(cli_run_server)                                               \

@@ -15,6 +15,7 @@
 #define CUDART_BE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,12 @@
 #define BE_MAX_NAMES 65536u
 #define BE_NAME_MAX_LEN 65536u
 #define BE_MAX_LANES 65536u
+/* Lanes of a session that may hold pinned staging for bulk copies (up to
+ * 2 x GVS_BULK_CHUNK bytes each, staging.c); the others' copies go
+ * through CUDA's own staging. */
+#define BE_STAGED_LANES_MAX 8u
+
+struct be_stage;
 
 struct be_param {
     uint32_t offset;
@@ -75,6 +82,10 @@ struct be_lane {
     /* Fat binary pieces of the lane's next MODULE_LOAD. */
     uint8_t *stage;
     size_t stage_len;
+    /* Pinned staging of the lane's bulk copies (staging.c), NULL until
+     * the first; unpinned once it could not be had. */
+    struct be_stage *pinned;
+    int unpinned;
 };
 
 struct be_session {
@@ -86,6 +97,7 @@ struct be_session {
     pthread_mutex_t lanes_lock; /* the table below */
     struct be_lane **lanes;     /* open addressing on the lane id */
     uint32_t nlanes, cap_lanes;
+    _Atomic unsigned staged_lanes; /* lanes holding pinned staging */
 };
 
 /* async_errors.c: failures of posted ops ---------------------------- */
@@ -106,6 +118,27 @@ cudaError_t cudart_be_enter(struct gvs_call *call);
 /* Frees every lane's state (a per-thread stream is the streams code's to
  * destroy). */
 void be_lanes_free(struct be_session *s);
+
+/* staging.c: pinned staging of a lane's bulk copies -------------------
+ * The caller has entered the lane (cudart_be_enter). */
+
+/* Copies len (<= GVS_BULK_CHUNK) bytes at data, which may be reused as
+ * soon as this returns, to device address dst on the legacy stream,
+ * through one of the lane's pinned buffers: the DMA may still run on
+ * return, and be_stage_drain waits for it.  Without staging, a plain
+ * cudaMemcpy.  The failure to start the copy, or of an earlier DMA the
+ * buffer had to wait for. */
+cudaError_t be_stage_h2d(struct gvs_call *call, struct be_lane *l,
+                         uint64_t dst, const void *data, size_t len);
+/* A pinned buffer of GVS_BULK_CHUNK bytes for a D2H chunk, which stays
+ * the lane's until its next bulk copy (so it may be a reply's tail), or
+ * NULL when staging cannot be had: the caller copies through CUDA's then.
+ * *e gets the failure of a DMA the lane still had in flight. */
+void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, cudaError_t *e);
+/* Waits for the lane's DMAs in flight; the first failure among them. */
+cudaError_t be_stage_drain(struct be_lane *l);
+/* Frees the lane's staging once its DMAs are done. */
+void be_stage_free(struct be_session *s, struct be_lane *l);
 
 /* streams.c, callbacks.c: session_close calls both first ------------- */
 

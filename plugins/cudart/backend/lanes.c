@@ -105,6 +105,7 @@ void be_lanes_free(struct be_session *s)
     for (uint32_t i = 0; i < s->cap_lanes; i++) {
         if (s->lanes[i] == NULL)
             continue;
+        be_stage_free(s, s->lanes[i]);
         gvs_free(s->lanes[i]->stage);
         gvs_free(s->lanes[i]);
     }

@@ -85,7 +85,10 @@ int cudart_be_cudamemset(struct gvs_call *call)
 
 /* Posted chunks latch the first failure in their lane and are skipped
  * after it; the final chunk (the only one waited for) reports it and
- * clears the latch for the lane's next transfer. */
+ * clears the latch for the lane's next transfer.  A chunk's DMA from the
+ * lane's staging may run on while the next chunk arrives (staging.c):
+ * the final chunk waits for them all, so the copy is done when its reply
+ * leaves, as cudaMemcpy's is when it returns. */
 int cudart_be_memcpy_h2d(struct gvs_call *call)
 {
     struct be_lane *s = be_lane(call);
@@ -104,48 +107,73 @@ int cudart_be_memcpy_h2d(struct gvs_call *call)
         if (e == cudaSuccess)
             e = be_check_device_range(dst, len);
         if (e == cudaSuccess && len > 0)
-            e = cudaMemcpy((void *)(uintptr_t)dst, data, len,
-                           cudaMemcpyHostToDevice);
+            e = be_stage_h2d(call, s, dst, data, len);
         s->latched = e;
     }
     if (!call->noreply) {
-        apigen_put_i32(&c, s->latched);
+        cudaError_t e = be_stage_drain(s);
+        apigen_put_i32(&c, s->latched != cudaSuccess ? s->latched : e);
         s->latched = cudaSuccess;
     }
     return c.rc;
 }
 
+/* Without staging of the lane's: through CUDA's staging into the reply
+ * itself, behind the result and the length, taken back out if the copy
+ * fails.  Returns the handler's result. */
+static int d2h_into_reply(struct apigen_call *c, uint64_t src, uint64_t len)
+{
+    uint8_t *dst;
+    apigen_put_i32(c, cudaSuccess);
+    apigen_put_u32(c, (uint32_t)len);
+    if (c->rc == 0)
+        c->rc = gvs_buf_reserve(c->put, len, &dst);
+    if (c->rc < 0)
+        return c->rc;
+    cudaError_t e = cudaSuccess;
+    if (len > 0)
+        e = cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
+                       cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        c->rc = gvs_buf_unput(c->put, len + 8);
+        apigen_put_i32(c, e);
+    }
+    return c->rc;
+}
+
+/* Request: u64 src, u64 len (<= GVS_BULK_CHUNK).  Reply: i32 result,
+ * then on success u32 len and the bytes, which are DMAed into the lane's
+ * pinned staging and sent from there as the reply's tail. */
 int cudart_be_memcpy_d2h(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t src, len;
-    uint8_t *dst;
     apigen_get_u64(&c, &src);
     apigen_get_u64(&c, &len);
     if (apigen_end(&c) < 0)
         return c.rc;
     if (len > GVS_BULK_CHUNK)
         return GVS_E_RANGE;
+    struct be_lane *l = be_lane(call);
+    if (l == NULL)
+        return GVS_E_NOMEM;
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
         e = be_check_device_range(src, len);
-    if (e == cudaSuccess) {
-        /* The data goes straight into the reply, behind its result and
-         * length, and is taken back out if the copy fails. */
-        apigen_put_i32(&c, cudaSuccess);
-        apigen_put_u32(&c, (uint32_t)len);
-        if (c.rc == 0)
-            c.rc = gvs_buf_reserve(call->out, len, &dst);
-        if (c.rc < 0)
-            return c.rc;
-        if (len > 0)
-            e = cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
-                           cudaMemcpyDeviceToHost);
-        if (e != cudaSuccess)
-            c.rc = gvs_buf_unput(call->out, len + 8);
-    }
+    void *stage = NULL;
+    if (e == cudaSuccess)
+        stage = be_stage_d2h(call, l, &e);
+    if (e == cudaSuccess && stage == NULL)
+        return d2h_into_reply(&c, src, len);
+    if (e == cudaSuccess && len > 0)
+        e = cudaMemcpy(stage, (const void *)(uintptr_t)src, len,
+                       cudaMemcpyDeviceToHost);
+    apigen_put_i32(&c, e);
     if (e != cudaSuccess)
-        apigen_put_i32(&c, e);
+        return c.rc;
+    apigen_put_u32(&c, (uint32_t)len);
+    call->out_tail = stage;
+    call->out_tail_len = len;
     return c.rc;
 }
 

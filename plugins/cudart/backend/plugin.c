@@ -6,6 +6,7 @@
 #include "gvs/mem.h"
 #include "output.h"
 #include "rdc.h"
+#include "shared_mem.h"
 
 static int session_open(const struct gvs_host_api *host,
                         struct gvs_session *session, void **state)
@@ -35,6 +36,7 @@ static void session_close(void *state)
     be_user_objects_release();
     be_notifications_release();
     be_streams_close(s);
+    be_shared_free();
     be_output_close();
     be_link_free();
     be_modules_free(s);

@@ -24,8 +24,10 @@ struct fe_bulk_op {
 cudaError_t fe_bulk_h2d(const struct fe_bulk_op *o, uint64_t dst,
                         const void *src, size_t count);
 /* Device to host: request (stream), u64 src, u64 len; reply i32, blob.
- * A window of chunk requests is in flight; every reply sent for is
- * collected, even after a failure, and the first failure is the result. */
+ * A window of chunk requests is in flight; the client's receiver thread
+ * reads each chunk's bytes straight into dst (gvs_client_expect_into).
+ * Every reply sent for is collected, even after a failure, and the first
+ * failure is the result; dst may then hold part of the bytes. */
 cudaError_t fe_bulk_d2h(const struct fe_bulk_op *o, void *dst, uint64_t src,
                         size_t count);
 

@@ -283,3 +283,10 @@ cudaError_t cudart_fe_end(struct apigen_call *c, cudaError_t r)
         return cudaErrorUnknown;
     return r;
 }
+
+cudaError_t fe_reply_result_only(struct gvs_buf *rep)
+{
+    struct apigen_call c = {NULL, rep, 0};
+    cudaError_t e = fe_reply_result(&c);
+    return apigen_end(&c) < 0 ? cudaErrorUnknown : e;
+}

@@ -118,6 +118,9 @@ cudaError_t cudart_fe_end(struct apigen_call *c, cudaError_t r);
 
 /* Reads a reply's leading result; cudaErrorUnknown if absent. */
 cudaError_t fe_reply_result(struct apigen_call *c);
+/* The result of a reply that is a result alone; cudaErrorUnknown if it
+ * is not exactly that. */
+cudaError_t fe_reply_result_only(struct gvs_buf *rep);
 
 /* errors.c: per-thread last error ---------------------------------------- */
 

@@ -1,14 +1,16 @@
 /*
  * Page-locked host memory (cudaMallocHost, cudaHostAlloc,
  * cudaHostRegister).  The client and the GPU are in different processes,
- * possibly on different machines, so nothing here is pinned for a DMA
- * engine: such memory is ordinary client memory that the frontend
- * tracks, so that the calls that ask about it answer as natively, and
- * copies from and to it are ordinary transfers.  The GPU cannot reach it:
- * cudaHostGetDevicePointer answers cudaErrorNotSupported (docs/cudart.md,
- * "Host memory").
+ * possibly on different machines.  When the connection can share memory
+ * (shm://), allocations are shared with the backend, which pins them:
+ * copies from and to them are one DMA there, and the GPU can reach them
+ * (shared.h).  Otherwise, and for registered memory, such memory is
+ * ordinary client memory that the frontend tracks, so that the calls
+ * that ask about it answer as natively, and copies from and to it are
+ * ordinary transfers; the GPU cannot reach it: cudaHostGetDevicePointer
+ * answers cudaErrorNotSupported (docs/cudart.md, "Host memory").
  */
-#include "fe.h"
+#include "shared.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -26,6 +28,8 @@ struct range {
     size_t size;
     unsigned flags; /* as cudaHostGetFlags reports them */
     int allocated;  /* by cudaHostAlloc, else registered */
+    int shared;     /* with this session's backend (fe_shared_map) */
+    uint64_t dev;   /* the backend's device address of it, or 0 */
 };
 
 /* Disjoint ranges by base; a leaf lock. */
@@ -38,14 +42,27 @@ static void fork_prepare(void)
     pthread_mutex_lock(&lock);
 }
 
-static void fork_done(void)
+static void fork_parent(void)
 {
+    pthread_mutex_unlock(&lock);
+}
+
+/* The child's session is new: what the parent shared is plain memory to
+ * it. */
+static void fork_child(void)
+{
+    for (size_t i = 0; i < ranges.n; i++) {
+        struct range *r = ranges.e[i].val;
+        r->shared = 0;
+        r->dev = 0;
+    }
+    fe_staging_fork_child();
     pthread_mutex_unlock(&lock);
 }
 
 __attribute__((constructor)) static void hostmem_init(void)
 {
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* Caller holds lock.  The range containing p, its base in *base. */
@@ -64,12 +81,13 @@ static int overlaps(uintptr_t p, size_t size)
     return r != NULL && base + r->size > p;
 }
 
-static cudaError_t track(void *p, size_t size, unsigned flags, int allocated)
+static cudaError_t track(void *p, size_t size, unsigned flags, int allocated,
+                         int shared, uint64_t dev)
 {
     struct range *r = gvs_malloc(sizeof(*r));
     if (r == NULL)
         return cudaErrorMemoryAllocation;
-    *r = (struct range){size, flags, allocated};
+    *r = (struct range){size, flags, allocated, shared, dev};
     cudaError_t e = cudaSuccess;
     pthread_mutex_lock(&lock);
     if (overlaps((uintptr_t)p, size))
@@ -102,13 +120,22 @@ static cudaError_t host_alloc(void **pHost, size_t size, unsigned int flags)
     *pHost = NULL;
     if (size == 0)
         return cudaSuccess;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return cudaErrorMemoryAllocation;
-    e = track(p, size, flags | cudaHostAllocMapped, 1);
+    void *p;
+    uint64_t dev = 0;
+    int shared = fe_shared_possible() &&
+                 fe_shared_map(size, &p, &dev) == cudaSuccess;
+    if (!shared) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return cudaErrorMemoryAllocation;
+    }
+    e = track(p, size, flags | cudaHostAllocMapped, 1, shared, dev);
     if (e != cudaSuccess) {
-        munmap(p, size);
+        if (shared)
+            fe_shared_unmap(p, size);
+        else
+            munmap(p, size);
         return e;
     }
     *pHost = p;
@@ -139,9 +166,12 @@ static cudaError_t free_host(void *ptr)
     pthread_mutex_unlock(&lock);
     if (r == NULL)
         return cudaErrorInvalidValue;
-    munmap(ptr, r->size);
+    if (r->shared)
+        e = fe_shared_unmap(ptr, r->size);
+    else
+        munmap(ptr, r->size);
     gvs_free(r);
-    return cudaSuccess;
+    return e;
 }
 
 cudaError_t cudaFreeHost(void *ptr)
@@ -163,7 +193,7 @@ static cudaError_t host_register(void *ptr, size_t size, unsigned int flags)
         return e;
     return track(ptr, size,
                  (flags & cudaHostRegisterPortable) | cudaHostRegisterMapped,
-                 0);
+                 0, 0, 0);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
@@ -227,9 +257,25 @@ static cudaError_t host_get_device_pointer(void **pDevice, void *pHost,
         return e;
     uint64_t base;
     pthread_mutex_lock(&lock);
-    int known = containing(pHost, &base) != NULL;
+    struct range *r = containing(pHost, &base);
+    e = r == NULL ? cudaErrorInvalidValue
+        : r->dev == 0 ? cudaErrorNotSupported
+                      : cudaSuccess;
+    if (e == cudaSuccess)
+        *pDevice = (void *)(uintptr_t)(r->dev + ((uintptr_t)pHost - base));
     pthread_mutex_unlock(&lock);
-    return known ? cudaErrorNotSupported : cudaErrorInvalidValue;
+    return e;
+}
+
+int fe_host_shared(const void *p, size_t len)
+{
+    uint64_t base;
+    pthread_mutex_lock(&lock);
+    struct range *r = containing(p, &base);
+    int shared = r != NULL && r->shared &&
+                 len <= r->size - ((uintptr_t)p - base);
+    pthread_mutex_unlock(&lock);
+    return shared;
 }
 
 int fe_host_contains(const void *p)

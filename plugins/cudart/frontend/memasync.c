@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bulk.h"
+#include "shared.h"
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
 
@@ -40,10 +41,18 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
         memmove(dst, src, count);
         return cudaSuccess;
     case cudaMemcpyHostToDevice:
+        e = fe_shared_try_copy(s, 1, kind, (uint64_t)(uintptr_t)dst,
+                               (void *)src, count);
+        if (e != cudaErrorNotSupported)
+            return e;
         return fe_bulk_h2d(
             &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_H2D, 1, s},
             (uint64_t)(uintptr_t)dst, src, count);
     case cudaMemcpyDeviceToHost:
+        e = fe_shared_try_copy(s, 1, kind, (uint64_t)(uintptr_t)src, dst,
+                               count);
+        if (e != cudaErrorNotSupported)
+            return e;
         return fe_bulk_d2h(
             &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_D2H, 1, s}, dst,
             (uint64_t)(uintptr_t)src, count);

@@ -5,8 +5,9 @@
  * callback thread would; the legacy stream (NULL) runs its work on the
  * calling thread once every blocking stream has drained, which is what
  * its implicit synchronization amounts to here.  Semantics follow CUDA's
- * documentation: an async copy from host memory takes the bytes before it
- * returns, one to host memory returns once done.
+ * documentation: an async copy from pageable host memory takes the bytes
+ * before it returns (one from page-locked memory reads them when it
+ * runs), one to host memory returns once done.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -417,7 +418,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                             enum cudaMemcpyKind kind, cudaStream_t s)
 {
     struct task *t;
-    if (kind == cudaMemcpyHostToDevice) {
+    if (kind == cudaMemcpyHostToDevice && !mock_host_pinned(src)) {
         t = task(run_staged_copy);
         if (t != NULL && (t->src = malloc(count ? count : 1)) == NULL) {
             free(t);

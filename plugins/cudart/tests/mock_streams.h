@@ -8,4 +8,7 @@ int mock_current_device(void);
 /* mock_streams.c: waits until every stream has done its work. */
 void mock_streams_drain(void);
 
+/* mock_pinned.c: whether p lies in page-locked memory of cudaHostAlloc. */
+int mock_host_pinned(const void *p);
+
 #endif

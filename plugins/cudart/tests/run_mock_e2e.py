@@ -4,8 +4,9 @@ with a private gvsd whose plugin dir holds the mock-backed gvs-cudart.so,
 and runs it against our libcudart.so.13.
 
 usage: run_mock_e2e.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR NVCC SOURCE
-                      [--gvsd-arg ARG]... [--env NAME=VALUE]... [--arg ARG]...
---gvsd-arg adds an argument to gvsd's command line, --env sets a variable
+                      [--transport unix|shm] [--gvsd-arg ARG]...
+                      [--env NAME=VALUE]... [--arg ARG]...
+--transport picks the communicator (unix by default), --gvsd-arg adds an argument to gvsd's command line, --env sets a variable
 in the program's environment, --arg passes an argument to the program.
 A program nvcc cannot build is a failure: the test would check nothing."""
 
@@ -20,6 +21,7 @@ def parse(argv):
     ap = argparse.ArgumentParser()
     for name in ("gvsd", "plugin_dir", "frontend_dir", "nvcc", "source"):
         ap.add_argument(name)
+    ap.add_argument("--transport", choices=("unix", "shm"), default="unix")
     ap.add_argument("--gvsd-arg", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--arg", action="append", default=[])
@@ -38,7 +40,7 @@ def main(argv):
             sys.stderr.write(r.stderr)
             print("FAILED: nvcc could not build the program")
             return 1
-        sock = "unix://%s/gvsd.sock" % tmp
+        sock = "%s://%s/gvsd.sock" % (a.transport, tmp)
         conf = os.path.join(tmp, "gvs.conf")
         with open(conf, "w") as f:
             f.write("# empty: the command line says it all\n")

@@ -1,0 +1,219 @@
+/*
+ * The bulk rate of a communicator by itself: the ceiling a cudaMemcpy
+ * through gvs can approach on it (bench/run.py's socket_bulk_256MiB row).
+ * The process forks; the child connects to the parent over URI through
+ * the same gvs_conn code gvs uses, and SIZE MiB go from the memory of one
+ * to the memory of the other in CHUNK MiB gvs_conn_sendv calls, first
+ * child to parent (the direction of a host-to-device copy), then parent
+ * to child (device-to-host).  The memory is that of a copy through gvs:
+ * the child, the program, has a buffer of the full size; the parent,
+ * gvsd, one of a chunk that every chunk goes through (a frame buffer or
+ * the backend's staging).  Both are touched beforehand.  Each direction
+ * runs once to warm up, then ROUNDS times; the best round counts.
+ *
+ *   sockbulk URI [SIZE_MiB [CHUNK_MiB [ROUNDS]]]    (256, 8, 5)
+ *
+ * Prints "metric value unit" lines as the other benchmarks do:
+ * socket_bulk_<SIZE>MiB_c2s, ..._s2c and socket_bulk_<SIZE>MiB, the mean
+ * of the two, in GB/s (10^9 bytes per second).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gvs/comm.h"
+#include "gvs/err.h"
+
+struct plan {
+    size_t size, chunk;
+    int rounds;
+};
+
+/* Where chunk `off` goes in a side's buffer: the full-size buffer holds
+ * the whole transfer, the chunk-size one each chunk in turn. */
+static size_t place(size_t off, int full)
+{
+    return full ? off : 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int send_all(struct gvs_conn *c, const uint8_t *buf,
+                    const struct plan *p, int full)
+{
+    for (size_t off = 0; off < p->size; off += p->chunk) {
+        size_t len = p->size - off < p->chunk ? p->size - off : p->chunk;
+        struct iovec iov = {(void *)(buf + place(off, full)), len};
+        int rc = gvs_conn_sendv(c, &iov, 1);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int recv_all(struct gvs_conn *c, uint8_t *buf, const struct plan *p,
+                    int full)
+{
+    for (size_t off = 0; off < p->size; off += p->chunk) {
+        size_t len = p->size - off < p->chunk ? p->size - off : p->chunk;
+        int rc = gvs_conn_recv(c, buf + place(off, full), len);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* One byte each way tells the other side to start, or that all has
+ * arrived; it is part of the timed span, a few microseconds. */
+static int signal_peer(struct gvs_conn *c)
+{
+    uint8_t b = 1;
+    return gvs_conn_send(c, &b, 1);
+}
+
+static int await_peer(struct gvs_conn *c)
+{
+    uint8_t b;
+    return gvs_conn_recv(c, &b, 1);
+}
+
+/* The child: sends when told, then receives and acknowledges. */
+static int child_rounds(struct gvs_conn *c, uint8_t *buf, const struct plan *p)
+{
+    int rc = 0;
+    for (int r = 0; r <= p->rounds && rc == 0; r++) {
+        rc = await_peer(c);
+        if (rc == 0)
+            rc = send_all(c, buf, p, 1);
+    }
+    for (int r = 0; r <= p->rounds && rc == 0; r++) {
+        rc = recv_all(c, buf, p, 1);
+        if (rc == 0)
+            rc = signal_peer(c);
+    }
+    return rc;
+}
+
+/* The parent times every round: *c2s and *s2c get the best rates. */
+static int parent_rounds(struct gvs_conn *c, uint8_t *buf,
+                         const struct plan *p, double *c2s, double *s2c)
+{
+    int rc = 0;
+    *c2s = *s2c = 0;
+    for (int r = 0; r <= p->rounds && rc == 0; r++) {
+        double t = now_s();
+        rc = signal_peer(c);
+        if (rc == 0)
+            rc = recv_all(c, buf, p, 0);
+        double rate = (double)p->size / (now_s() - t) / 1e9;
+        if (r > 0 && rate > *c2s)
+            *c2s = rate;
+    }
+    for (int r = 0; r <= p->rounds && rc == 0; r++) {
+        double t = now_s();
+        rc = send_all(c, buf, p, 0);
+        if (rc == 0)
+            rc = await_peer(c);
+        double rate = (double)p->size / (now_s() - t) / 1e9;
+        if (r > 0 && rate > *s2c)
+            *s2c = rate;
+    }
+    return rc;
+}
+
+static uint8_t *touched_buffer(size_t size)
+{
+    uint8_t *b = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
+        return NULL;
+    memset(b, 0x5a, size);
+    return b;
+}
+
+static int parse_plan(int argc, char **argv, struct plan *p)
+{
+    long size = argc > 2 ? atol(argv[2]) : 256;
+    long chunk = argc > 3 ? atol(argv[3]) : 8;
+    long rounds = argc > 4 ? atol(argv[4]) : 5;
+    if (size < 1 || size > 4096 || chunk < 1 || chunk > size || rounds < 1 ||
+        rounds > 1000)
+        return -1;
+    p->size = (size_t)size << 20;
+    p->chunk = (size_t)chunk << 20;
+    p->rounds = (int)rounds;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct plan p;
+    if (argc < 2 || argc > 5 || parse_plan(argc, argv, &p) < 0) {
+        fprintf(stderr,
+                "usage: sockbulk URI [SIZE_MiB [CHUNK_MiB [ROUNDS]]]\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct gvs_listener *l;
+    int rc = gvs_listen(argv[1], &l);
+    if (rc < 0) {
+        fprintf(stderr, "sockbulk: cannot listen on %s: %s\n", argv[1],
+                gvs_strerror(rc));
+        return 1;
+    }
+    /* tcp port 0 becomes the port bound. */
+    char uri[512];
+    snprintf(uri, sizeof(uri), "%s", gvs_listener_uri(l));
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "sockbulk: fork failed\n");
+        return 1;
+    }
+    struct gvs_conn *c;
+    uint8_t *buf = touched_buffer(pid == 0 ? p.size : p.chunk);
+    if (buf == NULL) {
+        fprintf(stderr, "sockbulk: out of memory\n");
+        if (pid == 0)
+            _exit(1);
+        return 1;
+    }
+    if (pid == 0) {
+        gvs_listener_close(l, 1);
+        rc = gvs_connect(uri, &c);
+        if (rc == 0) {
+            rc = child_rounds(c, buf, &p);
+            gvs_conn_close(c);
+        }
+        _exit(rc == 0 ? 0 : 1);
+    }
+    double c2s = 0, s2c = 0;
+    rc = gvs_accept(l, &c);
+    if (rc == 0) {
+        rc = parent_rounds(c, buf, &p, &c2s, &s2c);
+        gvs_conn_close(c);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    gvs_listener_close(l, 0);
+    if (rc < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "sockbulk: transfer over %s failed: %s\n", uri,
+                gvs_strerror(rc < 0 ? rc : GVS_E_IO));
+        return 1;
+    }
+    unsigned mib = (unsigned)(p.size >> 20);
+    printf("socket_bulk_%uMiB_c2s %.6g GB/s\n", mib, c2s);
+    printf("socket_bulk_%uMiB_s2c %.6g GB/s\n", mib, s2c);
+    printf("socket_bulk_%uMiB %.6g GB/s\n", mib, (c2s + s2c) / 2);
+    return 0;
+}

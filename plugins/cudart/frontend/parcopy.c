@@ -1,0 +1,115 @@
+#include "parcopy.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PAR_MIN ((size_t)1 << 20)
+#define PAR_HELPERS_MAX 3
+
+struct part {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t len;
+};
+
+/* One copy at a time (busy); the helpers wait for a new generation of
+ * parts under lock, and the caller for `left` to reach 0. */
+static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
+static struct part parts[PAR_HELPERS_MAX];
+static unsigned generation;
+static int left;
+static int helpers = -1; /* started; -1 until the first copy decides */
+
+static void *helper_main(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    unsigned seen = 0;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (generation == seen)
+            pthread_cond_wait(&work, &lock);
+        seen = generation;
+        struct part p = parts[i];
+        pthread_mutex_unlock(&lock);
+        memcpy(p.dst, p.src, p.len);
+        pthread_mutex_lock(&lock);
+        if (--left == 0)
+            pthread_cond_signal(&done);
+    }
+    return NULL;
+}
+
+/* Caller holds busy.  Helpers run with every signal blocked: the
+ * program's handlers must run on its own threads. */
+static void start_helpers(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus > 4 ? (int)((cpus - 4) / 4) : 0;
+    const char *env = getenv("GVS_COPY_THREADS");
+    if (env != NULL && env[0] >= '0' && env[0] <= '9' && env[1] == '\0')
+        want = env[0] - '0';
+    if (want > PAR_HELPERS_MAX)
+        want = PAR_HELPERS_MAX;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    helpers = 0;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t t;
+        while (helpers < want &&
+               pthread_create(&t, &attr, helper_main,
+                              (void *)(intptr_t)helpers) == 0)
+            helpers++;
+        pthread_attr_destroy(&attr);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void fe_parallel_memcpy(void *dst, const void *src, size_t len)
+{
+    if (len < PAR_MIN || pthread_mutex_trylock(&busy) != 0) {
+        memcpy(dst, src, len);
+        return;
+    }
+    if (helpers < 0)
+        start_helpers();
+    int n = helpers + 1;
+    /* Parts of whole cache lines; the caller takes the last, with the
+     * remainder. */
+    size_t each = len / (size_t)n / 64 * 64;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < helpers; i++)
+        parts[i] = (struct part){(uint8_t *)dst + (size_t)i * each,
+                                 (const uint8_t *)src + (size_t)i * each,
+                                 each};
+    left = helpers;
+    generation++;
+    pthread_cond_broadcast(&work);
+    pthread_mutex_unlock(&lock);
+    size_t off = (size_t)helpers * each;
+    memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, len - off);
+    pthread_mutex_lock(&lock);
+    while (left > 0)
+        pthread_cond_wait(&done, &lock);
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&busy);
+}
+
+void fe_parallel_memcpy_fork_child(void)
+{
+    pthread_mutex_init(&busy, NULL);
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&work, NULL);
+    pthread_cond_init(&done, NULL);
+    left = 0;
+    helpers = -1;
+}

@@ -1,0 +1,207 @@
+// cudart.mock_shared.{unix,shm}: page-locked and pageable copies through
+// the mock backend.  Over shm (argument "shared") cudaMallocHost memory
+// is shared with the backend and pageable copies go through the staging
+// region, so the bytes never cross the connection; over unix ("plain")
+// they do.  Content, results and traffic are checked either way.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+#define OK(call)                                                             \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess) {                                             \
+            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
+                   cudaGetErrorName(e_));                                    \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
+// The library's struct gvs_client_stats begins so; room for what later
+// versions add.
+struct stats {
+    uint64_t round_trips, posts, bytes_sent, bytes_received, more[8];
+};
+static void (*get_stats)(struct stats *);
+static int shared;
+
+static struct stats now()
+{
+    struct stats s;
+    get_stats(&s);
+    return s;
+}
+
+static void pattern(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 131 + seed);
+}
+
+// Bytes that crossed the connection for a copy of n: a few hundred when
+// shared, at least n otherwise.
+static void check_traffic(uint64_t moved, size_t n)
+{
+    if (shared)
+        CHECK(moved < 4096);
+    else
+        CHECK(moved >= n);
+}
+
+static void pinned(size_t size)
+{
+    unsigned char *h, *back;
+    void *d;
+    OK(cudaMallocHost((void **)&h, size));
+    OK(cudaHostAlloc((void **)&back, size, cudaHostAllocDefault));
+    OK(cudaMalloc(&d, size));
+    pattern(h, size, 7);
+    struct stats s0 = now();
+    OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
+    struct stats s1 = now();
+    check_traffic(s1.bytes_sent - s0.bytes_sent, size);
+    memset(back, 0, size);
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    struct stats s2 = now();
+    check_traffic(s2.bytes_received - s1.bytes_received, size);
+    CHECK(memcmp(h, back, size) == 0);
+
+    // Stream-ordered, and from the middle of a region.
+    cudaStream_t st;
+    OK(cudaStreamCreate(&st));
+    pattern(h, size, 9);
+    OK(cudaMemcpyAsync(d, h + 3, size - 3, cudaMemcpyHostToDevice, st));
+    memset(back, 0, size);
+    OK(cudaMemcpyAsync(back + 1, d, size - 3, cudaMemcpyDeviceToHost, st));
+    OK(cudaStreamSynchronize(st));
+    CHECK(memcmp(h + 3, back + 1, size - 3) == 0);
+    OK(cudaStreamDestroy(st));
+
+    // The GPU reaches shared memory; otherwise it cannot.
+    void *dp = NULL;
+    cudaError_t e = cudaHostGetDevicePointer(&dp, h + 5, 0);
+    if (shared)
+        CHECK(e == cudaSuccess && dp != NULL);
+    else
+        CHECK(e == cudaErrorNotSupported);
+    cudaGetLastError();
+
+    // A device address that is none fails as natively, and the region
+    // stays usable.
+    CHECK(cudaMemcpy((void *)0x1000, h, 16, cudaMemcpyHostToDevice) ==
+          cudaErrorInvalidValue);
+    cudaGetLastError();
+    OK(cudaMemcpy(back, d, 16, cudaMemcpyDeviceToHost));
+    OK(cudaFree(d));
+    OK(cudaFreeHost(h));
+    OK(cudaFreeHost(back));
+}
+
+static void pageable(size_t size, int alone)
+{
+    unsigned char *h = (unsigned char *)malloc(size + 1);
+    unsigned char *back = (unsigned char *)malloc(size + 1);
+    void *d;
+    CHECK(h != NULL && back != NULL);
+    OK(cudaMalloc(&d, size + 1));
+    pattern(h, size, (unsigned)size);
+    memset(back, 0xee, size + 1);
+    struct stats s0 = now();
+    OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    struct stats s1 = now();
+    CHECK(memcmp(h, back, size) == 0);
+    CHECK(back[size] == 0xee);
+    // Staging pays from 64 KiB on, for one thread at a time.
+    if (alone && size >= ((size_t)64 << 10))
+        check_traffic(s1.bytes_sent - s0.bytes_sent +
+                          (s1.bytes_received - s0.bytes_received),
+                      2 * size);
+    cudaStream_t st;
+    OK(cudaStreamCreate(&st));
+    pattern(h, size, 3);
+    OK(cudaMemcpyAsync(d, h, size, cudaMemcpyHostToDevice, st));
+    memset(h, 0, size);
+    OK(cudaMemcpyAsync(back, d, size, cudaMemcpyDeviceToHost, st));
+    pattern(h, size, 3);
+    CHECK(memcmp(h, back, size) == 0);
+    OK(cudaStreamDestroy(st));
+    CHECK(cudaMemcpy((void *)0x1000, h, size, cudaMemcpyHostToDevice) ==
+          cudaErrorInvalidValue);
+    cudaGetLastError();
+    OK(cudaFree(d));
+    free(h);
+    free(back);
+}
+
+static void *copier(void *arg)
+{
+    size_t size = (size_t)arg;
+    for (int i = 0; i < 4; i++)
+        pageable(size, 0);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 2);
+    shared = strcmp(argv[1], "shared") == 0;
+    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
+    CHECK(get_stats != NULL);
+    OK(cudaFree(0));
+
+    pinned(4096);
+    pinned(((size_t)16 << 20) + 5);
+    const size_t sizes[] = {1, (64 << 10) - 1, 64 << 10, 2 << 20,
+                            (2 << 20) + 1, (9 << 20) + 7};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        pageable(sizes[i], 1);
+
+    // Threads copy at once: one has the staging region, the others send
+    // their bytes; all must be right.
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_create(&t[i], NULL, copier,
+                             (void *)(((size_t)3 << 20) + i)) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+
+    // A forked child has its own session, which shares nothing with the
+    // parent's: its copies from the parent's pinned memory still work.
+    unsigned char *h;
+    OK(cudaMallocHost((void **)&h, 1 << 20));
+    pattern(h, 1 << 20, 5);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        void *d;
+        unsigned char *back = (unsigned char *)malloc(1 << 20);
+        if (back == NULL || cudaMalloc(&d, 1 << 20) != cudaSuccess ||
+            cudaMemcpy(d, h, 1 << 20, cudaMemcpyHostToDevice) !=
+                cudaSuccess ||
+            cudaMemcpy(back, d, 1 << 20, cudaMemcpyDeviceToHost) !=
+                cudaSuccess ||
+            memcmp(back, h, 1 << 20) != 0)
+            _exit(1);
+        _exit(0);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    OK(cudaFreeHost(h));
+    printf("ok\n");
+    return 0;
+}

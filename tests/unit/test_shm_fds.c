@@ -1,0 +1,205 @@
+/* Descriptors passed beside the frames of an shm:// connection
+ * (gvs_conn_send_fd / gvs_conn_recv_fd), and what the other transports
+ * say about them. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gvs/err.h"
+#include "gvs/proto.h"
+#include "gvs/spin.h"
+#include "test.h"
+#include "test_core.h"
+
+static int shm_pair(const char *tag, struct gvs_listener **l,
+                    struct gvs_conn **client, struct gvs_conn **server)
+{
+    char unix_uri[160], uri[160];
+    test_unix_uri(unix_uri, sizeof(unix_uri), NULL, 0, tag);
+    snprintf(uri, sizeof(uri), "shm://%s", unix_uri + strlen("unix://"));
+    return test_conn_pair(uri, l, client, server);
+}
+
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static int memfd_with(const char *text)
+{
+    int fd = memfd_create("test", MFD_CLOEXEC);
+    if (fd >= 0 && write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends tag_len bytes of a tag with nfds copies of fd, as a hostile peer
+ * would. */
+static int send_raw(int sock, int fd, int nfds, size_t tag_len)
+{
+    uint64_t tag = 7;
+    struct iovec iov = {&tag, tag_len};
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds > 0) {
+        int fds[2] = {fd, fd};
+        msg.msg_control = u.buf;
+        msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+    }
+    return sendmsg(sock, &msg, 0) == (ssize_t)tag_len ? 0 : -1;
+}
+
+static void *send_late(void *arg)
+{
+    struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = 3};
+    /* Longer than a sleep slice of the receiver, which then checks the
+     * socket, where a descriptor still waits: not a hang-up. */
+    usleep(250 * 1000);
+    return (void *)(intptr_t)gvs_frame_send(arg, &h, NULL);
+}
+
+/* Three memfds arrive in order with their tags, each a descriptor of
+ * the same file; the frames sent after them still flow, even across the
+ * receiver's sleep slices with descriptors left unread on the socket. */
+TEST_IMPL(shm_fd_pass)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    ASSERT_EQ(shm_pair("fds", &l, &c, &s), 0);
+    unsigned caps = GVS_CONN_CAP_FDS | GVS_CONN_CAP_CHEAP_WRITES;
+    ASSERT_EQ(gvs_conn_caps(c), caps);
+    ASSERT_EQ(gvs_conn_caps(s), caps);
+    const char *texts[3] = {"first", "second", "third"};
+    for (int i = 0; i < 3; i++) {
+        int fd = memfd_with(texts[i]);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(gvs_conn_send_fd(c, fd, 100 + (uint64_t)i), 0);
+        close(fd);
+    }
+    int unread = memfd_with("unread");
+    ASSERT_EQ(gvs_conn_send_fd(c, unread, 9), 0);
+    close(unread);
+    for (int i = 0; i < 3; i++) {
+        int fd;
+        uint64_t tag;
+        char got[16] = "";
+        ASSERT_EQ(gvs_conn_recv_fd(s, 1000, &fd, &tag), 0);
+        ASSERT_U64_EQ(tag, 100 + (uint64_t)i);
+        ASSERT_EQ(pread(fd, got, sizeof(got) - 1, 0),
+                  (ssize_t)strlen(texts[i]));
+        ASSERT_STR_EQ(got, texts[i]);
+        ASSERT(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        close(fd);
+    }
+    struct gvs_frame_hdr h;
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT(body != NULL);
+    pthread_t t;
+    void *sent;
+    ASSERT_EQ(pthread_create(&t, NULL, send_late, c), 0);
+    ASSERT_EQ(gvs_frame_recv(s, 64, &h, body), 0);
+    ASSERT_U64_EQ(h.id, 3);
+    ASSERT_EQ(pthread_join(t, &sent), 0);
+    ASSERT_EQ((intptr_t)sent, 0);
+    gvs_buf_free(body);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+TEST_IMPL(shm_fd_timeout)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    ASSERT_EQ(shm_pair("fdtimeout", &l, &c, &s), 0);
+    int fd;
+    uint64_t tag;
+    long long t0 = gvs_now_ns();
+    ASSERT_EQ(gvs_conn_recv_fd(s, 200, &fd, &tag), GVS_E_TIMEOUT);
+    long long ms = (gvs_now_ns() - t0) / 1000000;
+    ASSERT_GE(ms, 150);
+    ASSERT_LT(ms, 2000);
+    ASSERT_EQ(fd, -1);
+    /* A peer that has gone is an end, not a wait. */
+    gvs_conn_close(c);
+    ASSERT_EQ(gvs_conn_recv_fd(s, 2000, &fd, &tag), GVS_E_CLOSED);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* Messages that are not one descriptor with its tag are refused, and
+ * every descriptor that came with them is closed. */
+TEST_IMPL(shm_fd_hostile)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    ASSERT_EQ(shm_pair("fdhostile", &l, &c, &s), 0);
+    int fd = memfd_with("x");
+    ASSERT_GE(fd, 0);
+    int before = count_fds();
+    int got;
+    uint64_t tag;
+    int sock = gvs_conn_fd(c);
+    ASSERT_EQ(send_raw(sock, fd, 2, 8), 0);
+    ASSERT_EQ(gvs_conn_recv_fd(s, 1000, &got, &tag), GVS_E_PROTO);
+    ASSERT_EQ(got, -1);
+    ASSERT_EQ(send_raw(sock, fd, 0, 8), 0);
+    ASSERT_EQ(gvs_conn_recv_fd(s, 1000, &got, &tag), GVS_E_PROTO);
+    /* A tag cut short, then nothing more: a timeout, the descriptor
+     * closed. */
+    ASSERT_EQ(send_raw(sock, fd, 1, 3), 0);
+    ASSERT_EQ(gvs_conn_recv_fd(s, 200, &got, &tag), GVS_E_TIMEOUT);
+    ASSERT_EQ(got, -1);
+    ASSERT_EQ(count_fds(), before);
+    close(fd);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* Socket transports pass no descriptors and batch writes pay. */
+TEST_IMPL(unix_fd_unsupported)
+{
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "nofds");
+    ASSERT_EQ(test_conn_pair(uri, &l, &c, &s), 0);
+    ASSERT_EQ(gvs_conn_caps(c), 0);
+    int fd, got;
+    uint64_t tag;
+    fd = memfd_with("x");
+    ASSERT_EQ(gvs_conn_send_fd(c, fd, 1), GVS_E_NOTSUP);
+    ASSERT_EQ(gvs_conn_recv_fd(s, 10, &got, &tag), GVS_E_NOTSUP);
+    ASSERT_EQ(got, -1);
+    close(fd);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+    return 0;
+}
