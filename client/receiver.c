@@ -16,9 +16,9 @@
 #include "gvs/spin.h"
 #include "internal.h"
 
-/* A waiter polls for its reply for gvs_spin_ns() before sleeping: a
- * reply often comes back within tens of microseconds, and a futex sleep
- * and wake-up adds about as much again.  Spinning pays only on a spare
+/* A waiter polls for its reply for gvs_spin_busy_ns() before sleeping:
+ * a reply often comes back within tens or hundreds of microseconds, and
+ * a futex sleep and wake-up adds tens of microseconds again.  Spinning pays only on a spare
  * core: at most one waiter per two cores beyond the first spins, the
  * others sleep at once. */
 
@@ -122,7 +122,7 @@ static void spin(struct client_pending *p)
 {
     pthread_once(&spin_once, spin_init);
     if (atomic_fetch_add(&spinners, 1) < max_spinners) {
-        long long until = gvs_now_ns() + gvs_spin_ns();
+        long long until = gvs_now_ns() + gvs_spin_busy_ns();
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&p->state, memory_order_acquire) ==
                 PENDING_DONE)
@@ -357,6 +357,13 @@ static int take_notify(struct gvs_conn *conn, const struct gvs_frame_hdr *h)
     return rc;
 }
 
+/* While a reply is due the receiver polls longer (gvs_spin_busy_ns). */
+static int replies_due(void *arg)
+{
+    struct gvs_client *c = arg;
+    return atomic_load_explicit(&c->npending, memory_order_relaxed) > 0;
+}
+
 static void *receiver_main(void *arg)
 {
     struct gvs_client *c = arg;
@@ -364,10 +371,10 @@ static void *receiver_main(void *arg)
     int rc;
     for (;;) {
         struct gvs_frame_hdr h;
-        /* A reply to a request in flight comes within microseconds: catch
+        /* The next frame often comes within microseconds (a reply to a
+         * call made just after the last one, or to one in flight): catch
          * it without a sleep and a wake-up. */
-        if (atomic_load_explicit(&c->npending, memory_order_relaxed) > 0)
-            gvs_conn_spin_readable(conn, gvs_spin_ns());
+        gvs_conn_spin_readable_busy(conn, gvs_spin_ns(), replies_due, c);
         rc = gvs_frame_recv_hdr(conn, GVS_BUF_MAX_CEILING, &h);
         if (rc == 0 && h.flags == GVS_F_REPLY)
             rc = take_reply(c, conn, &h);

@@ -32,6 +32,11 @@ long long gvs_spin_ns(void)
     return spin_ns;
 }
 
+long long gvs_spin_busy_ns(void)
+{
+    return 20 * gvs_spin_ns();
+}
+
 long long gvs_now_ns(void)
 {
     struct timespec ts;
@@ -45,16 +50,28 @@ static int fd_readable(int fd)
     return poll(&p, 1, 0) > 0;
 }
 
-int gvs_conn_spin_readable(struct gvs_conn *c, long long ns)
+static int conn_readable(struct gvs_conn *c)
 {
-    int (*readable)(struct gvs_conn *) = c->ops->readable;
-    if ((readable == NULL && c->fd < 0) || ns <= 0)
+    return c->ops->readable != NULL ? c->ops->readable(c) : fd_readable(c->fd);
+}
+
+int gvs_conn_spin_readable_busy(struct gvs_conn *c, long long ns,
+                                int (*busy)(void *), void *arg)
+{
+    if ((c->ops->readable == NULL && c->fd < 0) || ns <= 0)
         return 0;
-    long long until = gvs_now_ns() + ns;
+    long long start = gvs_now_ns(), now = start;
     do {
-        if (readable != NULL ? readable(c) : fd_readable(c->fd))
+        if (conn_readable(c))
             return 1;
         gvs_cpu_relax();
-    } while (gvs_now_ns() < until);
+        now = gvs_now_ns();
+    } while (now - start < ns ||
+             (busy != NULL && now - start < gvs_spin_busy_ns() && busy(arg)));
     return 0;
+}
+
+int gvs_conn_spin_readable(struct gvs_conn *c, long long ns)
+{
+    return gvs_conn_spin_readable_busy(c, ns, NULL, NULL);
 }

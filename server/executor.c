@@ -77,6 +77,7 @@ static void job_recycle_locked(struct gvs_session *s, struct gvsd_job *j)
 static void job_done_locked(struct gvs_session *s, struct gvsd_job *j)
 {
     s->outstanding -= j->cost;
+    atomic_fetch_sub(&s->inflight, 1);
     pthread_cond_signal(&s->room);
     job_recycle_locked(s, j);
 }
@@ -93,6 +94,7 @@ void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
     j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
     pthread_mutex_lock(&s->lock);
     s->outstanding += j->cost;
+    atomic_fetch_add(&s->inflight, 1);
     jobs_push(&s->queue, j);
     atomic_fetch_add(&s->queued, 1);
     pthread_cond_signal(&s->work);

@@ -21,6 +21,14 @@ static int failed_rc(struct gvs_session *s)
     return rc;
 }
 
+/* While requests are being served their replies, and the client's next
+ * requests, are due: the reader polls longer (gvs_spin_busy_ns). */
+static int serving(void *arg)
+{
+    struct gvs_session *s = arg;
+    return atomic_load_explicit(&s->inflight, memory_order_relaxed) > 0;
+}
+
 /* The reader: runs until the client ends the session or it must close. */
 static int serve(struct gvs_session *s)
 {
@@ -33,7 +41,7 @@ static int serve(struct gvs_session *s)
         }
         /* A client issuing calls back to back sends the next one within
          * microseconds: catch it without a sleep and a wake-up. */
-        gvs_conn_spin_readable(s->conn, gvs_spin_ns());
+        gvs_conn_spin_readable_busy(s->conn, gvs_spin_ns(), serving, s);
         int rc = gvs_frame_recv(s->conn, s->opts->max_frame, &j->h, j->in);
         /* A failing op shuts the connection down to stop us here. */
         int failed = failed_rc(s);

@@ -110,6 +110,8 @@ struct gvs_session {
     struct gvsd_jobs queue; /* for the executor */
     _Atomic int queued;     /* jobs in queue, read without the lock by the
                              * executor's spin */
+    _Atomic int inflight;   /* jobs queued or running, read without the
+                             * lock by the reader's spin */
     size_t outstanding;     /* bytes read and not yet served */
     struct gvsd_job *spare; /* served jobs kept for reuse */
     int nspare;

@@ -17,6 +17,14 @@
  * least four online CPUs and 0 below that.  Computed once. */
 long long gvs_spin_ns(void);
 
+/* How long to poll at most while a reply is due (a request of ours in
+ * flight, or a request the server is serving): 20 times gvs_spin_ns(),
+ * 1 ms by default.  A call such as cudaMalloc takes a hundred
+ * microseconds or so on the GPU host; sleeping through it would add a
+ * wake-up on each side, while its caller would have spun in the driver
+ * natively anyway. */
+long long gvs_spin_busy_ns(void);
+
 /* Monotonic clock in nanoseconds. */
 long long gvs_now_ns(void);
 
@@ -35,5 +43,10 @@ static inline void gvs_cpu_relax(void)
  * Returns 1 as soon as data (or end of stream) is there, 0 when the time
  * ran out or the transport has nothing to poll. */
 int gvs_conn_spin_readable(struct gvs_conn *c, long long spin_ns);
+
+/* The same, but past spin_ns goes on polling while busy(arg) is nonzero,
+ * up to gvs_spin_busy_ns() in all. */
+int gvs_conn_spin_readable_busy(struct gvs_conn *c, long long spin_ns,
+                                int (*busy)(void *), void *arg);
 
 #endif

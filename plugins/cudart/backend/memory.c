@@ -162,7 +162,7 @@ int cudart_be_memcpy_d2h(struct gvs_call *call)
         e = be_check_device_range(src, len);
     void *stage = NULL;
     if (e == cudaSuccess)
-        stage = be_stage_d2h(call, l, &e);
+        stage = be_stage_d2h(call, l, len, &e);
     if (e == cudaSuccess && stage == NULL)
         return d2h_into_reply(&c, src, len);
     if (e == cudaSuccess && len > 0)

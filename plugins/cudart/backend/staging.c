@@ -8,8 +8,12 @@
  * the next chunk is read from the socket and copied into the other
  * buffer.
  *
- * The buffers are portable (any device may DMA from them) and allocated
- * at the lane's first bulk copy.  The events telling when an H2D DMA
+ * The buffers are portable (any device may DMA from them).  Pinning
+ * them takes milliseconds, so a lane's first large copy starts their
+ * allocation on a thread of its own and goes on without them, as do the
+ * lane's copies until they are there: no copy waits for staging.  Copies
+ * below BE_STAGE_MIN never use them (CUDA's own staging does as well
+ * there, and the reply is a small copy anyway).  The events telling when an H2D DMA
  * from a buffer is done belong to the device the lane was on when they
  * were made, and are made again when it moves (cudaEventRecord needs the
  * stream's device).  A lane's requests never overlap, so nothing here is
@@ -17,18 +21,26 @@
  */
 #include "be.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 
 #define STAGE_BUFS 2u
+#define BE_STAGE_MIN ((size_t)1 << 20)
+
+enum { STAGE_PENDING, STAGE_READY, STAGE_FAILED };
 
 struct be_stage {
+    pthread_t maker;
+    _Atomic int state;
+    int device; /* the lane's when the buffers were asked for */
     void *buf[STAGE_BUFS]; /* GVS_BULK_CHUNK bytes each */
     cudaEvent_t done[STAGE_BUFS]; /* NULL until the first H2D */
     int busy[STAGE_BUFS]; /* a DMA from buf[i] may still run */
-    int device;           /* the events' */
+    int events_device;    /* the events' */
     unsigned next;        /* the buffer the next H2D chunk goes through */
 };
 
@@ -41,8 +53,10 @@ static void events_destroy(struct be_stage *st)
     }
 }
 
+/* Waits for the maker, then frees what it made. */
 static void stage_release(struct be_session *s, struct be_stage *st)
 {
+    pthread_join(st->maker, NULL);
     events_destroy(st);
     for (unsigned i = 0; i < STAGE_BUFS; i++)
         if (st->buf[i] != NULL)
@@ -51,34 +65,53 @@ static void stage_release(struct be_session *s, struct be_stage *st)
     atomic_fetch_sub(&s->staged_lanes, 1);
 }
 
-/* The lane's staging, made on first use; NULL past BE_STAGED_LANES_MAX
- * or out of (pinned) memory, and then for good. */
+/* On the lane's device, so that no other device gets a context. */
+static void *stage_make(void *arg)
+{
+    struct be_stage *st = arg;
+    int state = cudaSetDevice(st->device) == cudaSuccess ? STAGE_READY
+                                                         : STAGE_FAILED;
+    for (unsigned i = 0; i < STAGE_BUFS && state == STAGE_READY; i++)
+        if (cudaHostAlloc(&st->buf[i], GVS_BULK_CHUNK,
+                          cudaHostAllocPortable) != cudaSuccess) {
+            st->buf[i] = NULL;
+            state = STAGE_FAILED;
+        }
+    /* Leaves nothing behind for a later cudaGetLastError. */
+    (void)cudaGetLastError();
+    atomic_store_explicit(&st->state, state, memory_order_release);
+    return NULL;
+}
+
+/* The lane's staging once its buffers are there; else NULL, and the
+ * first call asks for them (at most BE_STAGED_LANES_MAX lanes do). */
 static struct be_stage *stage_of(struct be_session *s, struct be_lane *l)
 {
-    if (l->pinned != NULL || l->unpinned)
-        return l->pinned;
+    struct be_stage *st = l->pinned;
+    if (st != NULL)
+        return atomic_load_explicit(&st->state, memory_order_acquire) ==
+                       STAGE_READY
+                   ? st
+                   : NULL;
+    if (l->unpinned)
+        return NULL;
     l->unpinned = 1;
     if (atomic_fetch_add(&s->staged_lanes, 1) >= BE_STAGED_LANES_MAX) {
         atomic_fetch_sub(&s->staged_lanes, 1);
         return NULL;
     }
-    struct be_stage *st = gvs_calloc(1, sizeof(*st));
-    if (st == NULL) {
-        atomic_fetch_sub(&s->staged_lanes, 1);
-        return NULL;
-    }
-    for (unsigned i = 0; i < STAGE_BUFS; i++)
-        if (cudaHostAlloc(&st->buf[i], GVS_BULK_CHUNK,
-                          cudaHostAllocPortable) != cudaSuccess) {
-            /* Leaves nothing behind for a later cudaGetLastError. */
-            (void)cudaGetLastError();
-            st->buf[i] = NULL;
-            stage_release(s, st);
+    st = gvs_calloc(1, sizeof(*st));
+    if (st != NULL) {
+        st->device = l->device;
+        if (pthread_create(&st->maker, NULL, stage_make, st) == 0) {
+            l->unpinned = 0;
+            l->pinned = st;
             return NULL;
         }
-    l->unpinned = 0;
-    l->pinned = st;
-    return st;
+        gvs_free(st);
+    }
+    atomic_fetch_sub(&s->staged_lanes, 1);
+    return NULL;
 }
 
 /* Waits until no DMA reads buffer i; that DMA's failure. */
@@ -93,7 +126,11 @@ static cudaError_t settle(struct be_stage *st, unsigned i)
 cudaError_t be_stage_drain(struct be_lane *l)
 {
     cudaError_t first = cudaSuccess;
-    for (unsigned i = 0; l->pinned != NULL && i < STAGE_BUFS; i++) {
+    if (l->pinned == NULL ||
+        atomic_load_explicit(&l->pinned->state, memory_order_acquire) !=
+            STAGE_READY)
+        return first;
+    for (unsigned i = 0; i < STAGE_BUFS; i++) {
         cudaError_t e = settle(l->pinned, i);
         if (first == cudaSuccess)
             first = e;
@@ -105,7 +142,7 @@ cudaError_t be_stage_drain(struct be_lane *l)
 static cudaError_t events_on(struct be_lane *l)
 {
     struct be_stage *st = l->pinned;
-    if (st->done[0] != NULL && st->device == l->device)
+    if (st->done[0] != NULL && st->events_device == l->device)
         return cudaSuccess;
     cudaError_t e = be_stage_drain(l);
     events_destroy(st);
@@ -113,14 +150,15 @@ static cudaError_t events_on(struct be_lane *l)
         e = cudaEventCreateWithFlags(&st->done[i], cudaEventDisableTiming);
     if (e != cudaSuccess)
         events_destroy(st);
-    st->device = l->device;
+    st->events_device = l->device;
     return e;
 }
 
 cudaError_t be_stage_h2d(struct gvs_call *call, struct be_lane *l,
                          uint64_t dst, const void *data, size_t len)
 {
-    struct be_stage *st = stage_of(call->state, l);
+    struct be_stage *st =
+        len >= BE_STAGE_MIN ? stage_of(call->state, l) : NULL;
     if (st == NULL)
         return cudaMemcpy((void *)(uintptr_t)dst, data, len,
                           cudaMemcpyHostToDevice);
@@ -146,9 +184,11 @@ cudaError_t be_stage_h2d(struct gvs_call *call, struct be_lane *l,
     return cudaSuccess;
 }
 
-void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, cudaError_t *e)
+void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, size_t len,
+                   cudaError_t *e)
 {
-    struct be_stage *st = stage_of(call->state, l);
+    struct be_stage *st =
+        len >= BE_STAGE_MIN ? stage_of(call->state, l) : NULL;
     *e = be_stage_drain(l);
     return st != NULL ? st->buf[0] : NULL;
 }

@@ -1,7 +1,8 @@
 #include "parcopy.h"
 
+#include "fe.h"
+
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,8 +47,7 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-/* Caller holds busy.  Helpers run with every signal blocked: the
- * program's handlers must run on its own threads. */
+/* Caller holds busy. */
 static void start_helpers(void)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -57,21 +57,10 @@ static void start_helpers(void)
         want = env[0] - '0';
     if (want > PAR_HELPERS_MAX)
         want = PAR_HELPERS_MAX;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     helpers = 0;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_t t;
-        while (helpers < want &&
-               pthread_create(&t, &attr, helper_main,
-                              (void *)(intptr_t)helpers) == 0)
-            helpers++;
-        pthread_attr_destroy(&attr);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    while (helpers < want &&
+           fe_thread_start(helper_main, (void *)(intptr_t)helpers) == 0)
+        helpers++;
 }
 
 void fe_parallel_memcpy(void *dst, const void *src, size_t len)

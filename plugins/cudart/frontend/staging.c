@@ -3,7 +3,11 @@
  * slot is reused only once the reply of its last chunk has come, which
  * the backend sends once the DMA from or to it is done.  So up to
  * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
- * overlaps the DMA of the others. */
+ * overlaps the DMA of the others.
+ *
+ * Pinning the region in the backend takes milliseconds: the first copy
+ * that could use it has it set up on a thread of its own and sends its
+ * bytes meanwhile, as do the copies until the region is there. */
 #include "shared.h"
 
 #include <pthread.h>
@@ -23,7 +27,7 @@
 /* Held for a whole copy: a thread that finds it taken sends its bytes
  * instead of waiting. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static enum { UNTRIED, READY, UNAVAILABLE } state;
+static enum { UNTRIED, PREPARING, READY, UNAVAILABLE } state;
 static uint8_t *region;
 
 /* The child's session is new: the parent's region means nothing to its
@@ -122,20 +126,35 @@ static void run(struct pipeline *p, uint8_t *host)
     }
 }
 
-/* Caller holds lock. */
+/* On the device of the copy that asked for it, so that no other device
+ * gets a context for it. */
+static void *prepare(void *arg)
+{
+    int device = (int)(intptr_t)arg;
+    uint64_t dev;
+    void *p = NULL;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = fe_shared_map(STAGING_SLOTS * STAGING_SLOT, &p, &dev);
+    pthread_mutex_lock(&lock);
+    if (state == PREPARING) {
+        state = e == cudaSuccess ? READY : UNAVAILABLE;
+        region = e == cudaSuccess ? p : NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Caller holds lock.  Whether the region is there; the first call has it
+ * prepared. */
 static int ready(void)
 {
-    if (state == UNTRIED) {
-        uint64_t dev;
-        void *p;
-        state = fe_shared_map(STAGING_SLOTS * STAGING_SLOT, &p, &dev) ==
-                        cudaSuccess
-                    ? READY
-                    : UNAVAILABLE;
-        if (state == READY)
-            region = p;
-    }
-    return state == READY;
+    if (state != UNTRIED)
+        return state == READY;
+    state = fe_thread_start(prepare, (void *)(intptr_t)fe_thread_device()) == 0
+                ? PREPARING
+                : UNAVAILABLE;
+    return 0;
 }
 
 cudaError_t fe_staged_copy(uint64_t stream, unsigned flags,

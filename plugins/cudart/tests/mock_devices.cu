@@ -11,22 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
-                   cudaGetErrorName(e_));                                    \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "mock_check.h"
 
 static int expect(int argc, char **argv)
 {

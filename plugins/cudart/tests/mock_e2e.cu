@@ -1,28 +1,12 @@
 // cudart.mock_e2e: an unmodified -cudart shared program against our
 // libcudart.so.13 and a gvsd whose cudart plugin runs on mock_cudart.c.
 // Checks results, content and round-trip counts of the first slice.
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
-                   cudaGetErrorName(e_));                                    \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "mock_check.h"
 
 struct S {
     char a;
@@ -36,18 +20,6 @@ __global__ void fill(int *p, int n, double d, char c) {}
 __global__ void take_struct(S s, int *out) {}
 __global__ void add_dv(int *p) {}
 __global__ void empty() {}
-
-struct stats {
-    uint64_t round_trips, posts, bytes_sent, bytes_received;
-};
-static void (*get_stats)(struct stats *);
-
-static struct stats now()
-{
-    struct stats s;
-    get_stats(&s);
-    return s;
-}
 
 static const size_t CHUNK = (size_t)8 << 20;
 
@@ -77,8 +49,7 @@ static void copy_round(size_t size)
 
 int main()
 {
-    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
-    CHECK(get_stats != NULL);
+    stats_init();
     // Registration ran before main and sent nothing.
     CHECK(now().round_trips == 0 && now().posts == 0);
 

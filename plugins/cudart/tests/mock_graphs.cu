@@ -4,28 +4,12 @@
 // runs on the host-memory mock (mock_mem3d.c, mock_pools.c,
 // mock_graphs.c).  Checks contents, the packing of strided host rows,
 // request counts, ids and the refusals.
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
-                   cudaGetErrorName(e_));                                    \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "mock_check.h"
 
 // Emulated by the mock by name (mock_cudart.c).
 __global__ void fill(int *p, int n, double d, char c) {}
@@ -33,18 +17,6 @@ __global__ void empty() {}
 // mock_managed.c starts them as {42, 0, 0, 0} and {0, 0}, in one page.
 __managed__ int mcounter[4];
 __managed__ int mpair[2];
-
-struct stats {
-    uint64_t round_trips, posts, bytes_sent, bytes_received;
-};
-static void (*get_stats)(struct stats *);
-
-static struct stats now()
-{
-    struct stats s;
-    get_stats(&s);
-    return s;
-}
 
 static const size_t CHUNK = (size_t)8 << 20;
 
@@ -516,8 +488,7 @@ static void managed()
 
 int main()
 {
-    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
-    CHECK(get_stats != NULL);
+    stats_init();
     pitched();
     arrays();
     pools();

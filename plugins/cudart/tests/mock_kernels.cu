@@ -11,22 +11,9 @@
 #include <unistd.h>
 #include <vector>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "FAIL line %d: %s\n", __LINE__, #cond);          \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            fprintf(stderr, "FAIL line %d: %s: %s\n", __LINE__, #call,      \
-                    cudaGetErrorName(e_));                                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+// Failures go to stderr: device_output() captures stdout.
+#define MOCK_CHECK_OUT stderr
+#include "mock_check.h"
 
 template <typename T> __global__ void scale(T *p, T f, int n) {}
 template __global__ void scale<float>(float *, float, int);

@@ -14,22 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
-                   cudaGetErrorName(e_));                                    \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "mock_check.h"
 
 static void pointers_and_hints()
 {

@@ -4,7 +4,6 @@
 // mock (mock_cudart.c, mock_streams.c).
 #include <atomic>
 #include <chrono>
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,34 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define OK(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            printf("FAIL line %d: %s: %s\n", __LINE__, #call,               \
-                   cudaGetErrorName(e_));                                    \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-struct stats {
-    uint64_t round_trips, posts, bytes_sent, bytes_received;
-};
-static void (*get_stats)(struct stats *);
-
-static struct stats now()
-{
-    struct stats s;
-    get_stats(&s);
-    return s;
-}
+#include "mock_check.h"
 
 static const size_t CHUNK = (size_t)8 << 20;
 
@@ -392,8 +364,7 @@ static void host_memory()
 
 int main()
 {
-    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
-    CHECK(get_stats != NULL);
+    stats_init();
     streams();
     async_memory();
     events();
