@@ -135,6 +135,7 @@ static int client_open(struct gvs_client *c)
     }
     c->conn = conn;
     c->next_id = CLIENT_HELLO_ID + 1;
+    atomic_store(&c->caps, gvs_conn_caps(conn));
     /* Ready before the receiver starts: a break it sees at once must
      * not be overwritten. */
     atomic_store(&c->state, CLIENT_READY);
@@ -295,10 +296,8 @@ int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
 
 unsigned gvs_client_caps(struct gvs_client *c)
 {
-    gvs_client_lock(c);
-    unsigned caps = client_usable(c) == 0 ? gvs_conn_caps(c->conn) : 0;
-    gvs_client_unlock(c);
-    return caps;
+    return atomic_load(&c->state) == CLIENT_READY ? atomic_load(&c->caps)
+                                                  : 0;
 }
 
 int gvs_client_send_fd_locked(struct gvs_client *c, int fd, uint64_t tag)

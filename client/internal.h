@@ -48,6 +48,8 @@ struct gvs_client {
     struct client_pending *pending;
     _Atomic int npending; /* entries in pending, read without wlock by the
                            * receiver's spin */
+    _Atomic unsigned caps; /* the connection's (gvs_conn_caps) while it is
+                            * ready, read without the lock */
     /* Posts not yet written (outbuf.c).  out_state is the flusher's
      * futex word and out_posts counts posts buffered, for its spin; both
      * are read without lock. */

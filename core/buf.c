@@ -12,6 +12,7 @@ struct gvs_buf {
     size_t off;
     size_t size;
     size_t alloc;
+    size_t dirty; /* d[0..dirty) has been written at some time */
     size_t max;
     int readonly; /* a view: d belongs to the caller */
 };
@@ -51,8 +52,9 @@ void gvs_buf_free(struct gvs_buf *b)
     if (b == NULL)
         return;
     if (!b->readonly && b->d != NULL) {
-        /* Frames carry user data: do not leave it in freed heap. */
-        explicit_bzero(b->d, b->alloc);
+        /* Frames carry user data: do not leave it in freed heap.  Only
+         * what was written: storage never touched is not faulted in. */
+        explicit_bzero(b->d, b->dirty);
         gvs_free(b->d);
     }
     gvs_free(b);
@@ -64,6 +66,11 @@ void gvs_buf_reset(struct gvs_buf *b)
         b->off = b->size;
     else
         b->off = b->size = 0;
+}
+
+size_t gvs_buf_capacity(const struct gvs_buf *b)
+{
+    return b->alloc;
 }
 
 size_t gvs_buf_len(const struct gvs_buf *b)
@@ -128,6 +135,8 @@ int gvs_buf_reserve(struct gvs_buf *b, size_t len, uint8_t **dst)
         return r;
     *dst = b->d != NULL ? b->d + b->size : (uint8_t *)(uintptr_t)empty_storage;
     b->size += len;
+    if (b->size > b->dirty)
+        b->dirty = b->size;
     return 0;
 }
 

@@ -1,7 +1,9 @@
 #include <inttypes.h>
+#include <unistd.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
+#include "gvs/spin.h"
 #include "session.h"
 
 void gvsd_session_fail(struct gvs_session *s, int rc)
@@ -187,7 +189,16 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .noreply = noreply,
                             .session = s};
     atomic_fetch_add(&s->calls, 1);
+    long long start = gvs_now_ns();
     int rc = j->op->fn(&call);
+    /* The op trace (log level debug, docs/config.md): where a call's time
+     * goes on the backend. */
+    gvs_debug("session %u: lane %u id %llu %s/%s%s: %.1f us queued, %.1f us "
+              "run on thread %ld",
+              s->opts->id, (unsigned)j->h.lane, (unsigned long long)j->h.id,
+              s->open[j->slot]->desc->name, j->op->name,
+              noreply ? " (posted)" : "", (start - j->read_ns) / 1e3,
+              (gvs_now_ns() - start) / 1e3, (long)gettid());
     if (rc < 0) {
         gvs_warn("session %u: %s/%s: malformed request (%s)", s->opts->id,
                  s->open[j->slot]->desc->name, j->op->name,

@@ -1,16 +1,20 @@
 /* The executor and lane threads of a session (session.h). */
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <time.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
+#include "gvs/proto.h"
 #include "gvs/spin.h"
 #include "session.h"
 
-/* Served jobs kept for reuse, with their buffers' storage. */
-#define SPARE_JOBS 4
+/* Served jobs kept for reuse, with their buffers' storage: enough for a
+ * burst of requests, so that the buffers a burst of bulk chunks grew are
+ * not freed and faulted in again by the next one. */
+#define SPARE_JOBS 8
 
 static void jobs_push(struct gvsd_jobs *q, struct gvsd_job *j)
 {
@@ -35,70 +39,109 @@ static struct gvsd_job *jobs_pop(struct gvsd_jobs *q)
 
 static void job_free(struct gvsd_job *j)
 {
+    if (j == NULL)
+        return;
     gvs_buf_free(j->in);
     gvs_free(j);
 }
 
-struct gvsd_job *gvsd_job_get(struct gvs_session *s)
+/* Caller holds the lock.  The spare job whose storage fits len best:
+ * the smallest that holds it, else the largest.  NULL when none. */
+static struct gvsd_job *spare_take(struct gvs_session *s, size_t len)
 {
-    pthread_mutex_lock(&s->lock);
-    while (s->outstanding > GVSD_QUEUE_BYTES_MAX && !s->failed)
-        pthread_cond_wait(&s->room, &s->lock);
-    struct gvsd_job *j = s->spare;
-    if (j != NULL) {
-        s->spare = j->next;
-        s->nspare--;
+    struct gvsd_job **best = NULL;
+    for (struct gvsd_job **pp = &s->spare; *pp != NULL; pp = &(*pp)->next) {
+        size_t cap = gvs_buf_capacity((*pp)->in);
+        size_t have = best != NULL ? gvs_buf_capacity((*best)->in) : 0;
+        if (best == NULL || (cap >= len ? have < len || cap < have
+                                        : have < len && cap > have))
+            best = pp;
     }
-    pthread_mutex_unlock(&s->lock);
-    if (j == NULL) {
-        j = gvs_calloc(1, sizeof(*j));
-        if (j != NULL && (j->in = gvs_buf_new(s->opts->max_frame)) == NULL) {
-            gvs_free(j);
-            j = NULL;
-        }
+    if (best == NULL)
+        return NULL;
+    struct gvsd_job *j = *best;
+    *best = j->next;
+    s->nspare--;
+    return j;
+}
+
+static struct gvsd_job *job_new(struct gvs_session *s)
+{
+    struct gvsd_job *j = gvs_calloc(1, sizeof(*j));
+    if (j != NULL && (j->in = gvs_buf_new(s->opts->max_frame)) == NULL) {
+        gvs_free(j);
+        j = NULL;
     }
     return j;
 }
 
-/* Caller holds the lock. */
-static void job_recycle_locked(struct gvs_session *s, struct gvsd_job *j)
+struct gvsd_job *gvsd_job_get(struct gvs_session *s, size_t len)
 {
-    gvs_buf_reset(j->in);
-    if (s->nspare < SPARE_JOBS) {
-        j->next = s->spare;
-        s->spare = j;
-        s->nspare++;
-    } else {
-        job_free(j);
-    }
+    pthread_mutex_lock(&s->lock);
+    while (s->outstanding > GVSD_QUEUE_BYTES_MAX && !s->failed)
+        pthread_cond_wait(&s->room, &s->lock);
+    struct gvsd_job *j = spare_take(s, len);
+    pthread_mutex_unlock(&s->lock);
+    return j != NULL ? j : job_new(s);
 }
 
-/* Caller holds the lock.  A queued job is served or dropped. */
-static void job_done_locked(struct gvs_session *s, struct gvsd_job *j)
+void gvsd_jobs_prepare(struct gvs_session *s)
+{
+    size_t len = GVS_BULK_CHUNK + GVSD_JOB_OVERHEAD;
+    if (len > s->opts->max_frame)
+        len = s->opts->max_frame;
+    struct gvsd_job *j = job_new(s);
+    uint8_t *p;
+    if (j == NULL || gvs_buf_reserve(j->in, len, &p) < 0) {
+        job_free(j);
+        return;
+    }
+    memset(p, 0, len);
+    gvsd_job_put(s, j);
+}
+
+/* Caller holds the lock.  Keeps j for reuse, or returns it for the
+ * caller to free once it has released the lock: freeing wipes what the
+ * buffer held, which takes a while for a bulk chunk. */
+static struct gvsd_job *job_recycle_locked(struct gvs_session *s,
+                                           struct gvsd_job *j)
+{
+    gvs_buf_reset(j->in);
+    if (s->nspare >= SPARE_JOBS)
+        return j;
+    j->next = s->spare;
+    s->spare = j;
+    s->nspare++;
+    return NULL;
+}
+
+/* Caller holds the lock.  A queued job is served or dropped; what it
+ * returns is the caller's to free, unlocked (job_recycle_locked). */
+static struct gvsd_job *job_done_locked(struct gvs_session *s,
+                                        struct gvsd_job *j)
 {
     s->outstanding -= j->cost;
     atomic_fetch_sub(&s->inflight, 1);
     pthread_cond_signal(&s->room);
-    job_recycle_locked(s, j);
+    return job_recycle_locked(s, j);
+}
+
+/* Caller holds the lock, which is released while j is freed. */
+static void job_free_unlocked(struct gvs_session *s, struct gvsd_job *j)
+{
+    if (j == NULL)
+        return;
+    pthread_mutex_unlock(&s->lock);
+    job_free(j);
+    pthread_mutex_lock(&s->lock);
 }
 
 void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j)
 {
     pthread_mutex_lock(&s->lock);
-    job_recycle_locked(s, j);
+    j = job_recycle_locked(s, j);
     pthread_mutex_unlock(&s->lock);
-}
-
-void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
-{
-    j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
-    pthread_mutex_lock(&s->lock);
-    s->outstanding += j->cost;
-    atomic_fetch_add(&s->inflight, 1);
-    jobs_push(&s->queue, j);
-    atomic_fetch_add(&s->queued, 1);
-    pthread_cond_signal(&s->work);
-    pthread_mutex_unlock(&s->lock);
+    job_free(j);
 }
 
 /* Caller holds the lock.  Runs j unless the session is failing, then
@@ -111,7 +154,7 @@ static void serve_unlocked(struct gvs_session *s, struct gvsd_job *j,
         gvsd_serve(s, j, out);
         pthread_mutex_lock(&s->lock);
     }
-    job_done_locked(s, j);
+    job_free_unlocked(s, job_done_locked(s, j));
 }
 
 /* Caller holds the lock, which is released while polling: a client
@@ -184,9 +227,10 @@ static int thread_start(void *(*fn)(void *), void *arg)
 }
 
 /* Caller holds the lock.  A free lane thread, started if none is free and
- * the session may have more, else waited for.  NULL when none exists and
- * none can be started. */
-static struct gvsd_lane_thread *lane_free(struct gvs_session *s)
+ * the session may have more, else waited for when wait is set.  NULL when
+ * none exists and none can be started, or none is free and wait is not
+ * set. */
+static struct gvsd_lane_thread *lane_free(struct gvs_session *s, int wait)
 {
     for (;;) {
         for (int i = 0; i < s->nlanes; i++)
@@ -211,8 +255,51 @@ static struct gvsd_lane_thread *lane_free(struct gvs_session *s)
             gvs_warn("session %u: cannot start a lane thread beyond %d",
                      s->opts->id, s->nlanes);
         }
+        if (!wait)
+            return NULL;
         pthread_cond_wait(&s->idle, &s->lock);
     }
+}
+
+/* Caller holds the lock.  Puts j behind lane thread t's jobs, waking t
+ * when it was idle. */
+static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
+{
+    if (!t->busy) {
+        t->busy = 1;
+        t->lane = j->h.lane;
+        atomic_store_explicit(&t->kicked, 1, memory_order_release);
+        pthread_cond_signal(&t->wake);
+    }
+    jobs_push(&t->jobs, j);
+}
+
+/* A blocking request with nothing queued ahead of it, of a lane the
+ * executor is not serving, goes straight to a lane thread: the executor
+ * would only pass it on, a hand-off more per synchronizing call.  What
+ * it would find ahead in arrival order is nothing, so the order is the
+ * executor's.  Never waits for a lane thread: the reader must go on. */
+void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
+{
+    j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
+    pthread_mutex_lock(&s->lock);
+    s->outstanding += j->cost;
+    atomic_fetch_add(&s->inflight, 1);
+    struct gvsd_lane_thread *t = NULL;
+    if (s->queue.head == NULL && !s->failed && s->serving_lane != j->h.lane &&
+        j->op != NULL && (j->op->flags & GVS_OP_BLOCKING)) {
+        t = lane_busy(s, j->h.lane);
+        if (t == NULL)
+            t = lane_free(s, 0);
+    }
+    if (t != NULL) {
+        lane_give(t, j);
+    } else {
+        jobs_push(&s->queue, j);
+        atomic_fetch_add(&s->queued, 1);
+        pthread_cond_signal(&s->work);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Caller holds the lock, which is released while polling: requests of a
@@ -254,25 +341,22 @@ static void *executor_main(void *arg)
             break;
         atomic_fetch_sub(&s->queued, 1);
         if (s->failed) {
-            job_done_locked(s, j);
+            job_free_unlocked(s, job_done_locked(s, j));
             continue;
         }
         /* A lane whose blocking request still runs keeps its order: what
          * follows goes behind it, on its thread. */
+        /* Until j is on its way, nothing of its lane may pass it
+         * (gvsd_executor_queue), lane_free's wait included. */
+        s->serving_lane = j->h.lane;
         struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
         if (t == NULL && j->op != NULL && (j->op->flags & GVS_OP_BLOCKING))
-            t = lane_free(s);
-        if (t != NULL) {
-            if (!t->busy) {
-                t->busy = 1;
-                t->lane = j->h.lane;
-                atomic_store_explicit(&t->kicked, 1, memory_order_release);
-                pthread_cond_signal(&t->wake);
-            }
-            jobs_push(&t->jobs, j);
-            continue;
-        }
-        serve_unlocked(s, j, out);
+            t = lane_free(s, 1);
+        if (t != NULL)
+            lane_give(t, j);
+        else
+            serve_unlocked(s, j, out);
+        s->serving_lane = 0;
     }
     s->executor_done = 1;
     for (int i = 0; i < s->nlanes; i++)

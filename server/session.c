@@ -34,15 +34,23 @@ static int serve(struct gvs_session *s)
 {
     uint32_t id = s->opts->id;
     for (;;) {
-        struct gvsd_job *j = gvsd_job_get(s);
+        /* A client issuing calls back to back sends the next one within
+         * microseconds: catch it without a sleep and a wake-up. */
+        gvs_conn_spin_readable_busy(s->conn, gvs_spin_ns(), serving, s);
+        struct gvs_frame_hdr h;
+        int rc = gvs_frame_recv_hdr(s->conn, s->opts->max_frame, &h);
+        /* Chosen once the length is known, so that a bulk chunk goes into
+         * a buffer that already holds one. */
+        struct gvsd_job *j = gvsd_job_get(s, rc == 0 ? h.len : 0);
         if (j == NULL) {
             gvs_error("session %u: out of memory", id);
             return GVS_E_NOMEM;
         }
-        /* A client issuing calls back to back sends the next one within
-         * microseconds: catch it without a sleep and a wake-up. */
-        gvs_conn_spin_readable_busy(s->conn, gvs_spin_ns(), serving, s);
-        int rc = gvs_frame_recv(s->conn, s->opts->max_frame, &j->h, j->in);
+        if (rc == 0) {
+            rc = gvs_frame_recv_body(s->conn, h.len, j->in);
+            j->h = h;
+        }
+        j->read_ns = gvs_now_ns();
         /* A failing op shuts the connection down to stop us here. */
         int failed = failed_rc(s);
         if (rc == 0 && failed == 0)
@@ -101,6 +109,8 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
     s.out = gvs_buf_new(o->max_frame);
     int drained = 1;
     int rc = s.in != NULL && s.out != NULL ? gvsd_handshake(&s) : GVS_E_NOMEM;
+    if (rc == 0)
+        gvsd_jobs_prepare(&s);
     if (rc == 0)
         rc = serve_threaded(&s, &drained);
     pthread_mutex_lock(&s.send_lock);

@@ -53,6 +53,7 @@ struct gvsd_job {
     int slot;                /* in open[]; -1 for a control op */
     const struct gvs_op *op; /* NULL for a control op (PING) */
     size_t cost;             /* counted in outstanding while queued */
+    long long read_ns;       /* when its frame had been read */
 };
 
 struct gvsd_jobs {
@@ -108,6 +109,7 @@ struct gvs_session {
     pthread_cond_t idle;    /* the executor: a lane thread became free */
     pthread_cond_t stopped; /* the end: a thread has exited */
     struct gvsd_jobs queue; /* for the executor */
+    uint32_t serving_lane;  /* the lane of the job the executor runs, or 0 */
     _Atomic int queued;     /* jobs in queue, read without the lock by the
                              * executor's spin */
     _Atomic int inflight;   /* jobs queued or running, read without the
@@ -177,9 +179,13 @@ void gvsd_fds_close(struct gvs_session *s);
 int gvsd_executor_start(struct gvs_session *s);
 /* Hands a classified request to the executor. */
 void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j);
-/* A job to read the next request into (reused or new), NULL when out of
+/* A job to read a request of len body bytes into (reused, with storage
+ * that fits it when a spare one has such, or new), NULL when out of
  * memory; waits first while too many bytes are outstanding. */
-struct gvsd_job *gvsd_job_get(struct gvs_session *s);
+struct gvsd_job *gvsd_job_get(struct gvs_session *s, size_t len);
+/* Keeps one spare job whose buffer holds a bulk chunk, its pages
+ * touched: a session's first large copy then faults in nothing. */
+void gvsd_jobs_prepare(struct gvs_session *s);
 /* Returns a job that was never queued (an inline op, a bad frame). */
 void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j);
 /* After the reader has stopped: lets the executor and lane threads serve

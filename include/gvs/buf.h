@@ -42,6 +42,9 @@ void gvs_buf_reset(struct gvs_buf *b);
 
 size_t gvs_buf_len(const struct gvs_buf *b);   /* unread bytes */
 size_t gvs_buf_max(const struct gvs_buf *b);
+/* Bytes of storage held now, for owners that pool buffers and give each
+ * message one that already fits. */
+size_t gvs_buf_capacity(const struct gvs_buf *b);
 const uint8_t *gvs_buf_ptr(const struct gvs_buf *b); /* first unread byte */
 
 /* Makes room for len bytes at the end and returns where they go in *dst;

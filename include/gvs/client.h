@@ -104,9 +104,10 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
  * connection stays usable), GVS_E_CLOSED / GVS_E_PROTO when broken. */
 int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply);
 
-/* What the connection can do: enum gvs_conn_cap (gvs/comm.h).  With
- * GVS_CONN_CAP_FDS the client and gvsd are on one host and can share
- * memory. */
+/* What the connection can do: enum gvs_conn_cap (gvs/comm.h), 0 while
+ * there is none.  With GVS_CONN_CAP_FDS the client and gvsd are on one
+ * host and can share memory.  Takes no lock: callable with or without
+ * gvs_client_lock. */
 unsigned gvs_client_caps(struct gvs_client *c);
 
 /* Caller holds the lock: passes descriptor fd (still the caller's) with

@@ -119,27 +119,15 @@ cudaError_t cudart_be_enter(struct gvs_call *call);
  * destroy). */
 void be_lanes_free(struct be_session *s);
 
-/* staging.c: pinned staging of a lane's bulk copies -------------------
+/* staging.c: pinned staging of a lane's D2H copies -------------------
  * The caller has entered the lane (cudart_be_enter). */
 
-/* Copies len (<= GVS_BULK_CHUNK) bytes at data, which may be reused as
- * soon as this returns, to device address dst on the legacy stream,
- * through one of the lane's pinned buffers: the DMA may still run on
- * return, and be_stage_drain waits for it.  Without staging (a copy too
- * small to gain, or buffers not there yet), a plain cudaMemcpy.  The failure to start the copy, or of an earlier DMA the
- * buffer had to wait for. */
-cudaError_t be_stage_h2d(struct gvs_call *call, struct be_lane *l,
-                         uint64_t dst, const void *data, size_t len);
 /* A pinned buffer of GVS_BULK_CHUNK bytes for a D2H chunk of len bytes,
  * which stays the lane's until its next bulk copy (so it may be a reply's
- * tail), or NULL when staging does not pay or is not (yet) there: the
- * caller copies through CUDA's then.  *e gets the failure of a DMA the
- * lane still had in flight. */
-void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, size_t len,
-                   cudaError_t *e);
-/* Waits for the lane's DMAs in flight; the first failure among them. */
-cudaError_t be_stage_drain(struct be_lane *l);
-/* Frees the lane's staging once its DMAs are done. */
+ * tail), or NULL when staging does not pay or cannot be had: the caller
+ * copies through CUDA's then. */
+void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, size_t len);
+/* Frees the lane's staging. */
 void be_stage_free(struct be_session *s, struct be_lane *l);
 
 /* streams.c, callbacks.c: session_close calls both first ------------- */

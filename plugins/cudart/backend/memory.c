@@ -85,10 +85,7 @@ int cudart_be_cudamemset(struct gvs_call *call)
 
 /* Posted chunks latch the first failure in their lane and are skipped
  * after it; the final chunk (the only one waited for) reports it and
- * clears the latch for the lane's next transfer.  A chunk's DMA from the
- * lane's staging may run on while the next chunk arrives (staging.c):
- * the final chunk waits for them all, so the copy is done when its reply
- * leaves, as cudaMemcpy's is when it returns. */
+ * clears the latch for the lane's next transfer. */
 int cudart_be_memcpy_h2d(struct gvs_call *call)
 {
     struct be_lane *s = be_lane(call);
@@ -107,12 +104,12 @@ int cudart_be_memcpy_h2d(struct gvs_call *call)
         if (e == cudaSuccess)
             e = be_check_device_range(dst, len);
         if (e == cudaSuccess && len > 0)
-            e = be_stage_h2d(call, s, dst, data, len);
+            e = cudaMemcpy((void *)(uintptr_t)dst, data, len,
+                           cudaMemcpyHostToDevice);
         s->latched = e;
     }
     if (!call->noreply) {
-        cudaError_t e = be_stage_drain(s);
-        apigen_put_i32(&c, s->latched != cudaSuccess ? s->latched : e);
+        apigen_put_i32(&c, s->latched);
         s->latched = cudaSuccess;
     }
     return c.rc;
@@ -162,7 +159,7 @@ int cudart_be_memcpy_d2h(struct gvs_call *call)
         e = be_check_device_range(src, len);
     void *stage = NULL;
     if (e == cudaSuccess)
-        stage = be_stage_d2h(call, l, len, &e);
+        stage = be_stage_d2h(call, l, len);
     if (e == cudaSuccess && stage == NULL)
         return d2h_into_reply(&c, src, len);
     if (e == cudaSuccess && len > 0)

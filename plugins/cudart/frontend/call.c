@@ -1,4 +1,5 @@
 #include "fe.h"
+#include "shared.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -144,6 +145,8 @@ int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
 {
     if (flags & APIGEN_DEVICE) {
         int rc = fe_device_sync_locked(cl);
+        if (rc == 0)
+            fe_staging_kick_locked(cl);
         /* Device work must see what the host wrote to managed memory. */
         if (rc == 0)
             rc = fe_managed_push_locked(cl);

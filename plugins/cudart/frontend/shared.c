@@ -36,10 +36,12 @@ static int make_memfd(size_t len)
     return fd;
 }
 
-/* Sends the descriptor, then the request naming it, under one lock: the
- * descriptor is there when the backend reads the request. */
-static int send_share(struct gvs_client *cl, int fd, void *p, size_t len,
-                      uint64_t *id)
+/* Caller holds the client lock.  Sends the descriptor, then the request
+ * naming it: the descriptor is there when the backend reads the
+ * request.  Plain gvs_client_send_locked: the caller has brought the
+ * lane's device in line (fe_send_locked, or this is one of its steps). */
+static int send_share_locked(struct gvs_client *cl, int fd, void *p,
+                             size_t len, uint64_t *id)
 {
     uint64_t tag = atomic_fetch_add(&next_tag, 1);
     struct gvs_buf *req = gvs_buf_new(32);
@@ -51,23 +53,18 @@ static int send_share(struct gvs_client *cl, int fd, void *p, size_t len,
     if (rc == 0)
         rc = gvs_buf_put_u64(req, len);
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
-    gvs_client_lock(cl);
     if (rc == 0)
         rc = gvs_client_send_fd_locked(cl, fd, tag);
     if (rc == 0)
-        rc = fe_send_locked(cl, CUDART_OP_HOSTMEM_SHARE, APIGEN_DEVICE, 0,
-                            &iov, 1, id);
-    gvs_client_unlock(cl);
+        rc = gvs_client_send_locked(cl, CUDART_PLUGIN_ID,
+                                    CUDART_OP_HOSTMEM_SHARE, 0, &iov, 1, id);
     gvs_buf_free(req);
     return rc;
 }
 
-cudaError_t fe_shared_map(size_t size, void **p, uint64_t *dev)
+cudaError_t fe_shared_start_locked(struct gvs_client *cl, size_t size,
+                                   struct fe_shared_pending *out)
 {
-    struct gvs_client *cl;
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
     if (!(gvs_client_caps(cl) & GVS_CONN_CAP_FDS))
         return cudaErrorNotSupported;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -83,12 +80,25 @@ cudaError_t fe_shared_map(size_t size, void **p, uint64_t *dev)
             close(fd);
         return cudaErrorMemoryAllocation;
     }
-    uint64_t id;
-    int rc = send_share(cl, fd, m, len, &id);
+    int rc = send_share_locked(cl, fd, m, len, &out->id);
     close(fd);
+    if (rc < 0) {
+        munmap(m, len);
+        return rc == GVS_E_NOMEM ? cudaErrorMemoryAllocation
+                                 : fe_transport_error(rc);
+    }
+    out->p = m;
+    out->len = len;
+    return cudaSuccess;
+}
+
+cudaError_t fe_shared_finish(struct gvs_client *cl,
+                             const struct fe_shared_pending *s, void **p,
+                             uint64_t *dev)
+{
     struct gvs_buf *rep = gvs_buf_new(64);
-    if (rc == 0)
-        rc = rep != NULL ? gvs_client_wait(cl, id, rep) : GVS_E_NOMEM;
+    int rc = rep != NULL ? gvs_client_wait(cl, s->id, rep) : GVS_E_NOMEM;
+    cudaError_t e;
     if (rc < 0) {
         e = rc == GVS_E_NOMEM ? cudaErrorMemoryAllocation
                               : fe_transport_error(rc);
@@ -102,14 +112,28 @@ cudaError_t fe_shared_map(size_t size, void **p, uint64_t *dev)
     }
     gvs_buf_free(rep);
     if (e != cudaSuccess) {
-        munmap(m, len);
+        munmap(s->p, s->len);
         return e;
     }
     /* The backend's pinning has allocated every page; mapping them here
      * now spares the program a fault per page on first use. */
-    (void)madvise(m, len, MADV_POPULATE_WRITE);
-    *p = m;
+    (void)madvise(s->p, s->len, MADV_POPULATE_WRITE);
+    *p = s->p;
     return cudaSuccess;
+}
+
+cudaError_t fe_shared_map(size_t size, void **p, uint64_t *dev)
+{
+    struct gvs_client *cl;
+    struct fe_shared_pending s;
+    cudaError_t e = fe_client(&cl);
+    if (e != cudaSuccess)
+        return e;
+    gvs_client_lock(cl);
+    int rc = fe_device_sync_locked(cl);
+    e = rc < 0 ? fe_transport_error(rc) : fe_shared_start_locked(cl, size, &s);
+    gvs_client_unlock(cl);
+    return e == cudaSuccess ? fe_shared_finish(cl, &s, p, dev) : e;
 }
 
 cudaError_t fe_shared_unmap(void *p, size_t size)

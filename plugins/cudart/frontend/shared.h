@@ -28,6 +28,20 @@ int fe_shared_possible(void);
  * connection cannot share memory, cudaErrorMemoryAllocation when the
  * backend refuses: the caller then uses memory of its own. */
 cudaError_t fe_shared_map(size_t size, void **p, uint64_t *dev);
+/* fe_shared_map in two steps, for a caller that holds the client lock
+ * (and has brought the lane's device in line): start sends the request,
+ * finish (without the lock) collects its reply. */
+struct fe_shared_pending {
+    uint64_t id;
+    void *p;
+    size_t len;
+};
+cudaError_t fe_shared_start_locked(struct gvs_client *cl, size_t size,
+                                   struct fe_shared_pending *out);
+cudaError_t fe_shared_finish(struct gvs_client *cl,
+                             const struct fe_shared_pending *s, void **p,
+                             uint64_t *dev);
+
 /* Unshares (the backend first waits for the device, as cudaFreeHost)
  * and unmaps a region of fe_shared_map; the backend's result. */
 cudaError_t fe_shared_unmap(void *p, size_t size);
@@ -66,6 +80,14 @@ int fe_host_shared(const void *p, size_t len);
 cudaError_t fe_staged_copy(uint64_t stream, unsigned flags,
                            enum cudaMemcpyKind kind, uint64_t dev,
                            void *host, size_t len);
+/* Caller holds the client lock, about to send a device op: the first
+ * time on a connection that shares memory, sends the staging region's
+ * HOSTMEM_SHARE ahead of it.  The first device op is the one that gives
+ * the backend its context, which takes far longer than pinning the
+ * region: no copy waits for the region later, and no pinning holds the
+ * driver while copies and kernels run.  Its failure only means no
+ * staging. */
+void fe_staging_kick_locked(struct gvs_client *cl);
 /* fork(): the child's session knows nothing of the parent's regions. */
 void fe_staging_fork_child(void);
 

@@ -5,9 +5,10 @@
  * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
  * overlaps the DMA of the others.
  *
- * Pinning the region in the backend takes milliseconds: the first copy
- * that could use it has it set up on a thread of its own and sends its
- * bytes meanwhile, as do the copies until the region is there. */
+ * Pinning the region in the backend takes milliseconds and holds the
+ * driver meanwhile: it is asked for ahead of the session's first device
+ * op (fe_staging_kick_locked), and its reply is collected by the first
+ * copy that needs the region. */
 #include "shared.h"
 
 #include <pthread.h>
@@ -15,9 +16,10 @@
 #include <sys/mman.h>
 
 #include "cudart_ops.h"
-#include "parcopy.h"
+#include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "parcopy.h"
 
 #define STAGING_SLOTS 4u
 #define STAGING_SLOT ((size_t)2 << 20)
@@ -27,7 +29,10 @@
 /* Held for a whole copy: a thread that finds it taken sends its bytes
  * instead of waiting. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static enum { UNTRIED, PREPARING, READY, UNAVAILABLE } state;
+enum { UNTRIED, PREPARING, READY, UNAVAILABLE };
+/* Moves from UNTRIED under the client lock, from PREPARING under lock. */
+static _Atomic int state;
+static struct fe_shared_pending pending;
 static uint8_t *region;
 
 /* The child's session is new: the parent's region means nothing to its
@@ -36,9 +41,11 @@ static uint8_t *region;
 void fe_staging_fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
-    if (state == READY)
+    if (atomic_load(&state) == READY)
         munmap(region, STAGING_SLOTS * STAGING_SLOT);
-    state = UNTRIED;
+    else if (atomic_load(&state) == PREPARING)
+        munmap(pending.p, pending.len);
+    atomic_store(&state, UNTRIED);
     region = NULL;
     fe_parallel_memcpy_fork_child();
 }
@@ -126,35 +133,28 @@ static void run(struct pipeline *p, uint8_t *host)
     }
 }
 
-/* On the device of the copy that asked for it, so that no other device
- * gets a context for it. */
-static void *prepare(void *arg)
+void fe_staging_kick_locked(struct gvs_client *cl)
 {
-    int device = (int)(intptr_t)arg;
-    uint64_t dev;
-    void *p = NULL;
-    cudaError_t e = cudaSetDevice(device);
-    if (e == cudaSuccess)
-        e = fe_shared_map(STAGING_SLOTS * STAGING_SLOT, &p, &dev);
-    pthread_mutex_lock(&lock);
-    if (state == PREPARING) {
-        state = e == cudaSuccess ? READY : UNAVAILABLE;
-        region = e == cudaSuccess ? p : NULL;
-    }
-    pthread_mutex_unlock(&lock);
-    return NULL;
+    if (atomic_load(&state) != UNTRIED)
+        return;
+    cudaError_t e = cudaErrorNotSupported;
+    if (gvs_client_caps(cl) & GVS_CONN_CAP_FDS)
+        e = fe_shared_start_locked(cl, STAGING_SLOTS * STAGING_SLOT, &pending);
+    atomic_store(&state, e == cudaSuccess ? PREPARING : UNAVAILABLE);
 }
 
-/* Caller holds lock.  Whether the region is there; the first call has it
- * prepared. */
-static int ready(void)
+/* Caller holds lock.  Whether the region is there, collecting the
+ * reply that says so the first time. */
+static int ready(struct gvs_client *cl)
 {
-    if (state != UNTRIED)
-        return state == READY;
-    state = fe_thread_start(prepare, (void *)(intptr_t)fe_thread_device()) == 0
-                ? PREPARING
-                : UNAVAILABLE;
-    return 0;
+    if (atomic_load(&state) == PREPARING) {
+        uint64_t dev;
+        void *p;
+        int ok = fe_shared_finish(cl, &pending, &p, &dev) == cudaSuccess;
+        region = ok ? p : NULL;
+        atomic_store(&state, ok ? READY : UNAVAILABLE);
+    }
+    return atomic_load(&state) == READY;
 }
 
 cudaError_t fe_staged_copy(uint64_t stream, unsigned flags,
@@ -171,7 +171,7 @@ cudaError_t fe_staged_copy(uint64_t stream, unsigned flags,
                          .dev = dev,
                          .len = len};
     cudaError_t e = cudaErrorNotSupported;
-    if (ready() && (e = fe_client(&p.cl)) == cudaSuccess) {
+    if (fe_client(&p.cl) == cudaSuccess && ready(p.cl)) {
         p.req = gvs_buf_new(64);
         p.rep = gvs_buf_new(64);
         if (p.req != NULL && p.rep != NULL) {
