@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_impl.h"
 #include "gvs/comm.h"
 #include "gvs/config.h"
 #include "gvs/devices.h"
@@ -15,14 +16,11 @@
 #include "gvs/proto.h"
 
 #define CONFIG_FILE_MAX ((size_t)1 << 20)
-#define WHY_MAX 160
+#define WHY_MAX CONFIG_WHY_MAX
 
-/* A key's setter: 0, GVS_E_NOMEM, or GVS_E_CONFIG with the reason in why
- * (WHY_MAX bytes). */
-typedef int (*setter_fn)(struct gvs_config *c, const char *key,
-                         const char *v, char *why);
+typedef config_setter_fn setter_fn;
 
-static int set_string(char **slot, const char *v)
+int config_set_string(char **slot, const char *v)
 {
     char *s = gvs_strdup(v);
     if (s == NULL)
@@ -72,7 +70,7 @@ static int parse_decimal(const char *v, unsigned long long *out,
     return p == v ? -1 : 0;
 }
 
-static int parse_range(const char *key, const char *v, unsigned long long lo,
+int config_parse_range(const char *key, const char *v, unsigned long long lo,
                        unsigned long long hi, unsigned long long *out,
                        char *why)
 {
@@ -100,7 +98,7 @@ static int set_plugin_dir(struct gvs_config *c, const char *key,
 {
     (void)key;
     (void)why;
-    return set_string(&c->plugin_dir, v);
+    return config_set_string(&c->plugin_dir, v);
 }
 
 static int set_plugin(struct gvs_config *c, const char *key, const char *v,
@@ -118,38 +116,49 @@ static int set_log_level(struct gvs_config *c, const char *key,
         snprintf(why, WHY_MAX, "'%s' must be error, warn, info or debug", key);
         return GVS_E_CONFIG;
     }
-    return set_string(&c->log_level, v);
+    return config_set_string(&c->log_level, v);
+}
+
+int config_parse_size(const char *key, const char *v, unsigned long long lo,
+                      unsigned long long hi, unsigned long long *out,
+                      char *why)
+{
+    unsigned long long x, mul = 1;
+    const char *end;
+    int ok = parse_decimal(v, &x, &end) == 0;
+    if (ok && *end != '\0') {
+        static const char units[] = "KMGTkmgt";
+        const char *u = strchr(units, *end);
+        ok = u != NULL && end[1] == '\0';
+        if (ok)
+            mul = 1ull << (10 * ((u - units) % 4 + 1));
+    }
+    if (!ok || x > hi / mul || x * mul < lo) {
+        snprintf(why, WHY_MAX,
+                 "'%s' must be a size in %llu..%llu bytes (suffix K, M, G "
+                 "or T)",
+                 key, lo, hi);
+        return GVS_E_CONFIG;
+    }
+    *out = x * mul;
+    return 0;
 }
 
 static int set_max_frame(struct gvs_config *c, const char *key,
                          const char *v, char *why)
 {
-    const unsigned long long lo = 4096, hi = GVS_BUF_MAX_CEILING;
-    unsigned long long x, mul = 1;
-    const char *end;
-    int ok = parse_decimal(v, &x, &end) == 0;
-    if (ok && *end != '\0') {
-        static const char units[] = "KMGkmg";
-        const char *u = strchr(units, *end);
-        ok = u != NULL && end[1] == '\0';
-        if (ok)
-            mul = 1ull << (10 * ((u - units) % 3 + 1));
-    }
-    if (!ok || x > hi / mul || x * mul < lo) {
-        snprintf(why, WHY_MAX,
-                 "'%s' must be a size in %llu..%llu bytes (suffix K, M or G)",
-                 key, lo, hi);
-        return GVS_E_CONFIG;
-    }
-    c->max_frame = (size_t)(x * mul);
-    return 0;
+    unsigned long long x;
+    int r = config_parse_size(key, v, 4096, GVS_BUF_MAX_CEILING, &x, why);
+    if (r == 0)
+        c->max_frame = (size_t)x;
+    return r;
 }
 
 static int set_handshake_timeout(struct gvs_config *c, const char *key,
                                  const char *v, char *why)
 {
     unsigned long long x;
-    int r = parse_range(key, v, 0, 3600000, &x, why);
+    int r = config_parse_range(key, v, 0, 3600000, &x, why);
     if (r == 0)
         c->handshake_timeout_ms = (unsigned)x;
     return r;
@@ -159,7 +168,7 @@ static int set_max_sessions(struct gvs_config *c, const char *key,
                             const char *v, char *why)
 {
     unsigned long long x;
-    int r = parse_range(key, v, 1, 4096, &x, why);
+    int r = config_parse_range(key, v, 1, 4096, &x, why);
     if (r == 0)
         c->max_sessions = (int)x;
     return r;
@@ -175,14 +184,14 @@ static int set_devices(struct gvs_config *c, const char *key, const char *v,
                  key);
         return GVS_E_CONFIG;
     }
-    return set_string(&c->devices, v);
+    return config_set_string(&c->devices, v);
 }
 
 static int set_server(struct gvs_config *c, const char *key, const char *v,
                       char *why)
 {
     int r = check_uri(key, v, why);
-    return r < 0 ? r : set_string(&c->server, v);
+    return r < 0 ? r : config_set_string(&c->server, v);
 }
 
 static const struct {
@@ -198,6 +207,19 @@ static const struct {
     {"max_sessions", set_max_sessions},
     {"devices", set_devices},
     {"server", set_server},
+    {"token", config_set_token},
+    {"insecure", config_set_insecure},
+    {"tls_cert", config_set_tls_cert},
+    {"tls_key", config_set_tls_key},
+    {"tls_ca", config_set_tls_ca},
+    {"socket_mode", config_set_socket_mode},
+    {"socket_group", config_set_socket_group},
+    {"allow_uid", config_set_allow_uid},
+    {"allow_gid", config_set_allow_gid},
+    {"idle_timeout_ms", config_set_idle_timeout},
+    {"keepalive_ms", config_set_keepalive},
+    {"memory_quota", config_set_memory_quota},
+    {"metrics_listen", config_set_metrics_listen},
 };
 
 void gvs_config_init(struct gvs_config *c)
@@ -206,6 +228,8 @@ void gvs_config_init(struct gvs_config *c)
     c->max_frame = GVS_FRAME_MAX_DEFAULT;
     c->handshake_timeout_ms = 5000;
     c->max_sessions = 64;
+    c->socket_mode = 0660;
+    c->keepalive_ms = 30000;
 }
 
 void gvs_config_free(struct gvs_config *c)
@@ -218,6 +242,7 @@ void gvs_config_free(struct gvs_config *c)
     gvs_free(c->log_level);
     gvs_free(c->server);
     gvs_free(c->devices);
+    config_access_free(c);
     gvs_config_init(c);
 }
 

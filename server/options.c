@@ -25,11 +25,14 @@ struct flags {
     const char *max_sessions;
     const char *ready_fd;
     const char *devices;
+    const char *insecure; /* "1" when --insecure was given */
+    const char *memory_quota;
 };
 
 enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_PLUGIN_DIR, OPT_PLUGIN,
        OPT_LOG_LEVEL, OPT_MAX_FRAME, OPT_MAX_SESSIONS, OPT_READY_FD,
-       OPT_DEVICES, OPT_HELP, OPT_VERSION };
+       OPT_DEVICES, OPT_INSECURE, OPT_MEMORY_QUOTA, OPT_HELP,
+       OPT_VERSION };
 
 static const struct option long_opts[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
@@ -41,6 +44,8 @@ static const struct option long_opts[] = {
     {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
     {"ready-fd", required_argument, NULL, OPT_READY_FD},
     {"devices", required_argument, NULL, OPT_DEVICES},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"memory-quota", required_argument, NULL, OPT_MEMORY_QUOTA},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -62,6 +67,9 @@ static const char usage[] =
     "  --ready-fd FD       write \"ready\" to FD once listening\n"
     "  --devices LIST      GPUs the sessions see (ordinals or UUIDs, as in\n"
     "                      CUDA_VISIBLE_DEVICES; default: all)\n"
+    "  --memory-quota SIZE GPU memory each session may hold (default: no\n"
+    "                      limit; tokens may set their own)\n"
+    "  --insecure          allow tcp:// off loopback without a token\n"
     "  --help, --version\n";
 
 __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
@@ -89,6 +97,8 @@ static int collect(struct flags *f, int argc, char **argv)
         case OPT_MAX_SESSIONS: f->max_sessions = optarg; break;
         case OPT_READY_FD: f->ready_fd = optarg; break;
         case OPT_DEVICES: f->devices = optarg; break;
+        case OPT_INSECURE: f->insecure = "1"; break;
+        case OPT_MEMORY_QUOTA: f->memory_quota = optarg; break;
         case OPT_LISTEN:
             if (f->nlisten == GVS_CONFIG_MAX_LISTEN)
                 return bad("at most %d --listen", GVS_CONFIG_MAX_LISTEN);
@@ -195,6 +205,8 @@ static int apply(struct gvsd_options *o, const struct flags *f)
         {"max-frame", "max_frame", f->max_frame},
         {"max-sessions", "max_sessions", f->max_sessions},
         {"devices", "devices", f->devices},
+        {"insecure", "insecure", f->insecure},
+        {"memory-quota", "memory_quota", f->memory_quota},
     };
     int rc = set_list(cfg, cfg->listen, &cfg->nlisten, "listen", "listen",
                       f->listen, f->nlisten);

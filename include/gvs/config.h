@@ -10,6 +10,20 @@
 
 #define GVS_CONFIG_MAX_LISTEN 8
 #define GVS_CONFIG_MAX_PLUGINS 16
+#define GVS_CONFIG_MAX_TOKENS 64
+#define GVS_CONFIG_MAX_IDS 64
+#define GVS_TOKEN_MIN_LEN 16
+#define GVS_TOKEN_MAX_LEN 256
+#define GVS_TOKEN_NAME_MAX 64
+
+/* A pre-shared token (docs/security.md): the secret clients prove they
+ * hold, the name sessions that prove it are shown under, and their GPU
+ * memory quota (0: the config's memory_quota). */
+struct gvs_config_token {
+    char *secret;
+    char *name;
+    size_t quota;
+};
 
 struct gvs_config {
     /* gvsd */
@@ -23,12 +37,29 @@ struct gvs_config {
     unsigned handshake_timeout_ms;        /* "handshake_timeout_ms" */
     int max_sessions;                     /* "max_sessions" */
     char *devices; /* "devices": the GPUs workers show (gvs/devices.h) */
+    /* access and limits (docs/security.md) */
+    struct gvs_config_token tokens[GVS_CONFIG_MAX_TOKENS]; /* "token" */
+    int ntokens;                  /* repeatable; a client uses the first */
+    int insecure;                 /* "insecure": tcp off loopback, no token */
+    char *tls_cert, *tls_key;     /* "tls_cert", "tls_key": PEM paths */
+    char *tls_ca;                 /* "tls_ca": PEM path of trusted CAs */
+    unsigned socket_mode;         /* "socket_mode", octal; default 0660 */
+    char *socket_group;           /* "socket_group": name or gid */
+    unsigned allow_uid[GVS_CONFIG_MAX_IDS]; /* "allow_uid", repeatable */
+    int nallow_uid;
+    unsigned allow_gid[GVS_CONFIG_MAX_IDS]; /* "allow_gid", repeatable */
+    int nallow_gid;
+    unsigned idle_timeout_ms;     /* "idle_timeout_ms"; 0: none */
+    size_t memory_quota;          /* "memory_quota" bytes; 0: none */
+    char *metrics_listen;         /* "metrics_listen": tcp:// URI */
     /* frontend */
     char *server;                         /* "server" */
+    unsigned keepalive_ms;        /* "keepalive_ms"; 0: none */
 };
 
 /* Fills *c with defaults (no listen, no plugins, max_frame default,
- * handshake timeout 5000 ms, max_sessions 64). */
+ * handshake timeout 5000 ms, max_sessions 64, socket_mode 0660,
+ * keepalive 30000 ms, no tokens, no quota, no idle timeout). */
 void gvs_config_init(struct gvs_config *c);
 
 /* Parses text of length len into *c (on top of what it holds; later
@@ -43,7 +74,14 @@ void gvs_config_init(struct gvs_config *c);
  * gvs_uri_parse accepts, log_level one gvs_log_parse_level accepts,
  * max_frame a decimal byte count with an optional K, M or G suffix in
  * 4096..GVS_BUF_MAX_CEILING, handshake_timeout_ms in 0..3600000,
- * max_sessions in 1..4096, devices a list gvs_devices_check accepts. */
+ * max_sessions in 1..4096, devices a list gvs_devices_check accepts.
+ * Access keys (docs/config.md): token is "SECRET [name=NAME]
+ * [quota=SIZE]" with a secret of GVS_TOKEN_MIN_LEN..GVS_TOKEN_MAX_LEN
+ * printable characters; insecure is 0/1/yes/no/true/false; socket_mode
+ * octal in 0..0777; allow_uid / allow_gid comma-separated decimal ids;
+ * idle_timeout_ms in 0..86400000; keepalive_ms in 0..3600000;
+ * memory_quota a size (K, M, G, T suffixes) or 0; metrics_listen a
+ * tcp:// URI; tls_* non-empty paths. */
 int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
                      char *err, size_t errlen);
 

@@ -25,6 +25,7 @@
     TEST_ENTRY(config_errors)                                                \
     TEST_ENTRY(config_load)                                                  \
     TEST_ENTRY(config_alloc_failure)                                         \
+    TEST_ENTRY(config_access_keys)                                           \
     /* core/proto */                                                         \
     TEST_ENTRY(proto_hdr)                                                    \
     TEST_ENTRY(proto_hash)                                                   \

@@ -113,7 +113,8 @@ TEST_IMPL(config_errors)
         char text[64];
         snprintf(text, sizeof(text), "max_frame = %s", bad_frames[i]);
         ASSERT_EQ(expect_error(text, "line 1: 'max_frame' must be a size in "
-                                     "4096..1073741824 bytes (suffix K, M or G)"), 0);
+                                     "4096..1073741824 bytes (suffix K, M, G "
+                                     "or T)"), 0);
     }
 
     char text[1024] = "";
@@ -198,5 +199,82 @@ TEST_IMPL(config_alloc_failure)
         gvs_config_free(&c);
     }
     ASSERT(ok);
+    return 0;
+}
+
+/* The access and limit keys (docs/security.md). */
+TEST_IMPL(config_access_keys)
+{
+    struct gvs_config c;
+    char err[128];
+    gvs_config_init(&c);
+    ASSERT_EQ(c.socket_mode, 0660);
+    ASSERT_EQ(c.keepalive_ms, 30000);
+    ASSERT_EQ(c.ntokens, 0);
+    const char *text =
+        "token = 0123456789abcdef0123\n"
+        "token = s3cr3t-for-alice-only  name=alice quota=8G\n"
+        "insecure = yes\n"
+        "tls_cert = /etc/gvs/cert.pem\n"
+        "tls_key = /etc/gvs/key.pem\n"
+        "tls_ca = /etc/gvs/ca.pem\n"
+        "socket_mode = 0600\n"
+        "socket_group = gpu\n"
+        "allow_uid = 1000,1001\n"
+        "allow_uid = 0\n"
+        "allow_gid = 44\n"
+        "idle_timeout_ms = 600000\n"
+        "keepalive_ms = 0\n"
+        "memory_quota = 512M\n"
+        "metrics_listen = tcp://127.0.0.1:9400\n";
+    ASSERT_EQ(parse(&c, text, err), 0);
+    ASSERT_EQ(c.ntokens, 2);
+    ASSERT_STR_EQ(c.tokens[0].secret, "0123456789abcdef0123");
+    ASSERT(c.tokens[0].name == NULL);
+    ASSERT_EQ(c.tokens[0].quota, 0);
+    ASSERT_STR_EQ(c.tokens[1].secret, "s3cr3t-for-alice-only");
+    ASSERT_STR_EQ(c.tokens[1].name, "alice");
+    ASSERT_U64_EQ(c.tokens[1].quota, 8ull << 30);
+    ASSERT_EQ(c.insecure, 1);
+    ASSERT_STR_EQ(c.tls_cert, "/etc/gvs/cert.pem");
+    ASSERT_STR_EQ(c.tls_key, "/etc/gvs/key.pem");
+    ASSERT_STR_EQ(c.tls_ca, "/etc/gvs/ca.pem");
+    ASSERT_EQ(c.socket_mode, 0600);
+    ASSERT_STR_EQ(c.socket_group, "gpu");
+    ASSERT_EQ(c.nallow_uid, 3);
+    ASSERT_EQ(c.allow_uid[0], 1000);
+    ASSERT_EQ(c.allow_uid[1], 1001);
+    ASSERT_EQ(c.allow_uid[2], 0);
+    ASSERT_EQ(c.nallow_gid, 1);
+    ASSERT_EQ(c.allow_gid[0], 44);
+    ASSERT_EQ(c.idle_timeout_ms, 600000);
+    ASSERT_EQ(c.keepalive_ms, 0);
+    ASSERT_U64_EQ(c.memory_quota, 512ull << 20);
+    ASSERT_STR_EQ(c.metrics_listen, "tcp://127.0.0.1:9400");
+    ASSERT_EQ(parse(&c, "insecure = false", err), 0);
+    ASSERT_EQ(c.insecure, 0);
+    gvs_config_free(&c);
+    ASSERT_EQ(c.ntokens, 0);
+    ASSERT(c.tls_ca == NULL);
+
+    ASSERT_EQ(expect_error("token = short", "line 1: 'token': the secret must be 16..256 printable characters"), 0);
+    ASSERT_EQ(expect_error("token = 0123456789abcdef name=", "line 1: 'token': name= takes 1..64 of A-Z a-z 0-9 _ - ."), 0);
+    ASSERT_EQ(expect_error("token = 0123456789abcdef name=a/b", "line 1: 'token': name= takes 1..64 of A-Z a-z 0-9 _ - ."), 0);
+    ASSERT_EQ(expect_error("token = 0123456789abcdef quota=1X", "line 1: 'token' must be a size in 1..1125899906842624 bytes (suffix K, M, G or T)"), 0);
+    ASSERT_EQ(expect_error("token = 0123456789abcdef name=a name=b", "line 1: 'token' is SECRET [name=NAME] [quota=SIZE], each once"), 0);
+    ASSERT_EQ(expect_error("token = 0123456789abcdef extra", "line 1: 'token' is SECRET [name=NAME] [quota=SIZE], each once"), 0);
+    ASSERT_EQ(expect_error("insecure = maybe", "line 1: 'insecure' must be 0/1, yes/no or true/false"), 0);
+    ASSERT_EQ(expect_error("socket_mode = 0800", "line 1: 'socket_mode' must be an octal mode in 0..0777"), 0);
+    ASSERT_EQ(expect_error("socket_mode = 1777", "line 1: 'socket_mode' must be an octal mode in 0..0777"), 0);
+    ASSERT_EQ(expect_error("allow_uid = 1,,2", "line 1: 'allow_uid' must be a comma-separated list of at most 64 ids"), 0);
+    ASSERT_EQ(expect_error("allow_gid = x", "line 1: 'allow_gid' must be a number in 0..4294967294"), 0);
+    ASSERT_EQ(expect_error("idle_timeout_ms = 86400001", "line 1: 'idle_timeout_ms' must be a number in 0..86400000"), 0);
+    ASSERT_EQ(expect_error("memory_quota = 2048T", "line 1: 'memory_quota' must be a size in 0..1125899906842624 bytes (suffix K, M, G or T)"), 0);
+    ASSERT_EQ(expect_error("metrics_listen = unix:///tmp/m", "line 1: 'metrics_listen' must be a tcp://host:port URI"), 0);
+    char many[4096] = "";
+    for (int i = 0; i < GVS_CONFIG_MAX_TOKENS + 1; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many),
+                 "token = token-number-%04d\n", i);
+    ASSERT_EQ(expect_error(many, "line 65: too many 'token' entries (at most 64)"), 0);
     return 0;
 }
