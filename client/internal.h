@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "gvs/comm.h"
+#include "gvs/config.h"
 #include "gvs/proto.h"
 
 enum client_state { CLIENT_IDLE, CLIENT_READY, CLIENT_FAILED };
@@ -151,6 +152,13 @@ int client_registry_inline(uint16_t plugin, uint16_t op, gvs_notify_fn *fn,
 struct client_settings {
     char server[512];
     unsigned handshake_timeout_ms;
+    /* docs/security.md: the token to prove ($GVS_TOKEN, else the first
+     * word of the config's first token; "" for none), how long the
+     * connection may stay idle before a keepalive, and the TLS files
+     * ("" where unset). */
+    char token[GVS_TOKEN_MAX_LEN + 1];
+    unsigned keepalive_ms;
+    char tls_ca[256], tls_cert[256], tls_key[256];
 };
 
 /* Chooses the server ($GVS_SERVER, config key "server", default) and

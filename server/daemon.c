@@ -148,7 +148,8 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
                      .session = {.id = 1,
                                  .max_frame = cfg->max_frame,
                                  .handshake_timeout_ms =
-                                     cfg->handshake_timeout_ms}};
+                                     cfg->handshake_timeout_ms,
+                                 .cfg = cfg}};
     if (cfg->nlisten == 0) {
         gvs_error("nothing to listen on");
         return 1;

@@ -35,7 +35,9 @@ static void host_vlog(int slot, enum gvs_log_level level, const char *fmt,
 
 HOST_SLOTS(HOST_LOG_FN)
 
-#define HOST_API_ROW(i) {GVS_PLUGIN_ABI, host_log_##i, gvsd_notify, gvsd_recv_fd},
+#define HOST_API_ROW(i)                                                      \
+    {GVS_PLUGIN_ABI, host_log_##i,      gvsd_notify,                         \
+     gvsd_recv_fd,   gvsd_session_info, gvsd_report_memory},
 static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
 
 _Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,
@@ -45,4 +47,14 @@ const struct gvs_host_api *gvsd_host_api(int slot, const char *name)
 {
     slot_names[slot] = name;
     return &host_apis[slot];
+}
+
+void gvsd_session_info(struct gvs_session *s, struct gvs_session_info *out)
+{
+    *out = s->info;
+}
+
+void gvsd_report_memory(struct gvs_session *s, uint64_t bytes)
+{
+    atomic_store(&s->memory_used, bytes);
 }

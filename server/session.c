@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <time.h>
 
 #include "gvs/err.h"
@@ -108,6 +109,11 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
     s.in = gvs_buf_new(o->max_frame);
     s.out = gvs_buf_new(o->max_frame);
     int drained = 1;
+    /* Until a token says otherwise, the peer is who it is and the
+     * default quota applies (the handshake may refine both). */
+    snprintf(s.info.identity, sizeof(s.info.identity), "%s",
+             gvs_conn_peer(c));
+    s.info.memory_quota = o->cfg != NULL ? o->cfg->memory_quota : 0;
     int rc = s.in != NULL && s.out != NULL ? gvsd_handshake(&s) : GVS_E_NOMEM;
     if (rc == 0)
         gvsd_jobs_prepare(&s);

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "gvs/comm.h"
+#include "gvs/config.h"
+#include "gvs/plugin.h"
 #include "gvs/proto.h"
 #include "plugins.h"
 
@@ -43,6 +45,8 @@ struct gvsd_session_opts {
     uint32_t id;
     size_t max_frame;
     unsigned handshake_timeout_ms;
+    /* gvsd's settings: tokens, quota, idle timeout (docs/security.md). */
+    const struct gvs_config *cfg;
 };
 
 /* One request read and not yet served. */
@@ -83,6 +87,8 @@ struct gvs_session {
     const struct gvsd_plugin *open[GVS_MAX_PLUGINS];
     void *state[GVS_MAX_PLUGINS];
     int nopen;
+    struct gvs_session_info info; /* set by the handshake (host API) */
+    _Atomic uint64_t memory_used; /* the plugins' last report */
     struct gvs_buf *in;  /* the handshake's frame */
     struct gvs_buf *out; /* replies of inline ops */
     _Atomic uint64_t calls;
@@ -168,6 +174,10 @@ void gvsd_session_fail(struct gvs_session *s, int rc);
 /* Host API notify (include/gvs/plugin.h). */
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len);
+
+/* host.c: host API session_info and report_memory. */
+void gvsd_session_info(struct gvs_session *s, struct gvs_session_info *out);
+void gvsd_report_memory(struct gvs_session *s, uint64_t bytes);
 
 /* fds.c: host API recv_fd, and the release of what is left at the end. */
 int gvsd_recv_fd(struct gvs_session *s, uint64_t tag, int *fd);

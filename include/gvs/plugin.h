@@ -15,11 +15,20 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 3u
+#define GVS_PLUGIN_ABI 4u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
 struct gvs_session;
+
+/* Who a session serves and what it may hold (docs/security.md). */
+#define GVS_IDENTITY_MAX 128
+struct gvs_session_info {
+    /* "token NAME" for a client that proved a named token, else the
+     * peer ("uid=U gid=G pid=P", "127.0.0.1:5000"). */
+    char identity[GVS_IDENTITY_MAX];
+    uint64_t memory_quota; /* bytes of GPU memory; 0: no limit */
+};
 
 /* What gvsd offers a plugin's session. */
 struct gvs_host_api {
@@ -41,6 +50,13 @@ struct gvs_host_api {
      * descriptors (only shm:// can), GVS_E_TIMEOUT when it never came,
      * GVS_E_PROTO when the client broke the rules.  Any thread. */
     int (*recv_fd)(struct gvs_session *session, uint64_t tag, int *fd);
+    /* The session's identity and limits, fixed once it is open. */
+    void (*session_info)(struct gvs_session *session,
+                         struct gvs_session_info *out);
+    /* Tells gvsd how much GPU memory the session holds now, for
+     * `gvs status` and the metrics (any thread, as often as it
+     * changes). */
+    void (*report_memory)(struct gvs_session *session, uint64_t bytes);
 };
 
 /* One request being served.
