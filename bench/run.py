@@ -2,30 +2,38 @@
 """Runs the benchmark programs natively and through gvs over each transport
 in one go, and prints one table of ratios to native (markdown).
 
-    bench/run.py --build BUILD_DIR [--transports unix,tcp,shm] [--repeat 3]
+    bench/run.py --build BUILD_DIR [--transports unix,tcp,shm,tls] [--repeat 3]
 
 Every number in the table comes from this run: native and gvs side by
 side on the same machine, never from different runs.  The row
 socket_bulk_256MiB is each transport's own bulk rate (bench/sockbulk.c,
 no GPU, no gvsd): the mean of its two directions, client to server (c2s)
-and back (s2c).  The copy rates of unix and tcp are also given as a share
-of the direction they use ("of socket": h2d of c2s, d2h of s2c), the part
-of the socket a copy through gvs achieves.
+and back (s2c).  The copy rates of unix, tcp and tls are also given as a
+share of the direction they use ("of socket": h2d of c2s, d2h of s2c), the
+part of the socket a copy through gvs achieves.
+
+tls runs on loopback with throwaway certificates made for the run
+(bench/tls_certs.py, in a temporary directory): gvsd asks for the client's
+certificate (mutual TLS), given to the program through GVS_TLS_*.
 """
 import argparse
+import contextlib
 import os
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+import tls_certs
 
 APPS = ("histogram", "matrixMul", "scalarProd")
 CLIENTS = (1, 4, 16)
 SOCKET_ROW = "socket_bulk_256MiB"
 # Transports whose copy rows are also given as a share of SOCKET_ROW: shm
 # copies are meant to bypass its byte stream.
-SOCKET_SHARE = ("unix", "tcp")
+SOCKET_SHARE = ("unix", "tcp", "tls")
 
 
 def native_env():
@@ -41,21 +49,24 @@ def free_port():
 
 
 class Target:
-    """How to run a program: natively, or through gvs over a transport."""
+    """How to run a program: natively, or through gvs over a transport.
+    tls: the Tls of the run."""
 
-    def __init__(self, name, build):
+    def __init__(self, name, build, tls):
         self.name, self.build, self.daemon, self.uri = name, build, None, None
+        self.tls = tls if name == "tls" else None
 
     def __enter__(self):
-        if self.name == "tcp":
-            self.uri = "tcp://127.0.0.1:%d" % free_port()
+        if self.name in ("tcp", "tls"):
+            self.uri = "%s://127.0.0.1:%d" % (self.name, free_port())
         elif self.name != "native":
             self.uri = "%s:///tmp/gvs-bench-%d.sock" % (self.name, os.getpid())
         if self.uri:
             r, w = os.pipe()
+            extra = ["--config", self.tls.gvsd_conf] if self.tls else []
             self.daemon = subprocess.Popen(
                 [os.path.join(self.build, "bin", "gvsd"), "--listen", self.uri,
-                 "--ready-fd", str(w), "--max-sessions", "64"],
+                 "--ready-fd", str(w), "--max-sessions", "64"] + extra,
                 pass_fds=(w,), env=native_env())
             os.close(w)
             with os.fdopen(r) as ready:
@@ -75,8 +86,26 @@ class Target:
                 self.uri, "--"] + prog
 
     def start(self, prog):
-        return subprocess.Popen(self.cmd(prog), env=native_env(),
+        env = native_env()
+        if self.tls:
+            env.update(tls_certs.client_env(self.tls.certs))
+        return subprocess.Popen(self.cmd(prog), env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+class Tls:
+    """Throwaway certificates for the run, and gvsd's config using them."""
+
+    def __enter__(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="gvs-bench-tls-")
+        self.certs = tls_certs.make(self.dir.name)
+        self.gvsd_conf = os.path.join(self.dir.name, "gvsd.conf")
+        with open(self.gvsd_conf, "w") as f:
+            f.write(tls_certs.gvsd_config(self.certs))
+        return self
+
+    def __exit__(self, *exc):
+        self.dir.cleanup()
 
 
 def parse(out):
@@ -100,17 +129,25 @@ def run(target, prog):
     return parse(out)
 
 
-def socket_bulk(name, bench_dir, repeat):
+def socket_bulk(target, bench_dir, repeat):
     """The transport's own rates, on an address of its own: the best of
     each direction over the runs, and their mean (SOCKET_ROW)."""
-    if name == "tcp":
-        uri = "tcp://127.0.0.1:0"
+    name, env = target.name, native_env()
+    if name in ("tcp", "tls"):
+        uri = "%s://127.0.0.1:0" % name
     else:
         uri = "%s:///tmp/gvs-sockbulk-%d.sock" % (name, os.getpid())
+    if target.tls:
+        # sockbulk's server shows GVS_TLS_CERT, its client checks it
+        # against GVS_TLS_CA.
+        certs = target.tls.certs
+        env.update({"GVS_TLS_CA": certs["ca"],
+                    "GVS_TLS_CERT": certs["server_cert"],
+                    "GVS_TLS_KEY": certs["server_key"]})
     best = {SOCKET_ROW + "_c2s": 0.0, SOCKET_ROW + "_s2c": 0.0}
     for _ in range(repeat):
         p = subprocess.run([os.path.join(bench_dir, "sockbulk"), uri],
-                           capture_output=True, timeout=600)
+                           capture_output=True, timeout=600, env=env)
         if p.returncode != 0:
             sys.exit("sockbulk over %s failed: %s" % (name, p.stderr.decode()))
         out = parse(p.stdout)
@@ -131,7 +168,7 @@ def socket_share(metric, res):
 def measure(target, bench_dir, repeat):
     res = {}
     if target.name != "native":
-        res.update(socket_bulk(target.name, bench_dir, repeat))
+        res.update(socket_bulk(target, bench_dir, repeat))
     micro = [os.path.join(bench_dir, "micro")]
     runs = [run(target, micro) for _ in range(repeat)]
     for k, (_, unit) in runs[0].items():
@@ -175,15 +212,16 @@ def ratio(metric, nat, val, unit):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
-    ap.add_argument("--transports", default="unix,tcp,shm")
+    ap.add_argument("--transports", default="unix,tcp,shm,tls")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     bench_dir = os.path.join(a.build, "bench")
     names = ["native"] + [t for t in a.transports.split(",") if t]
     results = {}
-    for name in names:
-        with Target(name, a.build) as t:
-            results[name] = measure(t, bench_dir, a.repeat)
+    with Tls() if "tls" in names else contextlib.nullcontext() as tls:
+        for name in names:
+            with Target(name, a.build, tls) as t:
+                results[name] = measure(t, bench_dir, a.repeat)
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()

@@ -13,6 +13,10 @@
  *
  *   sockbulk URI [SIZE_MiB [CHUNK_MiB [ROUNDS]]]    (256, 8, 5)
  *
+ * tls://: the parent shows the certificate $GVS_TLS_CERT (key
+ * $GVS_TLS_KEY) and the child verifies it against $GVS_TLS_CA.  No
+ * client certificate: it changes the handshake, not the rate.
+ *
  * Prints "metric value unit" lines as the other benchmarks do:
  * socket_bulk_<SIZE>MiB_c2s, ..._s2c and socket_bulk_<SIZE>MiB, the mean
  * of the two, in GB/s (10^9 bytes per second).
@@ -29,6 +33,10 @@
 
 #include "gvs/comm.h"
 #include "gvs/err.h"
+#include "gvs/tls.h"
+
+/* The handshake of a tls:// connection that the parent accepts. */
+#define START_TIMEOUT_MS 10000
 
 struct plan {
     size_t size, chunk;
@@ -142,6 +150,18 @@ static uint8_t *touched_buffer(size_t size)
     return b;
 }
 
+/* The files of one side (tls:// only; harmless elsewhere). */
+static int use_tls_files(int server)
+{
+    struct gvs_tls_files f = {NULL, NULL, NULL};
+    gvs_tls_files_env(&f);
+    if (server)
+        f.ca = NULL;
+    else
+        f.cert = f.key = NULL;
+    return gvs_tls_configure(&f);
+}
+
 static int parse_plan(int argc, char **argv, struct plan *p)
 {
     long size = argc > 2 ? atol(argv[2]) : 256;
@@ -166,7 +186,9 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     struct gvs_listener *l;
-    int rc = gvs_listen(argv[1], &l);
+    int rc = use_tls_files(1);
+    if (rc == 0)
+        rc = gvs_listen(argv[1], &l);
     if (rc < 0) {
         fprintf(stderr, "sockbulk: cannot listen on %s: %s\n", argv[1],
                 gvs_strerror(rc));
@@ -190,7 +212,9 @@ int main(int argc, char **argv)
     }
     if (pid == 0) {
         gvs_listener_close(l, 1);
-        rc = gvs_connect(uri, &c);
+        rc = use_tls_files(0);
+        if (rc == 0)
+            rc = gvs_connect(uri, &c);
         if (rc == 0) {
             rc = child_rounds(c, buf, &p);
             gvs_conn_close(c);
@@ -200,7 +224,10 @@ int main(int argc, char **argv)
     double c2s = 0, s2c = 0;
     rc = gvs_accept(l, &c);
     if (rc == 0) {
-        rc = parent_rounds(c, buf, &p, &c2s, &s2c);
+        /* The parent speaks first. */
+        rc = gvs_conn_start(c, START_TIMEOUT_MS);
+        if (rc == 0)
+            rc = parent_rounds(c, buf, &p, &c2s, &s2c);
         gvs_conn_close(c);
     }
     int status;

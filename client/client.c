@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "gvs/err.h"
+#include "gvs/tls.h"
 #include "internal.h"
 
 static struct gvs_client the_client = {
@@ -120,14 +121,24 @@ static int client_open(struct gvs_client *c)
     char why[512] = "";
     int rc = client_settings_load(&s, why, sizeof(why));
     snprintf(c->server, sizeof(c->server), "%s", s.server);
-    if (rc < 0)
+    /* The token is wiped as soon as it is of no more use. */
+    if (rc < 0) {
+        explicit_bzero(s.token, sizeof(s.token));
         return fail(c, rc, "cannot use server %s: %s", c->server, why);
+    }
     struct gvs_conn *conn;
-    rc = gvs_connect(c->server, &conn);
-    if (rc < 0)
+    struct gvs_tls_files tls = {s.tls_ca, s.tls_cert, s.tls_key};
+    gvs_tls_files_env(&tls);
+    rc = gvs_tls_configure(&tls);
+    if (rc == 0)
+        rc = gvs_connect(c->server, &conn);
+    if (rc < 0) {
+        explicit_bzero(s.token, sizeof(s.token));
         return fail(c, rc, "cannot use server %s: connect failed: %s",
                     c->server, gvs_strerror(rc));
-    rc = client_handshake(conn, s.handshake_timeout_ms, why, sizeof(why));
+    }
+    rc = client_handshake(conn, &s, why, sizeof(why));
+    explicit_bzero(s.token, sizeof(s.token));
     if (rc < 0) {
         gvs_conn_close(conn);
         return fail(c, rc, "cannot use server %s: handshake failed: %s",
@@ -143,7 +154,7 @@ static int client_open(struct gvs_client *c)
     if (rc == 0)
         rc = client_out_open(c);
     if (rc == 0)
-        rc = client_receiver_start(c);
+        rc = client_receiver_start(c, s.keepalive_ms);
     if (rc < 0)
         return fail(c, rc, "cannot use server %s: cannot start a thread: %s",
                     c->server, gvs_strerror(rc));
@@ -225,6 +236,7 @@ const char *gvs_client_server(void)
         struct client_settings s;
         char why[512];
         client_settings_load(&s, why, sizeof(why));
+        explicit_bzero(s.token, sizeof(s.token));
         snprintf(c->server, sizeof(c->server), "%s", s.server);
     }
     pthread_mutex_unlock(&c->lock);

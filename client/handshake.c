@@ -2,7 +2,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gvs/auth.h"
 #include "gvs/err.h"
+#include "gvs/spin.h"
 #include "internal.h"
 
 /* Room for the largest HELLO or HELLO reply. */
@@ -42,23 +44,29 @@ static void program_name(char *out, size_t len)
     }
 }
 
-static int exchange(struct gvs_conn *c, struct gvs_buf *b, char *why,
-                    size_t len)
+/* Sends hello and reads the reply, within what is left of the time
+ * (deadline 0: no limit).  A server that refused us at once (a peer it
+ * does not allow) may have closed before our HELLO left: its reply may
+ * still wait to be read, and says more than the failed send. */
+static int round_trip(struct gvs_conn *c, const struct gvs_hello *hello,
+                      long long deadline, struct gvs_buf *b,
+                      struct gvs_hello_reply *r, char *why, size_t len)
 {
-    struct gvs_hello hello;
-    memset(&hello, 0, sizeof(hello));
-    hello.version = GVS_PROTO_VERSION;
-    hello.pid = (uint32_t)getpid();
-    program_name(hello.program, sizeof(hello.program));
-    client_registry_fill(&hello);
-
     struct gvs_frame_hdr h = {.op = GVS_CTL_HELLO, .id = CLIENT_HELLO_ID};
-    int rc = gvs_hello_encode(&hello, b);
-    if (rc == 0)
-        rc = gvs_frame_send(c, &h, b);
+    gvs_buf_reset(b);
+    int sent = gvs_hello_encode(hello, b);
+    if (sent == 0)
+        sent = gvs_frame_send(c, &h, b);
+    int rc = sent == 0 || sent == GVS_E_CLOSED || sent == GVS_E_IO ? 0 : sent;
+    if (rc == 0 && deadline != 0) {
+        long long left = (deadline - gvs_now_ns() + 999999) / 1000000;
+        rc = left > 0 ? gvs_conn_set_timeout(c, (unsigned)left)
+                      : GVS_E_TIMEOUT;
+    }
     if (rc == 0)
         rc = gvs_frame_recv(c, HANDSHAKE_BUF_MAX, &h, b);
     if (rc < 0) {
+        rc = sent < 0 ? sent : rc;
         snprintf(why, len, "%s", gvs_strerror(rc));
         return rc;
     }
@@ -67,31 +75,87 @@ static int exchange(struct gvs_conn *c, struct gvs_buf *b, char *why,
         snprintf(why, len, "unexpected reply to HELLO");
         return GVS_E_PROTO;
     }
-    struct gvs_hello_reply r;
-    rc = gvs_hello_reply_decode(b, &r);
+    rc = gvs_hello_reply_decode(b, r);
     if (rc < 0) {
         snprintf(why, len, "bad HELLO reply: %s", gvs_strerror(rc));
         return rc;
     }
-    if (r.status != 0) {
-        snprintf(why, len, "%s", r.message[0] != '\0' ? r.message
-                                                      : gvs_strerror(r.status));
-        return r.status < 0 ? r.status : GVS_E_PROTO;
+    if (r->status < 0) {
+        snprintf(why, len, "%s", r->message[0] != '\0'
+                                     ? r->message
+                                     : gvs_strerror(r->status));
+        return r->status;
     }
     return 0;
 }
 
-int client_handshake(struct gvs_conn *c, unsigned timeout_ms, char *why,
-                     size_t len)
+/* Answers a challenge: the same HELLO again, with a proof of the token
+ * over the server's nonce, ours, and the HELLO's fields (gvs/auth.h).
+ * Without a token it goes without proof, for the server to refuse and
+ * log, and to tell us why. */
+static int prove(struct gvs_hello *hello, const char *token,
+                 const uint8_t server_nonce[GVS_AUTH_NONCE_LEN],
+                 struct gvs_buf *b, char *why, size_t len)
+{
+    hello->auth = GVS_HELLO_AUTH_NONE;
+    if (token[0] == '\0')
+        return 0;
+    gvs_buf_reset(b);
+    int rc = gvs_auth_nonce(hello->client_nonce);
+    if (rc == 0)
+        rc = gvs_hello_encode(hello, b);
+    /* The transcript: the body before its auth field (one byte here). */
+    if (rc == 0)
+        rc = gvs_auth_mac(token, server_nonce, hello->client_nonce,
+                          gvs_buf_ptr(b), gvs_buf_len(b) - 1, hello->mac);
+    if (rc < 0) {
+        snprintf(why, len, "cannot answer the token challenge: %s",
+                 gvs_strerror(rc));
+        return rc;
+    }
+    hello->auth = GVS_HELLO_AUTH_HMAC;
+    return 0;
+}
+
+static int exchange(struct gvs_conn *c, const char *token, long long deadline,
+                    struct gvs_buf *b, char *why, size_t len)
+{
+    struct gvs_hello hello;
+    struct gvs_hello_reply r;
+    memset(&hello, 0, sizeof(hello));
+    hello.version = GVS_PROTO_VERSION;
+    hello.pid = (uint32_t)getpid();
+    program_name(hello.program, sizeof(hello.program));
+    client_registry_fill(&hello);
+
+    int rc = round_trip(c, &hello, deadline, b, &r, why, len);
+    if (rc == 0 && r.status == GVS_HELLO_CHALLENGE) {
+        rc = prove(&hello, token, r.nonce, b, why, len);
+        if (rc == 0)
+            rc = round_trip(c, &hello, deadline, b, &r, why, len);
+        /* A server asks once. */
+        if (rc == 0 && r.status != 0) {
+            snprintf(why, len, "challenged twice");
+            rc = GVS_E_PROTO;
+        }
+    }
+    explicit_bzero(hello.mac, sizeof(hello.mac));
+    return rc;
+}
+
+int client_handshake(struct gvs_conn *c, const struct client_settings *s,
+                     char *why, size_t len)
 {
     struct gvs_buf *b = gvs_buf_new(HANDSHAKE_BUF_MAX);
     if (b == NULL) {
         snprintf(why, len, "%s", gvs_strerror(GVS_E_NOMEM));
         return GVS_E_NOMEM;
     }
-    int rc = gvs_conn_set_timeout(c, timeout_ms);
+    unsigned ms = s->handshake_timeout_ms;
+    long long deadline = ms != 0 ? gvs_now_ns() + (long long)ms * 1000000 : 0;
+    int rc = gvs_conn_set_timeout(c, ms);
     if (rc == 0)
-        rc = exchange(c, b, why, len);
+        rc = exchange(c, s->token, deadline, b, why, len);
     else
         snprintf(why, len, "%s", gvs_strerror(rc));
     if (rc == 0)

@@ -72,9 +72,13 @@ int client_break(struct gvs_client *c, int err);
 /* receiver.c --------------------------------------------------------
  * The receiver thread and the replies it hands over. */
 
-/* Starts the receiver of c->conn (detached, signals blocked).  Caller
- * holds lock. */
-int client_receiver_start(struct gvs_client *c);
+/* Starts the receiver of c->conn (detached, signals blocked) and, when
+ * keepalive_ms is not 0, its keepalive thread: every keepalive_ms / 2 it
+ * sends a posted PING if no request has left since it last looked, so
+ * that gvsd hears from the client at least every keepalive_ms (its
+ * idle_timeout_ms).  The PINGs are not counted in the stats.  Both end
+ * with the connection.  Caller holds lock. */
+int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms);
 /* Caller holds lock: request id, about to be sent, awaits a reply.
  * GVS_E_NOMEM. */
 int client_pending_add(struct gvs_client *c, uint64_t id);
@@ -172,11 +176,13 @@ int client_settings_load(struct client_settings *s, char *why, size_t len);
 /* Id of the HELLO request; later requests count up from 1. */
 #define CLIENT_HELLO_ID 0u
 
-/* Runs the HELLO exchange on a fresh connection, bounded by timeout_ms,
- * then clears the receive timeout.  On failure why says what went wrong
- * (the server's message when it refused us). */
-int client_handshake(struct gvs_conn *c, unsigned timeout_ms, char *why,
-                     size_t len);
+/* Runs the HELLO exchange on a fresh connection, bounded as a whole by
+ * s->handshake_timeout_ms, proving s->token when the server asks for
+ * one, then clears the receive timeout.  On failure why says what went
+ * wrong (the server's message when it refused us).  The caller wipes
+ * s->token afterwards. */
+int client_handshake(struct gvs_conn *c, const struct client_settings *s,
+                     char *why, size_t len);
 
 /* threads.c --------------------------------------------------------- */
 

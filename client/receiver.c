@@ -393,7 +393,73 @@ static void *receiver_main(void *arg)
     return NULL;
 }
 
-int client_receiver_start(struct gvs_client *c)
+/* Keepalive: a thread of its own, so that the receiver's reading of
+ * frames is left alone.  A PING is posted (the server does not answer a
+ * posted one, so there is no reply to take), in the request stream like
+ * any post, under the lock. */
+struct keepalive {
+    struct gvs_client *c;
+    struct gvs_conn *conn; /* the connection it keeps; it ends with it */
+    unsigned ms;
+};
+
+/* Caller holds lock: whether the connection is still the one kept. */
+static int kept(const struct keepalive *k)
 {
+    return atomic_load(&k->c->state) == CLIENT_READY && k->c->conn == k->conn;
+}
+
+static uint64_t bytes_sent(void)
+{
+    struct gvs_client_stats st;
+    gvs_client_get_stats(&st);
+    return st.bytes_sent;
+}
+
+static void *keepalive_main(void *arg)
+{
+    struct keepalive k = *(struct keepalive *)arg;
+    gvs_free(arg);
+    struct timespec tick = {.tv_sec = k.ms / 2000,
+                            .tv_nsec = (long)(k.ms / 2 % 1000) * 1000000};
+    if (k.ms < 2)
+        tick.tv_nsec = 1000000;
+    uint64_t seen = bytes_sent();
+    for (;;) {
+        nanosleep(&tick, NULL);
+        pthread_mutex_lock(&k.c->lock);
+        if (!kept(&k)) {
+            pthread_mutex_unlock(&k.c->lock);
+            return NULL;
+        }
+        uint64_t now = bytes_sent();
+        if (now == seen) {
+            struct gvs_frame_hdr h = {.op = GVS_CTL_PING,
+                                      .flags = GVS_F_NOREPLY,
+                                      .id = k.c->next_id++};
+            /* A failure has broken the connection: the next look ends. */
+            (void)client_out_send(k.c, &h, NULL, 0);
+        }
+        seen = now;
+        pthread_mutex_unlock(&k.c->lock);
+    }
+}
+
+/* The keepalive first: should the receiver not start, the connection
+ * is closed at once, which the keepalive notices, while a receiver left
+ * running would go on reading it. */
+int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms)
+{
+    if (keepalive_ms != 0) {
+        struct keepalive *k = gvs_malloc(sizeof(*k));
+        if (k == NULL)
+            return GVS_E_NOMEM;
+        *k = (struct keepalive){.c = c, .conn = c->conn, .ms = keepalive_ms};
+        int rc = client_thread_start(keepalive_main, k);
+        if (rc < 0) {
+            gvs_free(k);
+            return rc;
+        }
+    }
     return client_thread_start(receiver_main, c);
 }

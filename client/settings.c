@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "gvs/config.h"
@@ -40,6 +41,7 @@ int client_settings_load(struct client_settings *s, char *why, size_t len)
         snprintf(why, len, "server URI too long");
         rc = GVS_E_URI;
     } else if (tn < 0 || (size_t)tn >= sizeof(s->token)) {
+        explicit_bzero(s->token, sizeof(s->token));
         snprintf(why, len, "GVS_TOKEN longer than %d characters",
                  GVS_TOKEN_MAX_LEN);
         rc = GVS_E_CONFIG;

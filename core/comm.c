@@ -10,6 +10,7 @@ static const struct gvs_transport *const transports[] = {
     &gvs_transport_unix,
     &gvs_transport_tcp,
     &gvs_transport_shm,
+    &gvs_transport_tls,
 };
 
 const struct gvs_transport *gvs_transport_find(const char *scheme)
@@ -162,6 +163,11 @@ int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
     if (c->ops->recv_fd == NULL)
         return GVS_E_NOTSUP;
     return c->ops->recv_fd(c, timeout_ms, fd, tag);
+}
+
+int gvs_conn_start(struct gvs_conn *c, unsigned timeout_ms)
+{
+    return c->ops->start != NULL ? c->ops->start(c, timeout_ms) : 0;
 }
 
 void gvs_conn_shutdown(struct gvs_conn *c)

@@ -137,3 +137,25 @@ unsigned gvs_connect_timeout_ms(void)
         return GVS_CONNECT_TIMEOUT_MS_DEFAULT;
     return (unsigned)v;
 }
+
+/* Asked of the socket rather than the transport: unix and shm both
+ * stand on a unix socket (shm's carries the setup), tcp and tls do not. */
+int gvs_conn_peer_cred(const struct gvs_conn *c, uint32_t *uid,
+                       uint32_t *gid, int32_t *pid)
+{
+    struct sockaddr_storage sa;
+    socklen_t salen = sizeof(sa);
+    if (c->fd < 0 || getsockname(c->fd, (struct sockaddr *)&sa, &salen) < 0)
+        return GVS_E_IO;
+    if (sa.ss_family != AF_UNIX)
+        return GVS_E_NOTSUP;
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+        len != sizeof(cr))
+        return GVS_E_IO;
+    *uid = (uint32_t)cr.uid;
+    *gid = (uint32_t)cr.gid;
+    *pid = (int32_t)cr.pid;
+    return 0;
+}

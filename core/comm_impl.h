@@ -40,6 +40,10 @@ struct gvs_conn_ops {
     /* Releases the transport's resources; the generic layer frees c.
      * copy: see gvs_conn_close_copy. */
     void (*close)(struct gvs_conn *c, int copy);
+    /* gvs_conn_start: completes, within timeout_ms, a setup that accept
+     * left to the process serving the connection (tls: the server's
+     * handshake, kept out of gvsd's accept loop).  NULL: nothing to do. */
+    int (*start)(struct gvs_conn *c, unsigned timeout_ms);
 };
 
 struct gvs_conn {
@@ -97,5 +101,26 @@ unsigned gvs_connect_timeout_ms(void);
 extern const struct gvs_transport gvs_transport_unix;
 extern const struct gvs_transport gvs_transport_tcp;
 extern const struct gvs_transport gvs_transport_shm;
+
+/* TCP helpers shared by the tcp and tls transports. ---------------- */
+
+/* Binds and listens on u->host:u->port for transport t; the listener's
+ * URI names the port bound (u's scheme kept). */
+int gvs_tcp_listen(const struct gvs_uri *u, const struct gvs_transport *t,
+                   struct gvs_listener **out);
+
+/* Accepts a connection on a listener gvs_tcp_listen made: a blocking
+ * socket with TCP_NODELAY, errors as gvs_fd_accept. */
+int gvs_tcp_accept_fd(struct gvs_listener *l, int *fd);
+
+/* Connects to u->host:u->port by the monotonic-clock deadline (ms, as
+ * gvs_now_ns() / 1e6): a blocking socket with TCP_NODELAY, or
+ * GVS_E_CONNECT. */
+int gvs_tcp_connect_fd(const struct gvs_uri *u, long long deadline, int *fd);
+
+/* c->peer from c->fd's peer address ("127.0.0.1:5000", "[::1]:5000"). */
+void gvs_tcp_peer(struct gvs_conn *c);
+
+extern const struct gvs_transport gvs_transport_tls;
 
 #endif

@@ -29,7 +29,7 @@ static void format_addr(const struct sockaddr *sa, socklen_t len, char *out,
         snprintf(out, outlen, "%s:%s", host, port);
 }
 
-static void set_peer(struct gvs_conn *c)
+void gvs_tcp_peer(struct gvs_conn *c)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
@@ -82,7 +82,8 @@ static int listen_on(const struct addrinfo *ai)
     return fd;
 }
 
-static int tcp_listen(const struct gvs_uri *u, struct gvs_listener **out)
+int gvs_tcp_listen(const struct gvs_uri *u, const struct gvs_transport *t,
+                   struct gvs_listener **out)
 {
     struct addrinfo *res;
     if (resolve(u, 1, &res) < 0)
@@ -99,7 +100,7 @@ static int tcp_listen(const struct gvs_uri *u, struct gvs_listener **out)
         close(fd);
         return GVS_E_IO;
     }
-    struct gvs_listener *l = gvs_listener_alloc(&gvs_transport_tcp);
+    struct gvs_listener *l = gvs_listener_alloc(t);
     if (l == NULL) {
         close(fd);
         return GVS_E_NOMEM;
@@ -116,16 +117,27 @@ static int tcp_listen(const struct gvs_uri *u, struct gvs_listener **out)
     return 0;
 }
 
+static int tcp_listen(const struct gvs_uri *u, struct gvs_listener **out)
+{
+    return gvs_tcp_listen(u, &gvs_transport_tcp, out);
+}
+
+int gvs_tcp_accept_fd(struct gvs_listener *l, int *fd)
+{
+    int r = gvs_fd_accept(l->fd, fd);
+    if (r == 0)
+        set_nodelay(*fd);
+    return r;
+}
+
 static int tcp_accept(struct gvs_listener *l, struct gvs_conn **out)
 {
     int fd;
-    int r = gvs_fd_accept(l->fd, &fd);
-    if (r < 0)
-        return r;
-    set_nodelay(fd);
-    r = gvs_fd_conn_new(fd, out);
+    int r = gvs_tcp_accept_fd(l, &fd);
     if (r == 0)
-        set_peer(*out);
+        r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        gvs_tcp_peer(*out);
     return r;
 }
 
@@ -168,22 +180,31 @@ static int connect_one(const struct addrinfo *ai, long long deadline)
     return fd;
 }
 
-static int tcp_connect(const struct gvs_uri *u, struct gvs_conn **out)
+int gvs_tcp_connect_fd(const struct gvs_uri *u, long long deadline, int *fd)
 {
     struct addrinfo *res;
     if (resolve(u, 0, &res) < 0)
         return GVS_E_CONNECT;
-    long long deadline = now_ms() + gvs_connect_timeout_ms();
-    int fd = -1;
-    for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
-        fd = connect_one(ai, deadline);
+    *fd = -1;
+    for (const struct addrinfo *ai = res; ai != NULL && *fd < 0;
+         ai = ai->ai_next)
+        *fd = connect_one(ai, deadline);
     freeaddrinfo(res);
-    if (fd < 0)
+    if (*fd < 0)
         return GVS_E_CONNECT;
-    set_nodelay(fd);
-    int r = gvs_fd_conn_new(fd, out);
+    set_nodelay(*fd);
+    return 0;
+}
+
+static int tcp_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    int fd;
+    int r = gvs_tcp_connect_fd(u, now_ms() + gvs_connect_timeout_ms(),
+                               &fd);
     if (r == 0)
-        set_peer(*out);
+        r = gvs_fd_conn_new(fd, out);
+    if (r == 0)
+        gvs_tcp_peer(*out);
     return r;
 }
 

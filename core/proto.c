@@ -212,6 +212,33 @@ static int encode_end(struct gvs_buf *out, size_t before, int r)
     return r;
 }
 
+/* The auth field, last so that the transcript a proof covers is the
+ * body before it. */
+static int put_auth(struct gvs_buf *out, const struct gvs_hello *h)
+{
+    if (h->auth != GVS_HELLO_AUTH_NONE && h->auth != GVS_HELLO_AUTH_HMAC)
+        return GVS_E_INVAL;
+    int r = gvs_buf_put_u8(out, h->auth);
+    if (r == 0 && h->auth == GVS_HELLO_AUTH_HMAC)
+        r = gvs_buf_put_bytes(out, h->client_nonce, GVS_AUTH_NONCE_LEN);
+    if (r == 0 && h->auth == GVS_HELLO_AUTH_HMAC)
+        r = gvs_buf_put_bytes(out, h->mac, GVS_AUTH_MAC_LEN);
+    return r;
+}
+
+static int get_auth(struct gvs_buf *in, struct gvs_hello *h)
+{
+    int r = gvs_buf_get_u8(in, &h->auth);
+    if (r == 0 && h->auth != GVS_HELLO_AUTH_NONE &&
+        h->auth != GVS_HELLO_AUTH_HMAC)
+        r = GVS_E_PROTO;
+    if (r == 0 && h->auth == GVS_HELLO_AUTH_HMAC)
+        r = gvs_buf_get_bytes(in, h->client_nonce, GVS_AUTH_NONCE_LEN);
+    if (r == 0 && h->auth == GVS_HELLO_AUTH_HMAC)
+        r = gvs_buf_get_bytes(in, h->mac, GVS_AUTH_MAC_LEN);
+    return r;
+}
+
 int gvs_hello_encode(const struct gvs_hello *h, struct gvs_buf *out)
 {
     size_t before = gvs_buf_len(out);
@@ -231,6 +258,8 @@ int gvs_hello_encode(const struct gvs_hello *h, struct gvs_buf *out)
         if (r == 0)
             r = gvs_buf_put_u64(out, h->plugins[i].table_hash);
     }
+    if (r == 0)
+        r = put_auth(out, h);
     return encode_end(out, before, r);
 }
 
@@ -252,6 +281,8 @@ static int hello_decode(struct gvs_buf *in, struct gvs_hello *h)
         if (r == 0)
             r = gvs_buf_get_u64(in, &h->plugins[i].table_hash);
     }
+    if (r == 0)
+        r = get_auth(in, h);
     return r == 0 ? gvs_buf_expect_end(in) : r;
 }
 
@@ -275,14 +306,16 @@ int gvs_hello_reply_encode(const struct gvs_hello_reply *rp,
         r = put_name(out, rp->message);
     if (r == 0)
         r = gvs_buf_put_u32(out, rp->session);
+    if (r == 0 && rp->status == GVS_HELLO_CHALLENGE)
+        r = gvs_buf_put_bytes(out, rp->nonce, GVS_AUTH_NONCE_LEN);
     return encode_end(out, before, r);
 }
 
 static int hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *rp)
 {
     int r = gvs_buf_get_i32(in, &rp->status);
-    /* A status is 0 or a GVS_E_* code, never positive. */
-    if (r == 0 && rp->status > 0)
+    /* A status is 0, a challenge or a GVS_E_* code. */
+    if (r == 0 && rp->status > GVS_HELLO_CHALLENGE)
         r = GVS_E_PROTO;
     if (r == 0)
         r = gvs_buf_get_u32(in, &rp->version);
@@ -290,6 +323,8 @@ static int hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *rp)
         r = get_name(in, rp->message);
     if (r == 0)
         r = gvs_buf_get_u32(in, &rp->session);
+    if (r == 0 && rp->status == GVS_HELLO_CHALLENGE)
+        r = gvs_buf_get_bytes(in, rp->nonce, GVS_AUTH_NONCE_LEN);
     return r == 0 ? gvs_buf_expect_end(in) : r;
 }
 

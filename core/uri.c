@@ -86,7 +86,8 @@ int gvs_uri_parse(const char *s, struct gvs_uri *out)
     if ((slen == 4 && memcmp(s, "unix", 4) == 0) ||
         (slen == 3 && memcmp(s, "shm", 3) == 0))
         r = parse_unix(sep + 3, out);
-    else if (slen == 3 && memcmp(s, "tcp", 3) == 0)
+    else if (slen == 3 &&
+             (memcmp(s, "tcp", 3) == 0 || memcmp(s, "tls", 3) == 0))
         r = parse_tcp(sep + 3, out);
     if (r < 0) {
         memset(out, 0, sizeof(*out));
@@ -105,10 +106,10 @@ int gvs_uri_format(const struct gvs_uri *u, char *out, size_t outlen)
     out[0] = '\0';
     if (strcmp(u->scheme, "unix") == 0 || strcmp(u->scheme, "shm") == 0)
         n = snprintf(out, outlen, "%s://%s", u->scheme, u->path);
-    else if (strcmp(u->scheme, "tcp") == 0)
-        n = snprintf(out, outlen, strchr(u->host, ':') ? "tcp://[%s]:%u"
-                                                       : "tcp://%s:%u",
-                     u->host, u->port);
+    else if (strcmp(u->scheme, "tcp") == 0 || strcmp(u->scheme, "tls") == 0)
+        n = snprintf(out, outlen,
+                     strchr(u->host, ':') ? "%s://[%s]:%u" : "%s://%s:%u",
+                     u->scheme, u->host, u->port);
     else
         return GVS_E_URI;
     if (n < 0 || (size_t)n >= outlen) {

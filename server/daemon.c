@@ -5,16 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gvs/auth.h"
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/log.h"
+#include "metrics.h"
 #include "plugins.h"
 #include "refusals.h"
 #include "session.h"
 #include "signals.h"
+#include "stats.h"
 #include "workers.h"
 
 struct gvsd {
@@ -25,6 +29,7 @@ struct gvsd {
     struct gvsd_plugins plugins;
     struct gvsd_workers workers;
     struct gvsd_refusals refusals;
+    struct gvsd_metrics metrics;
     struct gvsd_session_opts session; /* id: the next session's */
 };
 
@@ -35,11 +40,90 @@ static void close_listeners(struct gvsd *d, int keep_path)
     d->nlisteners = 0;
 }
 
+/* Access (docs/security.md) ---------------------------------------- */
+
+/* Without a token, gvsd serves only this host unless told otherwise. */
+static int check_exposure(const struct gvs_config *cfg)
+{
+    for (int i = 0; i < cfg->nlisten; i++) {
+        int exposed = gvs_auth_uri_exposed(cfg->listen[i]);
+        if (exposed < 0) {
+            gvs_error("cannot listen on %s: %s", cfg->listen[i],
+                      gvs_strerror(exposed));
+            return exposed;
+        }
+        if (exposed && cfg->ntokens == 0 && !cfg->insecure) {
+            gvs_error("refusing to listen on %s: not a loopback address and "
+                      "no token is configured (add a token, or pass "
+                      "--insecure)",
+                      cfg->listen[i]);
+            return GVS_E_CONFIG;
+        }
+    }
+    return 0;
+}
+
+/* A unix socket file is made owner-only (umask) and then given
+ * socket_mode and socket_group, so that nobody else can connect in
+ * between. */
+static int listen_one(const struct gvs_config *cfg, const char *uri,
+                      struct gvs_listener **l)
+{
+    struct gvs_uri u;
+    int rc = gvs_uri_parse(uri, &u);
+    if (rc < 0)
+        return rc;
+    int local = u.path[0] != '\0';
+    uint32_t gid = (uint32_t)-1;
+    if (local && cfg->socket_group != NULL &&
+        (rc = gvs_auth_group_id(cfg->socket_group, &gid)) < 0) {
+        gvs_error("socket_group %s: no such group", cfg->socket_group);
+        return rc;
+    }
+    mode_t old = umask(0177);
+    rc = gvs_listen(uri, l);
+    umask(old);
+    if (rc < 0 || !local)
+        return rc;
+    if (chmod(u.path, cfg->socket_mode & 0777) < 0 ||
+        (gid != (uint32_t)-1 && chown(u.path, (uid_t)-1, (gid_t)gid) < 0)) {
+        gvs_error("cannot set the mode or group of %s: %s", u.path,
+                  strerror(errno));
+        gvs_listener_close(*l, 0);
+        *l = NULL;
+        return GVS_E_IO;
+    }
+    return 0;
+}
+
+/* Whether a local peer may open a session: if not, it is told why and
+ * the connection is closed, before any call.  Peers without
+ * credentials (tcp, tls) are not subject to the allow-lists. */
+static int peer_allowed(const struct gvs_config *cfg, struct gvs_conn *c,
+                        const struct gvs_listener *l)
+{
+    uint32_t uid, gid;
+    int32_t pid;
+    if (cfg->nallow_uid == 0 && cfg->nallow_gid == 0)
+        return 1;
+    int rc = gvs_conn_peer_cred(c, &uid, &gid, &pid);
+    if (rc == GVS_E_NOTSUP || (rc == 0 && gvs_auth_peer_allowed(cfg, uid, gid)))
+        return 1;
+    gvs_warn("refusing connection from %s on %s: %s", gvs_conn_peer(c),
+             gvs_listener_uri(l),
+             rc < 0 ? "no peer credentials" : "not in allow_uid/allow_gid");
+    /* The client reads this even when its HELLO finds us gone. */
+    (void)gvsd_hello_reply(c, 0, GVS_E_DENIED,
+                           "this user is not allowed to use gvsd", 0);
+    gvs_conn_close(c);
+    return 0;
+}
+
 static int open_listeners(struct gvsd *d, const struct gvs_config *cfg)
 {
     for (int i = 0; i < cfg->nlisten; i++) {
         struct gvs_listener *l;
-        int rc = gvs_listen(cfg->listen[i], &l);
+        int rc = listen_one(cfg, cfg->listen[i], &l);
         if (rc < 0) {
             gvs_error("cannot listen on %s: %s", cfg->listen[i],
                       gvs_strerror(rc));
@@ -54,7 +138,8 @@ static int open_listeners(struct gvsd *d, const struct gvs_config *cfg)
 /* The worker must not outlive gvsd, must not hold the listening sockets
  * (nor remove their files) and must not see the parent's signals. */
 __attribute__((noreturn)) static void worker_main(struct gvsd *d,
-                                                  struct gvs_conn *c)
+                                                  struct gvs_conn *c,
+                                                  int stats_slot)
 {
     gvsd_signals_reset();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -63,7 +148,10 @@ __attribute__((noreturn)) static void worker_main(struct gvsd *d,
     close_listeners(d, 1);
     gvsd_refusals_close_all(&d->refusals, 1);
     gvsd_workers_free(&d->workers);
+    gvsd_metrics_close(&d->metrics);
+    gvsd_stats_adopt(stats_slot);
     int rc = gvsd_session_run(c, &d->plugins, &d->session);
+    gvsd_stats_leave();
     exit(rc == 0 ? 0 : 1);
 }
 
@@ -78,6 +166,8 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
                  gvs_strerror(rc));
         return;
     }
+    if (!peer_allowed(d->session.cfg, c, l))
+        return;
     if (gvsd_workers_full(&d->workers)) {
         gvsd_refuse(&d->refusals, c, d->workers.max);
         return;
@@ -86,30 +176,44 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
     gvs_info("session %u: started, peer %s on %s", id, gvs_conn_peer(c),
              gvs_listener_uri(l));
     fflush(NULL);
+    int slot = gvsd_stats_claim(id);
     pid_t pid = fork();
     if (pid == 0)
-        worker_main(d, c);
-    if (pid < 0)
+        worker_main(d, c, slot);
+    if (pid < 0) {
         gvs_error("session %u: fork failed: %s", id, strerror(errno));
-    else
-        gvsd_workers_add(&d->workers, pid, id);
+        gvsd_stats_release(slot, id);
+    } else {
+        gvsd_workers_add(&d->workers, pid, id, slot);
+    }
     d->session.id++;
     gvs_conn_close_copy(c);
 }
 
+/* The sooner of two poll timeouts, -1 meaning none. */
+static int sooner(int a, int b)
+{
+    return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
 static int serve(struct gvsd *d)
 {
-    struct pollfd pfd[1 + GVS_CONFIG_MAX_LISTEN + GVSD_REFUSALS_MAX];
+    struct pollfd pfd[1 + GVS_CONFIG_MAX_LISTEN + GVSD_METRICS_POLLFDS +
+                      GVSD_REFUSALS_MAX];
     struct pollfd *lpfd = &pfd[1];
-    struct pollfd *rpfd = &pfd[1 + d->nlisteners];
+    struct pollfd *mpfd = &pfd[1 + d->nlisteners];
+    struct pollfd *rpfd = mpfd + GVSD_METRICS_POLLFDS;
     pfd[0] = (struct pollfd){.fd = d->sig_fd, .events = POLLIN};
     for (int i = 0; i < d->nlisteners; i++)
         lpfd[i] = (struct pollfd){.fd = gvs_listener_fd(d->listeners[i]),
                                   .events = POLLIN};
     for (;;) {
         int nref = gvsd_refusals_pollfds(&d->refusals, rpfd);
-        int n = poll(pfd, (nfds_t)(1 + d->nlisteners + nref),
-                     gvsd_refusals_timeout(&d->refusals));
+        gvsd_metrics_pollfds(&d->metrics, mpfd);
+        int n = poll(pfd,
+                     (nfds_t)(1 + d->nlisteners + GVSD_METRICS_POLLFDS + nref),
+                     sooner(gvsd_refusals_timeout(&d->refusals),
+                            gvsd_metrics_timeout(&d->metrics)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -125,6 +229,7 @@ static int serve(struct gvsd *d)
                 return 0;
         }
         gvsd_refusals_service(&d->refusals, rpfd);
+        gvsd_metrics_service(&d->metrics, mpfd);
         for (int i = 0; i < d->nlisteners; i++)
             if (lpfd[i].revents)
                 accept_one(d, d->listeners[i]);
@@ -145,6 +250,7 @@ static void signal_ready(int fd)
 int gvsd_run(const struct gvs_config *cfg, int ready_fd)
 {
     struct gvsd d = {.pid = getpid(),
+                     .metrics = {.fd = -1},
                      .session = {.id = 1,
                                  .max_frame = cfg->max_frame,
                                  .handshake_timeout_ms =
@@ -154,11 +260,18 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
         gvs_error("nothing to listen on");
         return 1;
     }
+    if (check_exposure(cfg) < 0)
+        return 1;
     int rc = gvsd_plugins_load(&d.plugins, cfg->plugin_dir,
                                cfg->nplugins > 0 ? cfg->plugins : NULL,
                                cfg->nplugins);
     if (rc == 0)
         rc = gvsd_workers_init(&d.workers, cfg->max_sessions);
+    /* Before any fork: every worker shares the parent's table. */
+    if (rc == 0)
+        rc = gvsd_stats_create(cfg->max_sessions);
+    if (rc == 0)
+        rc = gvsd_metrics_open(&d.metrics, cfg->metrics_listen);
     if (rc == 0)
         rc = d.sig_fd = gvsd_signals_install();
     if (rc >= 0)
@@ -175,8 +288,10 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
     }
     close_listeners(&d, 0);
     gvsd_refusals_close_all(&d.refusals, 0);
+    gvsd_metrics_close(&d.metrics);
     gvsd_workers_stop(&d.workers, GVSD_STOP_GRACE_MS);
     gvsd_workers_free(&d.workers);
+    gvsd_stats_destroy();
     gvsd_plugins_unload(&d.plugins);
     return status;
 }

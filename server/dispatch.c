@@ -5,6 +5,8 @@
 #include "gvs/log.h"
 #include "gvs/spin.h"
 #include "session.h"
+#include "stats.h"
+#include "status.h"
 
 void gvsd_session_fail(struct gvs_session *s, int rc)
 {
@@ -32,6 +34,11 @@ static int send_locked(struct gvs_session *s, struct gvs_frame_hdr *h,
 {
     if (s->closed)
         return GVS_E_CLOSED;
+    /* Counted first: once sent, the client may ask for the count. */
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    gvsd_stats_add_out(GVS_FRAME_HDR_LEN + (uint64_t)len);
     int rc = gvs_frame_sendv(s->conn, h, iov, n);
     if (rc < 0)
         s->closed = 1;
@@ -94,8 +101,10 @@ static int control(struct gvs_session *s, struct gvsd_job *j)
     uint32_t id = s->opts->id;
     switch (j->h.op) {
     case GVS_CTL_PING:
+    case GVS_CTL_STATUS:
         if (gvs_buf_len(j->in) != 0) {
-            gvs_warn("session %u: PING with a body", id);
+            gvs_warn("session %u: control op %u with a body", id,
+                     (unsigned)j->h.op);
             return GVS_E_PROTO;
         }
         j->slot = -1;
@@ -175,8 +184,22 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
 {
     int noreply = (j->h.flags & GVS_F_NOREPLY) != 0;
     if (j->op == NULL) {
-        if (!noreply)
+        if (noreply)
+            return;
+        if (j->h.op != GVS_CTL_STATUS) {
             reply(s, &j->h, NULL, NULL, 0);
+            return;
+        }
+        /* The asking session is not one to show (docs/protocol.md). */
+        gvsd_stats_mark_status();
+        int rc = gvsd_status_encode(out);
+        if (rc < 0) {
+            gvs_error("session %u: cannot encode the status: %s",
+                      s->opts->id, gvs_strerror(rc));
+            gvsd_session_fail(s, rc);
+            return;
+        }
+        reply(s, &j->h, out, NULL, 0);
         return;
     }
     gvs_buf_reset(out);
@@ -189,6 +212,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .noreply = noreply,
                             .session = s};
     atomic_fetch_add(&s->calls, 1);
+    gvsd_stats_add_call();
     long long start = gvs_now_ns();
     int rc = j->op->fn(&call);
     /* The op trace (log level debug, docs/config.md): where a call's time

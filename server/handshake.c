@@ -3,20 +3,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gvs/auth.h"
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
+#include "gvs/spin.h"
 #include "session.h"
 
 /* The HELLO is small: a larger frame is refused before it is read. */
 #define HELLO_FRAME_MAX 16384
 
-int gvsd_hello_reply(struct gvs_conn *c, uint64_t id, int32_t status,
-                     const char *message, uint32_t session)
+/* nonce: the challenge's, with status GVS_HELLO_CHALLENGE. */
+static int send_reply(struct gvs_conn *c, uint64_t id, int32_t status,
+                      const char *message, uint32_t session,
+                      const uint8_t *nonce)
 {
     struct gvs_hello_reply r = {
         .status = status, .version = GVS_PROTO_VERSION, .session = session};
     snprintf(r.message, sizeof(r.message), "%s", message);
+    if (nonce != NULL)
+        memcpy(r.nonce, nonce, sizeof(r.nonce));
     struct gvs_buf *b = gvs_buf_new(HELLO_FRAME_MAX);
     if (b == NULL)
         return GVS_E_NOMEM;
@@ -27,6 +33,12 @@ int gvsd_hello_reply(struct gvs_conn *c, uint64_t id, int32_t status,
         rc = gvs_frame_send(c, &h, b);
     gvs_buf_free(b);
     return rc;
+}
+
+int gvsd_hello_reply(struct gvs_conn *c, uint64_t id, int32_t status,
+                     const char *message, uint32_t session)
+{
+    return send_reply(c, id, status, message, session, NULL);
 }
 
 __attribute__((format(printf, 4, 5))) static int refuse(char *why,
@@ -84,23 +96,99 @@ static int check_plugin(const struct gvs_session *s,
     return 0;
 }
 
-static int check_hello(const struct gvs_session *s,
-                       const struct gvs_frame_hdr *h, struct gvs_hello *hello,
-                       char *why, size_t len)
+/* Receives the next HELLO frame, with what is left of the handshake's
+ * time (deadline 0: no limit). */
+static int recv_hello(struct gvs_session *s, long long deadline,
+                      struct gvs_frame_hdr *h)
+{
+    size_t max = s->opts->max_frame < HELLO_FRAME_MAX ? s->opts->max_frame
+                                                      : HELLO_FRAME_MAX;
+    unsigned ms = 0;
+    if (deadline != 0) {
+        long long left = (deadline - gvs_now_ns() + 999999) / 1000000;
+        if (left <= 0)
+            return GVS_E_TIMEOUT;
+        ms = (unsigned)left;
+    }
+    int rc = gvs_conn_set_timeout(s->conn, ms);
+    return rc < 0 ? rc : gvs_frame_recv(s->conn, max, h, s->in);
+}
+
+/* Checks and decodes a HELLO frame; *transcript and *tlen are the body
+ * before its auth field, which a proof covers. */
+static int decode_hello(const struct gvs_session *s,
+                        const struct gvs_frame_hdr *h, struct gvs_hello *hello,
+                        const uint8_t **transcript, size_t *tlen, char *why,
+                        size_t len)
 {
     if (h->plugin != 0 || h->op != GVS_CTL_HELLO || h->flags != 0)
         return refuse(why, len, GVS_E_PROTO, "first frame must be a HELLO");
     int rc = check_version(s->in, why, len);
     if (rc < 0)
         return rc;
+    *transcript = gvs_buf_ptr(s->in);
+    *tlen = gvs_buf_len(s->in);
     rc = gvs_hello_decode(s->in, hello);
     if (rc < 0)
         return refuse(why, len, rc, "malformed HELLO (%s)", gvs_strerror(rc));
+    *tlen -= hello->auth == GVS_HELLO_AUTH_HMAC ? GVS_HELLO_PROOF_LEN : 1;
+    return 0;
+}
+
+static int check_plugins(const struct gvs_session *s,
+                         const struct gvs_hello *hello, char *why, size_t len)
+{
     for (uint32_t i = 0; i < hello->nplugins; i++) {
-        rc = check_plugin(s, hello, i, why, len);
+        int rc = check_plugin(s, hello, i, why, len);
         if (rc < 0)
             return rc;
     }
+    return 0;
+}
+
+/* With tokens configured, the first HELLO is answered with a challenge
+ * (a fresh nonce) and the session is decided by the second, which must
+ * carry a proof made with one of the tokens (gvs/auth.h).  Nothing the
+ * first HELLO names is looked at: a client that has not proved a token
+ * learns nothing of the plugins.  The client's identity and quota come
+ * from the token it proved. */
+static int authenticate(struct gvs_session *s, long long deadline,
+                        struct gvs_frame_hdr *h, struct gvs_hello *hello,
+                        const uint8_t **transcript, size_t *tlen, char *why,
+                        size_t len)
+{
+    const struct gvs_config *cfg = s->opts->cfg;
+    uint8_t nonce[GVS_AUTH_NONCE_LEN];
+    if (hello->auth != GVS_HELLO_AUTH_NONE)
+        return refuse(why, len, GVS_E_PROTO, "token proof before a challenge");
+    int rc = gvs_auth_nonce(nonce);
+    if (rc < 0)
+        return refuse(why, len, rc, "cannot make a challenge (%s)",
+                      gvs_strerror(rc));
+    rc = send_reply(s->conn, h->id, GVS_HELLO_CHALLENGE, "token required",
+                    s->opts->id, nonce);
+    if (rc == 0)
+        rc = recv_hello(s, deadline, h);
+    if (rc < 0)
+        return refuse(why, len, rc, "no answer to the challenge (%s)",
+                      gvs_strerror(rc));
+    rc = decode_hello(s, h, hello, transcript, tlen, why, len);
+    if (rc < 0)
+        return rc;
+    if (hello->auth != GVS_HELLO_AUTH_HMAC)
+        return refuse(why, len, GVS_E_DENIED,
+                      "this server requires a token (set GVS_TOKEN)");
+    int i = gvs_auth_find_token(cfg, nonce, hello->client_nonce, *transcript,
+                                *tlen, hello->mac);
+    if (i == GVS_E_DENIED)
+        return refuse(why, len, i, "authentication failed: no token matches");
+    if (i < 0)
+        return refuse(why, len, i, "cannot check the token (%s)",
+                      gvs_strerror(i));
+    gvs_auth_token_identity(cfg, i, s->info.identity,
+                            sizeof(s->info.identity));
+    if (cfg->tokens[i].quota != 0)
+        s->info.memory_quota = cfg->tokens[i].quota;
     return 0;
 }
 
@@ -132,41 +220,68 @@ void gvsd_session_close_plugins(struct gvs_session *s)
     }
 }
 
+/* The HELLO exchange up to the plugins' opening, bounded as a whole by
+ * the handshake timeout.  On failure why is set, except for a transport
+ * failure (*frame 0: nothing to answer). */
+static int exchange(struct gvs_session *s, struct gvs_frame_hdr *h,
+                    struct gvs_hello *hello, int *frame, char *why,
+                    size_t len)
+{
+    unsigned ms = s->opts->handshake_timeout_ms;
+    long long deadline = ms != 0 ? gvs_now_ns() + (long long)ms * 1000000 : 0;
+    const uint8_t *transcript;
+    size_t tlen;
+    *frame = 0;
+    int rc = recv_hello(s, deadline, h);
+    if (rc < 0)
+        return refuse(why, len, rc, "%s", gvs_strerror(rc));
+    *frame = 1;
+    rc = decode_hello(s, h, hello, &transcript, &tlen, why, len);
+    if (rc == 0 && s->opts->cfg != NULL && s->opts->cfg->ntokens > 0)
+        rc = authenticate(s, deadline, h, hello, &transcript, &tlen, why, len);
+    else if (rc == 0 && hello->auth != GVS_HELLO_AUTH_NONE)
+        rc = refuse(why, len, GVS_E_PROTO, "token proof before a challenge");
+    if (rc == 0)
+        rc = check_plugins(s, hello, why, len);
+    if (rc == 0)
+        rc = open_plugins(s, hello, why, len);
+    return rc;
+}
+
 int gvsd_handshake(struct gvs_session *s)
 {
     uint32_t id = s->opts->id;
-    size_t max = s->opts->max_frame < HELLO_FRAME_MAX ? s->opts->max_frame
-                                                      : HELLO_FRAME_MAX;
-    struct gvs_frame_hdr h;
-    int rc = gvs_conn_set_timeout(s->conn, s->opts->handshake_timeout_ms);
-    if (rc == 0)
-        rc = gvs_frame_recv(s->conn, max, &h, s->in);
-    if (rc < 0) {
-        gvs_warn("session %u: handshake failed: %s", id, gvs_strerror(rc));
-        return rc;
-    }
     struct gvs_hello *hello = gvs_malloc(sizeof(*hello));
     if (hello == NULL) {
         gvs_error("session %u: out of memory", id);
         return GVS_E_NOMEM;
     }
+    struct gvs_frame_hdr h;
     char why[GVS_NAME_MAX + 1];
-    rc = check_hello(s, &h, hello, why, sizeof(why));
-    if (rc == 0)
-        rc = open_plugins(s, hello, why, sizeof(why));
-    int sent = gvsd_hello_reply(s->conn, h.id, rc, rc == 0 ? "" : why, id);
-    if (rc < 0) {
-        gvs_warn("session %u: handshake refused: %s", id, why);
+    int frame;
+    int rc = exchange(s, &h, hello, &frame, why, sizeof(why));
+    /* Before a frame came there is nobody to answer, and nothing but
+     * the transport's error to say. */
+    int sent = 0;
+    if (frame)
+        sent = gvsd_hello_reply(s->conn, h.id, rc, rc == 0 ? "" : why, id);
+    if (!frame) {
+        gvs_warn("session %u: handshake failed: %s", id, why);
+    } else if (rc < 0) {
+        gvs_warn("session %u: handshake refused: %s (peer %s)", id, why,
+                 s->info.identity);
     } else if (sent < 0) {
         gvs_warn("session %u: handshake reply failed: %s", id,
                  gvs_strerror(sent));
         rc = sent;
     } else {
-        gvs_info("session %u: program %s pid %" PRIu32 ", %" PRIu32
+        gvs_info("session %u: %s: program %s pid %" PRIu32 ", %" PRIu32
                  " plugin(s)",
-                 id, hello->program, hello->pid, hello->nplugins);
+                 id, s->info.identity, hello->program, hello->pid,
+                 hello->nplugins);
         rc = gvs_conn_set_timeout(s->conn, 0);
     }
+    explicit_bzero(hello, sizeof(*hello));
     gvs_free(hello);
     return rc;
 }

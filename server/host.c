@@ -4,6 +4,7 @@
 #include "gvs/log.h"
 #include "plugins.h"
 #include "session.h"
+#include "stats.h"
 
 /* The host API's log function takes no context, so each plugin slot gets
  * its own trampoline that knows which name to prefix.  This stays right
@@ -57,4 +58,5 @@ void gvsd_session_info(struct gvs_session *s, struct gvs_session_info *out)
 void gvsd_report_memory(struct gvs_session *s, uint64_t bytes)
 {
     atomic_store(&s->memory_used, bytes);
+    gvsd_stats_set_memory(bytes);
 }

@@ -5,6 +5,7 @@
 #include "gvs/log.h"
 #include "gvs/spin.h"
 #include "session.h"
+#include "stats.h"
 
 static double elapsed_s(const struct timespec *start)
 {
@@ -34,6 +35,17 @@ static int serving(void *arg)
 static int serve(struct gvs_session *s)
 {
     uint32_t id = s->opts->id;
+    /* idle_timeout_ms: a client that sends nothing for that long (not
+     * even the keepalives our clients send) has gone or hangs; the
+     * receive timeout ends its session.  Reads apart, the connection's
+     * timeout bounds nothing (shm's sends ignore it). */
+    unsigned idle = s->opts->cfg != NULL ? s->opts->cfg->idle_timeout_ms : 0;
+    int set = gvs_conn_set_timeout(s->conn, idle);
+    if (set < 0) {
+        gvs_error("session %u: cannot set the idle timeout: %s", id,
+                  gvs_strerror(set));
+        return set;
+    }
     for (;;) {
         /* A client issuing calls back to back sends the next one within
          * microseconds: catch it without a sleep and a wake-up. */
@@ -50,6 +62,7 @@ static int serve(struct gvs_session *s)
         if (rc == 0) {
             rc = gvs_frame_recv_body(s->conn, h.len, j->in);
             j->h = h;
+            gvsd_stats_add_in(GVS_FRAME_HDR_LEN + (uint64_t)h.len);
         }
         j->read_ns = gvs_now_ns();
         /* A failing op shuts the connection down to stop us here. */
@@ -60,6 +73,8 @@ static int serve(struct gvs_session *s)
             rc = failed;
         else if (rc == GVS_E_CLOSED)
             rc = GVSD_SESSION_END;
+        else if (rc == GVS_E_TIMEOUT)
+            gvs_warn("session %u: idle for %u ms, closing", id, idle);
         else
             gvs_warn("session %u: bad frame: %s", id, gvs_strerror(rc));
         if (rc == 0 && j->op != NULL && (j->op->flags & GVS_OP_INLINE)) {
@@ -115,8 +130,10 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
              gvs_conn_peer(c));
     s.info.memory_quota = o->cfg != NULL ? o->cfg->memory_quota : 0;
     int rc = s.in != NULL && s.out != NULL ? gvsd_handshake(&s) : GVS_E_NOMEM;
-    if (rc == 0)
+    if (rc == 0) {
+        gvsd_stats_publish(&s.info);
         gvsd_jobs_prepare(&s);
+    }
     if (rc == 0)
         rc = serve_threaded(&s, &drained);
     pthread_mutex_lock(&s.send_lock);

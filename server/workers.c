@@ -7,6 +7,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
+#include "stats.h"
 #include "workers.h"
 
 /* How often gvsd_workers_stop looks for ended workers. */
@@ -27,17 +28,21 @@ void gvsd_workers_free(struct gvsd_workers *ws)
     ws->n = ws->max = 0;
 }
 
-void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session)
+void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session,
+                      int stats_slot)
 {
     struct gvsd_worker *w = &ws->w[ws->n++];
     w->pid = pid;
     w->session = session;
     w->stopping = 0;
+    w->stats_slot = stats_slot;
     clock_gettime(CLOCK_MONOTONIC, &w->start);
 }
 
-static void log_end(const struct gvsd_worker *w, int status)
+/* Logs how the worker ended and frees its slot of the session table. */
+static void ended(const struct gvsd_worker *w, int status)
 {
+    gvsd_stats_release(w->stats_slot, w->session);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double secs = (double)(now.tv_sec - w->start.tv_sec) +
@@ -63,7 +68,7 @@ void gvsd_workers_reap(struct gvsd_workers *ws)
         for (int i = 0; i < ws->n; i++) {
             if (ws->w[i].pid != pid)
                 continue;
-            log_end(&ws->w[i], status);
+            ended(&ws->w[i], status);
             ws->w[i] = ws->w[--ws->n];
             break;
         }
@@ -90,7 +95,7 @@ void gvsd_workers_stop(struct gvsd_workers *ws, unsigned grace_ms)
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid > 0)
-            log_end(&ws->w[0], status);
+            ended(&ws->w[0], status);
         ws->w[0] = ws->w[--ws->n];
     }
 }

@@ -14,6 +14,7 @@ struct gvsd_worker {
     uint32_t session;
     struct timespec start;
     int stopping; /* gvsd sent SIGTERM while shutting down */
+    int stats_slot; /* its slot of the session table (stats.h), or -1 */
 };
 
 struct gvsd_workers {
@@ -31,11 +32,15 @@ static inline int gvsd_workers_full(const struct gvsd_workers *ws)
     return ws->n >= ws->max;
 }
 
-/* Records a started worker; the caller checked the table is not full. */
-void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session);
+/* Records a started worker and its slot of the session table; the caller
+ * checked the table is not full. */
+void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session,
+                      int stats_slot);
 
 /* Reaps every worker that has ended, logging how (a signal is a
- * warning, unless it is the SIGTERM of a shutdown), without blocking. */
+ * warning, unless it is the SIGTERM of a shutdown), and clears the
+ * session-table slot a killed worker could not clear, without
+ * blocking. */
 void gvsd_workers_reap(struct gvsd_workers *ws);
 
 /* SIGTERMs every worker, waits up to grace_ms for them, then SIGKILLs

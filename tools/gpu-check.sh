@@ -20,7 +20,7 @@ rest_rc=$?
 grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest-nogpu.log"
 bench_rc=0
 if [ "${1:-}" = --bench ]; then
-    python3 ../bench/run.py --build . --transports unix,tcp,shm --repeat 2 \
+    python3 ../bench/run.py --build . --transports unix,tcp,shm,tls --repeat 2 \
         >"$out/bench.md" 2>"$out/bench.err"
     bench_rc=$?
     cat "$out/bench.md"

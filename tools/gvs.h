@@ -13,6 +13,9 @@
 /* `gvs run`: argv[0] is "run".  Returns the exit status. */
 int gvs_cmd_run(int argc, char **argv);
 
+/* `gvs status`: argv[0] is "status".  Returns the exit status. */
+int gvs_cmd_status(int argc, char **argv);
+
 /* Directory of the running executable, or a negative GVS_E_* code. */
 int gvs_exe_dir(char *out, size_t len);
 

@@ -5,6 +5,8 @@
  *
  *   unix:///absolute/path       AF_UNIX stream socket
  *   tcp://host:port             TCP (IPv4 or IPv6 literal in [..]), NODELAY
+ *   tls://host:port             TLS over TCP (OpenSSL); certificates and
+ *                               CAs from gvs_tls_configure (gvs/tls.h)
  *   shm:///absolute/path        shared-memory rings between two processes
  *                               of one host; the unix socket at the path
  *                               only sets them up and tells of a death
@@ -26,9 +28,9 @@ struct gvs_listener;
 
 struct gvs_uri {
     char scheme[16];
-    char host[256]; /* tcp: host name or address (no brackets); else "" */
+    char host[256]; /* tcp, tls: host name or address (no brackets) */
     char path[108]; /* unix, shm: socket path; else "" */
-    unsigned port;  /* tcp only */
+    unsigned port;  /* tcp, tls */
 };
 
 /* Parses a URI; GVS_E_URI if it is malformed, too long or has an unknown
@@ -65,8 +67,22 @@ void gvs_listener_close(struct gvs_listener *l, int keep_path);
 const char *gvs_listener_uri(const struct gvs_listener *l);
 
 /* Connects (blocking). GVS_E_CONNECT when nobody answers or nobody has
- * answered within $GVS_CONNECT_TIMEOUT_MS milliseconds (default 5000). */
+ * answered within $GVS_CONNECT_TIMEOUT_MS milliseconds (default 5000).
+ * tls: the handshake is part of the connect and of its time limit;
+ * GVS_E_TLS when it fails (the server's certificate not trusted, say),
+ * GVS_E_CONFIG without a CA to verify the server with (the reason is
+ * logged). */
 int gvs_connect(const char *uri, struct gvs_conn **out);
+
+/* Completes a connection gvs_accept returned, within timeout_ms: tls
+ * leaves its handshake to the first receive (bounded by the receive
+ * timeout, else the connect timeout) or to this call, so that an accept
+ * loop never waits on a client.  Nothing may be sent on such a
+ * connection before (GVS_E_INVAL): a server that speaks first calls
+ * this.  0 at once where there is nothing to do; GVS_E_TLS,
+ * GVS_E_TIMEOUT or GVS_E_CLOSED when the handshake fails, and so does
+ * every later call on c. */
+int gvs_conn_start(struct gvs_conn *c, unsigned timeout_ms);
 
 /* Sends every byte of the iovecs, handling partial writes and EINTR.
  * GVS_E_CLOSED if the peer has gone, GVS_E_IO otherwise. */
@@ -122,5 +138,12 @@ void gvs_conn_close(struct gvs_conn *c);
  * another process goes on using (gvsd after handing a session to its
  * worker): nothing is shut down and the peer is not told. */
 void gvs_conn_close_copy(struct gvs_conn *c);
+
+/* The credentials of a local peer (SO_PEERCRED: its ids when it
+ * connected) for unix:// and shm:// connections.  GVS_E_NOTSUP for a
+ * connection that is not over a unix socket (tcp, tls), GVS_E_IO when
+ * the kernel does not say. */
+int gvs_conn_peer_cred(const struct gvs_conn *c, uint32_t *uid,
+                       uint32_t *gid, int32_t *pid);
 
 #endif

@@ -27,7 +27,9 @@
     X(CONNECT, -15, "cannot connect to server")                              \
     X(MISMATCH, -16, "plugin operation table mismatch")                      \
     X(RANGE, -17, "value out of range")                                     \
-    X(NOTSUP, -18, "not supported by this connection")
+    X(NOTSUP, -18, "not supported by this connection")                      \
+    X(TLS, -19, "TLS handshake failed or peer certificate not trusted")    \
+    X(DENIED, -20, "access denied")
 
 enum gvs_errno {
 #define GVS_ERR_ENUM(name, value, msg) GVS_E_##name = (value),

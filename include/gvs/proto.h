@@ -25,12 +25,13 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "gvs/auth.h"
 #include "gvs/buf.h"
 #include "gvs/comm.h"
 
 #define GVS_FRAME_MAGIC 0x31535647u /* "GVS1" */
 #define GVS_FRAME_HDR_LEN 28u
-#define GVS_PROTO_VERSION 2u
+#define GVS_PROTO_VERSION 3u
 /* Largest body accepted by default: a bulk chunk plus its arguments. */
 #define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
 /* Bulk data is cut into chunks of this size so no frame exceeds the max. */
@@ -58,6 +59,7 @@ enum gvs_ctl_op {
     GVS_CTL_HELLO = 1, /* handshake, must be the first frame */
     GVS_CTL_PING = 2,  /* empty body, empty reply */
     GVS_CTL_BYE = 3,   /* orderly close, no reply */
+    GVS_CTL_STATUS = 4, /* empty body; reply: gvsd's sessions and GPUs */
 };
 
 /* Encodes a header into GVS_FRAME_HDR_LEN bytes. */
@@ -102,10 +104,15 @@ int gvs_frame_recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body);
  * HELLO request body:
  *   u32 proto_version, u32 pid, str program (<= 255 bytes),
  *   u32 nplugins (<= GVS_MAX_PLUGINS), nplugins x { u16 id, str name,
- *   u64 table_hash }
+ *   u64 table_hash }, u8 auth (GVS_HELLO_AUTH_*); with
+ *   GVS_HELLO_AUTH_HMAC: u8 client_nonce[32], u8 mac[32]
  * HELLO reply body:
- *   i32 status (0 or GVS_E_*), u32 server proto_version, str message,
- *   u32 session id.  On status != 0 the server closes the connection.  */
+ *   i32 status (0, GVS_HELLO_CHALLENGE or GVS_E_*), u32 server
+ *   proto_version, str message, u32 session id; with
+ *   GVS_HELLO_CHALLENGE: u8 server_nonce[32].
+ * On a status below 0 the server closes the connection; on
+ * GVS_HELLO_CHALLENGE it waits for a second HELLO carrying the proof
+ * (gvs/auth.h), within the same handshake timeout.  */
 #define GVS_MAX_PLUGINS 16
 #define GVS_NAME_MAX 255
 
@@ -115,25 +122,47 @@ struct gvs_hello_plugin {
     uint64_t table_hash;
 };
 
+/* The auth field of a HELLO. */
+enum gvs_hello_auth {
+    GVS_HELLO_AUTH_NONE = 0, /* no proof */
+    GVS_HELLO_AUTH_HMAC = 1, /* client nonce and token proof follow */
+};
+/* Bytes of the auth field with a proof: the transcript a proof covers
+ * is the body without them (gvs/auth.h). */
+#define GVS_HELLO_PROOF_LEN (1u + GVS_AUTH_NONCE_LEN + GVS_AUTH_MAC_LEN)
+
 struct gvs_hello {
     uint32_t version;
     uint32_t pid;
     char program[GVS_NAME_MAX + 1];
     uint32_t nplugins;
     struct gvs_hello_plugin plugins[GVS_MAX_PLUGINS];
+    uint8_t auth; /* enum gvs_hello_auth */
+    uint8_t client_nonce[GVS_AUTH_NONCE_LEN]; /* GVS_HELLO_AUTH_HMAC */
+    uint8_t mac[GVS_AUTH_MAC_LEN];            /* GVS_HELLO_AUTH_HMAC */
 };
 
+/* GVS_E_INVAL on an unknown auth kind. */
 int gvs_hello_encode(const struct gvs_hello *h, struct gvs_buf *out);
-/* Strict: rejects truncation, oversize strings, too many plugins and
- * trailing bytes.  Zeroes *h on failure. */
+/* Strict: rejects truncation, oversize strings, too many plugins, an
+ * unknown auth kind (GVS_E_PROTO) and trailing bytes.  Zeroes *h on
+ * failure. */
 int gvs_hello_decode(struct gvs_buf *in, struct gvs_hello *h);
+
+/* Status of a HELLO reply asking for a token proof: the only status
+ * above 0. */
+#define GVS_HELLO_CHALLENGE 1
 
 struct gvs_hello_reply {
     int32_t status;
     uint32_t version;
     char message[GVS_NAME_MAX + 1];
     uint32_t session;
+    uint8_t nonce[GVS_AUTH_NONCE_LEN]; /* GVS_HELLO_CHALLENGE only */
 };
+/* The nonce is encoded with GVS_HELLO_CHALLENGE only, so every other
+ * reply keeps the layout older clients read.  decode: GVS_E_PROTO on a
+ * status above GVS_HELLO_CHALLENGE. */
 int gvs_hello_reply_encode(const struct gvs_hello_reply *r,
                            struct gvs_buf *out);
 int gvs_hello_reply_decode(struct gvs_buf *in, struct gvs_hello_reply *r);

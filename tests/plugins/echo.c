@@ -172,6 +172,18 @@ static int op_notify_me(struct gvs_call *c)
     return 0;
 }
 
+static int op_report_memory(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    uint64_t bytes;
+    int rc = gvs_buf_get_u64(c->in, &bytes);
+    if (rc == 0)
+        rc = gvs_buf_expect_end(c->in);
+    if (rc == 0)
+        s->host->report_memory(s->session, bytes);
+    return rc;
+}
+
 static const struct gvs_op echo_ops[] = {
     {ECHO_OP_ECHO, 0, "ECHO", op_echo},
     {ECHO_OP_CRASH, 0, "CRASH", op_crash},
@@ -184,6 +196,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_RELEASE, GVS_OP_INLINE | GVS_OP_ASYNC_OK, "RELEASE", op_release},
     {ECHO_OP_PING_LANE, 0, "PING_LANE", op_ping_lane},
     {ECHO_OP_NOTIFY_ME, 0, "NOTIFY_ME", op_notify_me},
+    {ECHO_OP_REPORT_MEMORY, 0, "REPORT_MEMORY", op_report_memory},
     GVS_OP_END,
 };
 

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000002ull
+#define ECHO_TABLE_HASH 0x6563686f00000003ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -26,6 +26,9 @@ enum echo_op {
     /* u32 n: a thread of the plugin sends n notifications ECHO_NOTE_TICK
      * with body u32 0..n-1; the empty reply follows the last of them. */
     ECHO_OP_NOTIFY_ME = 11,
+    /* u64 bytes: reported as the session's GPU memory through
+     * host->report_memory (what gvs status shows); empty reply. */
+    ECHO_OP_REPORT_MEMORY = 12,
 };
 
 /* Notification ops of the echo plugin. */

@@ -46,6 +46,17 @@
     TEST_ENTRY(comm_unix_socket_file)                                        \
     TEST_ENTRY(comm_no_sigpipe)                                              \
     TEST_ENTRY(comm_accept_interrupted)                                      \
+    /* core/comm_tls */                                                      \
+    TEST_ENTRY(tls_transfer)                                                 \
+    TEST_ENTRY(tls_readable_pending)                                         \
+    TEST_ENTRY(tls_shutdown_unblocks)                                        \
+    TEST_ENTRY(tls_uri)                                                      \
+    TEST_ENTRY(tls_untrusted_server)                                         \
+    TEST_ENTRY(tls_host_name)                                                \
+    TEST_ENTRY(tls_no_ca)                                                    \
+    TEST_ENTRY(tls_mutual)                                                   \
+    TEST_ENTRY(tls_plaintext_mismatch)                                       \
+    TEST_ENTRY(tls_handshake_timeout)                                        \
     /* core/comm_shm */                                                      \
     TEST_ENTRY(shm_transfer)                                                 \
     TEST_ENTRY(shm_ping_pong)                                                \
@@ -89,6 +100,14 @@
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \
     TEST_ENTRY(server_error_while_blocked)                                   \
+    /* server: gvs status and metrics */                                    \
+    TEST_ENTRY(server_status_sessions)                                       \
+    TEST_ENTRY(server_status_memory)                                         \
+    TEST_ENTRY(server_status_bad_server)                                     \
+    TEST_ENTRY(server_status_token)                                          \
+    TEST_ENTRY(server_metrics)                                               \
+    TEST_ENTRY(server_metrics_slow_client)                                   \
+    TEST_ENTRY(server_metrics_bad_listen)                                    \
     /* client */                                                             \
     TEST_ENTRY(client_lazy_connect)                                          \
     TEST_ENTRY(client_register)                                              \
@@ -143,4 +162,28 @@
     /* core/u64map */                                                        \
     TEST_ENTRY(u64map_basic)                                                 \
     TEST_ENTRY(u64map_nomem)                                                 \
+    /* core/auth, server access: tokens, sockets, peers, idle */             \
+    TEST_ENTRY(auth_mac_vector)                                              \
+    TEST_ENTRY(auth_find_token)                                              \
+    TEST_ENTRY(auth_peer_allowed)                                            \
+    TEST_ENTRY(auth_uri_exposed)                                             \
+    TEST_ENTRY(auth_group_id)                                                \
+    TEST_ENTRY(proto_hello_auth_fields)                                      \
+    TEST_ENTRY(proto_hello_challenge_reply)                                  \
+    TEST_ENTRY(server_token_accepted)                                        \
+    TEST_ENTRY(server_token_wrong)                                           \
+    TEST_ENTRY(server_token_missing)                                         \
+    TEST_ENTRY(server_token_replay)                                          \
+    TEST_ENTRY(server_token_none_configured)                                 \
+    TEST_ENTRY(server_token_timeout)                                         \
+    TEST_ENTRY(server_token_hostile)                                         \
+    TEST_ENTRY(client_token_accepted)                                        \
+    TEST_ENTRY(client_token_wrong)                                           \
+    TEST_ENTRY(client_token_missing)                                         \
+    TEST_ENTRY(server_listen_exposed)                                        \
+    TEST_ENTRY(server_socket_mode)                                           \
+    TEST_ENTRY(server_allow_uid)                                             \
+    TEST_ENTRY(server_idle_timeout)                                          \
+    TEST_ENTRY(client_keepalive)                                             \
+    TEST_ENTRY(client_keepalive_off)                                         \
     /* end */

@@ -126,9 +126,9 @@ TEST_IMPL(proto_hello_roundtrip)
     ASSERT_EQ(gvs_hello_decode(b, &d), GVS_E_TRAILING);
     ASSERT(is_zero(&d, sizeof(d)));
 
-    /* A positive status is not a gvs code. */
+    /* A positive status other than a challenge is not a gvs code. */
     gvs_buf_reset(b);
-    r.status = 1;
+    r.status = GVS_HELLO_CHALLENGE + 1;
     ASSERT_EQ(gvs_hello_reply_encode(&r, b), 0);
     ASSERT_EQ(gvs_hello_reply_decode(b, &rd), GVS_E_PROTO);
     gvs_buf_free(b);

@@ -67,6 +67,41 @@ cudaError_t be_array_elem(cudaArray_t a, size_t *elem)
     return *elem != 0 ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+/* The bytes an array of d's elements over x (levels mipmap levels)
+ * holds at most, taken from the quota before CUDA makes it: elements of
+ * whole bytes (rounded up) over the extent, a missing dimension counting
+ * 1, twice that for a mipmapped array (its levels halve, so together
+ * they stay under twice the first); UINT64_MAX when it overflows. */
+static uint64_t array_bound(const struct cudaChannelFormatDesc *d,
+                            struct cudaExtent x, unsigned levels)
+{
+    long bits = (long)d->x + d->y + d->z + d->w;
+    uint64_t n = bits > 0 ? (uint64_t)(bits + 7) / 8 : 1;
+    uint64_t dims[] = {x.width, x.height, x.depth, levels > 1 ? 2 : 1};
+    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
+        if (__builtin_mul_overflow(n, dims[i] ? dims[i] : 1, &n))
+            return UINT64_MAX;
+    return n;
+}
+
+/* What CUDA says an array (mipmapped: m) made by call holds on its
+ * lane's device, where it says; else bound. */
+static uint64_t array_bytes(struct gvs_call *call, cudaArray_t a,
+                            cudaMipmappedArray_t m, uint64_t bound)
+{
+    struct cudaArrayMemoryRequirements r;
+    struct be_lane *l = be_lane(call);
+    int dev = l != NULL ? l->device : 0;
+    cudaError_t e =
+        a != NULL ? cudaArrayGetMemoryRequirements(&r, a, dev)
+                  : cudaMipmappedArrayGetMemoryRequirements(&r, m, dev);
+    if (e == cudaSuccess && r.size > 0)
+        return r.size;
+    /* Leaves nothing behind for a later cudaGetLastError. */
+    (void)cudaGetLastError();
+    return bound;
+}
+
 /* Registers a; a failure to register frees an array of our own. */
 static cudaError_t add_array(cudaArray_t a, int level, uint64_t *id,
                              size_t *elem)
@@ -139,12 +174,22 @@ int cudart_be_array_malloc(struct gvs_call *call)
     cudaArray_t a = NULL;
     uint64_t id = 0;
     size_t elem = 0;
+    if (which == 0)
+        x.depth = 0;
+    uint64_t bound = array_bound(&d, x, 1);
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
+        e = be_quota_take(bound);
+    if (e == cudaSuccess) {
         e = which == 0 ? cudaMallocArray(&a, &d, x.width, x.height, flags)
                        : cudaMalloc3DArray(&a, &d, x, flags);
-    if (e == cudaSuccess)
-        e = add_array(a, 0, &id, &elem);
+        uint64_t bytes = 0;
+        if (e == cudaSuccess) {
+            bytes = array_bytes(call, a, NULL, bound);
+            e = add_array(a, 0, &id, &elem);
+        }
+        be_quota_settle(call, e, BE_QUOTA_ARRAY, id, 0, bound, bytes);
+    }
     put_array(&c, e, id, elem);
     return c.rc;
 }
@@ -176,6 +221,7 @@ int cudart_be_array_free(struct gvs_call *call)
     if (e == cudaSuccess)
         e = cudaFreeArray(a->a);
     if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a) {
+        be_quota_release(BE_QUOTA_ARRAY, id);
         drop_sub_arrays(t, &a->planes);
         gvs_free(a);
     }
@@ -288,15 +334,23 @@ int cudart_be_mipmap_malloc(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     struct be_mipmap *m = gvs_calloc(1, sizeof(*m));
-    uint64_t id;
+    uint64_t id = 0;
+    uint64_t bound = array_bound(&d, x, levels);
     cudaError_t e = m != NULL ? cudart_be_enter(call)
                               : cudaErrorMemoryAllocation;
     if (e == cudaSuccess)
+        e = be_quota_take(bound);
+    if (e == cudaSuccess) {
         e = cudaMallocMipmappedArray(&m->m, &d, x, levels, flags);
-    if (e == cudaSuccess &&
-        gvs_handles_add(be_handles(), BE_H_MIPMAPPED_ARRAY, m, &id) < 0) {
-        (void)cudaFreeMipmappedArray(m->m);
-        e = cudaErrorMemoryAllocation;
+        uint64_t bytes = 0;
+        if (e == cudaSuccess)
+            bytes = array_bytes(call, NULL, m->m, bound);
+        if (e == cudaSuccess &&
+            gvs_handles_add(be_handles(), BE_H_MIPMAPPED_ARRAY, m, &id) < 0) {
+            (void)cudaFreeMipmappedArray(m->m);
+            e = cudaErrorMemoryAllocation;
+        }
+        be_quota_settle(call, e, BE_QUOTA_MIPMAP, id, 0, bound, bytes);
     }
     if (e != cudaSuccess)
         gvs_free(m);
@@ -352,6 +406,7 @@ int cudart_be_mipmap_free(struct gvs_call *call)
         e = cudaFreeMipmappedArray(m->m);
     if (e == cudaSuccess &&
         gvs_handles_remove(t, BE_H_MIPMAPPED_ARRAY, id) == m) {
+        be_quota_release(BE_QUOTA_MIPMAP, id);
         drop_sub_arrays(t, &m->levels);
         gvs_free(m);
     }

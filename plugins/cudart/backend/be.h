@@ -100,6 +100,52 @@ struct be_session {
     _Atomic unsigned staged_lanes; /* lanes holding pinned staging */
 };
 
+/* quota.c: the session's GPU memory quota -----------------------------
+ * The bytes of device memory the session's allocations hold, counted by
+ * the handlers that allocate and free (docs/cudart.md, "Memory quota")
+ * against the quota gvsd gave the session (memory_quota, 0: none), and
+ * reported to gvsd (host->report_memory) after every change.  A worker
+ * serves one session, so the count is the process's.  Thread-safe: the
+ * handlers of one session run on several threads. */
+
+/* The key spaces of the allocations counted: device addresses (linear,
+ * pitched, managed, stream-ordered, graph memory), array ids, mipmapped
+ * array ids. */
+enum be_quota_kind { BE_QUOTA_PTR, BE_QUOTA_ARRAY, BE_QUOTA_MIPMAP };
+
+/* Reads the session's quota; session_open calls it first. */
+void be_quota_open(const struct gvs_host_api *host,
+                   struct gvs_session *session);
+/* Takes bytes (what the allocation about to be made will hold, or a
+ * bound) from what the session may still hold, before CUDA is asked, so
+ * that two threads cannot both pass the quota:
+ * cudaErrorMemoryAllocation, nothing taken, when that would pass it. */
+cudaError_t be_quota_take(uint64_t bytes);
+/* Settles what be_quota_take(taken) took once CUDA answered e: on
+ * success the allocation `key` (of kind; 0 is nothing held) is recorded
+ * as holding `bytes` (CUDA's own figure where it gives one, else taken),
+ * on the lane's device, for `owner` (the cudaGraph_t of a graph memory
+ * node, else 0); on failure taken is given back. */
+void be_quota_settle(struct gvs_call *call, cudaError_t e,
+                     enum be_quota_kind kind, uint64_t key, uint64_t owner,
+                     uint64_t taken, uint64_t bytes);
+/* The allocation key of kind was freed: its bytes are given back
+ * (nothing for a key not counted: IPC mappings, memory of modules). */
+void be_quota_release(enum be_quota_kind kind, uint64_t key);
+/* Every allocation on device (a cudaDeviceReset) was freed. */
+void be_quota_release_device(int device);
+/* The graph owner was destroyed: its memory nodes' bytes go back. */
+void be_quota_release_owner(uint64_t owner);
+/* What CUDA said of a device's memory, as the session may see it under
+ * its quota: total at most the quota, free (unless NULL) at most what is
+ * left of it. */
+void be_quota_mem_info(size_t *free, size_t *total);
+/* A bound on the bytes of a pitched allocation of depth slices of height
+ * rows of width bytes, taken before CUDA chooses the pitch; UINT64_MAX
+ * (refused) when it overflows. */
+uint64_t be_quota_pitched_bound(uint64_t width, uint64_t height,
+                                uint64_t depth);
+
 /* async_errors.c: failures of posted ops ---------------------------- */
 
 /* Keeps e as the lane's first unreported failure of a posted op. */

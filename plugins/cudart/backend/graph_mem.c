@@ -87,11 +87,21 @@ int cudart_be_graph_add_mem_alloc(struct gvs_call *call)
     if (apigen_end(&c) == 0) {
         if (e == cudaSuccess)
             e = cudart_be_enter(call);
+        /* Counted from the node's making: the graph holds its address
+         * range, and the memory while it runs, until freed or destroyed
+         * (docs/cudart.md, "Memory quota"). */
         if (e == cudaSuccess)
+            e = be_quota_take(p.bytesize);
+        if (e == cudaSuccess) {
             e = cudaGraphAddMemAllocNode(&node, g->g, deps, ndeps, &p);
-        if (e == cudaSuccess && (nid = be_node_id(g, node)) == 0) {
-            (void)cudaGraphDestroyNode(node);
-            e = cudaErrorMemoryAllocation;
+            if (e == cudaSuccess && (nid = be_node_id(g, node)) == 0) {
+                (void)cudaGraphDestroyNode(node);
+                e = cudaErrorMemoryAllocation;
+            }
+            be_quota_settle(call, e, BE_QUOTA_PTR,
+                            (uint64_t)(uintptr_t)p.dptr,
+                            (uint64_t)(uintptr_t)g->g, p.bytesize,
+                            p.bytesize);
         }
         apigen_put_i32(&c, e);
         if (e == cudaSuccess) {

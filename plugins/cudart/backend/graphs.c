@@ -226,8 +226,10 @@ int cudart_be_graph_destroy(struct gvs_call *call)
     cudaError_t e = g == NULL ? cudaErrorInvalidValue
                     : !g->owned ? cudaErrorInvalidValue
                                 : cudaGraphDestroy(g->g);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        be_quota_release_owner((uint64_t)(uintptr_t)g->g);
         be_graph_forget(g);
+    }
     be_graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;

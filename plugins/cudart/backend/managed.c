@@ -24,7 +24,12 @@ int cudart_be_malloc_managed(struct gvs_call *call)
     void *p = NULL;
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
+        e = be_quota_take(size);
+    if (e == cudaSuccess) {
         e = cudaMallocManaged(&p, (size_t)size, flags);
+        be_quota_settle(call, e, BE_QUOTA_PTR, (uint64_t)(uintptr_t)p, 0,
+                        size, size);
+    }
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_u64(&c, (uint64_t)(uintptr_t)p);

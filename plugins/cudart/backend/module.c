@@ -77,15 +77,18 @@ int cudart_be_module_stage(struct gvs_call *call)
 /* Names of a MODULE_LOAD request: u32 count, count strs. */
 static int get_names(struct apigen_call *c, uint32_t *n, char ***out)
 {
-    apigen_get_u32(c, n);
+    uint32_t count;
+    apigen_get_u32(c, &count);
     if (c->rc < 0)
         return c->rc;
     /* Each name takes at least its 4-byte length. */
-    if (*n > BE_MAX_NAMES || (size_t)*n * 4 > gvs_buf_len(c->get))
+    if (count > BE_MAX_NAMES || (size_t)count * 4 > gvs_buf_len(c->get))
         return GVS_E_RANGE;
-    *out = gvs_calloc(*n ? *n : 1, sizeof(**out));
+    *out = gvs_calloc(count ? count : 1, sizeof(**out));
     if (*out == NULL)
         return GVS_E_NOMEM;
+    /* Set only now: the caller frees *n entries of *out on failure. */
+    *n = count;
     for (uint32_t i = 0; i < *n && c->rc == 0; i++)
         c->rc = gvs_buf_get_str(c->get, BE_NAME_MAX_LEN, &(*out)[i]);
     return c->rc;

@@ -14,9 +14,17 @@ int cudart_be_malloc_3d(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     struct cudaPitchedPtr p = {0};
+    uint64_t bound = be_quota_pitched_bound(w, h, d);
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
+        e = be_quota_take(bound);
+    if (e == cudaSuccess) {
         e = cudaMalloc3D(&p, (struct cudaExtent){w, h, d});
+        /* The pitch CUDA chose is at most the bound's, so the bound
+         * holds: CUDA's own size is pitch x height x depth. */
+        be_quota_settle(call, e, BE_QUOTA_PTR, (uint64_t)(uintptr_t)p.ptr, 0,
+                        bound, e == cudaSuccess ? p.pitch * h * d : 0);
+    }
     apigen_put_i32(&c, e);
     if (e == cudaSuccess) {
         apigen_put_u64(&c, (uint64_t)(uintptr_t)p.ptr);

@@ -16,6 +16,7 @@ static int session_open(const struct gvs_host_api *host,
         return GVS_E_NOMEM;
     s->host = host;
     s->session = session;
+    be_quota_open(host, session);
     pthread_mutex_init(&s->mods_lock, NULL);
     pthread_mutex_init(&s->lanes_lock, NULL);
     /* CUDA is initialized lazily, by the first call that needs it.

@@ -79,9 +79,16 @@ int cudart_be_malloc_async(struct gvs_call *call)
         e = be_stream(call, stream, &s);
     if (e == cudaSuccess && pool_id != 0)
         e = be_pool(pool_id, &pool);
+    /* Counted as it is handed out, whatever the pool reserves around it
+     * (docs/cudart.md, "Memory quota"). */
     if (e == cudaSuccess)
+        e = be_quota_take(size);
+    if (e == cudaSuccess) {
         e = pool_id != 0 ? cudaMallocFromPoolAsync(&p, size, pool, s)
                          : cudaMallocAsync(&p, size, s);
+        be_quota_settle(call, e, BE_QUOTA_PTR, (uint64_t)(uintptr_t)p, 0,
+                        size, size);
+    }
     be_reply_u64(&c, e, (uint64_t)(uintptr_t)p);
     return c.rc;
 }

@@ -398,6 +398,9 @@ static cudaError_t malloc_managed(void **out, size_t size, unsigned flags)
     uint64_t ptr = 0;
     if (out == NULL)
         return cudaErrorInvalidValue;
+    /* As cudaMalloc: a failed allocation (past the session's quota, say)
+     * leaves a null pointer behind. */
+    *out = NULL;
     cudaError_t e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;

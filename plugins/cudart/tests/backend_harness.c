@@ -21,8 +21,24 @@ static void host_log(enum gvs_log_level level, const char *fmt, ...)
     dprintf(2, "%s\n", line);
 }
 
+/* A session of no identity and no quota. */
+static void host_session_info(struct gvs_session *session,
+                              struct gvs_session_info *out)
+{
+    (void)session;
+    memset(out, 0, sizeof(*out));
+}
+
+static void host_report_memory(struct gvs_session *session, uint64_t bytes)
+{
+    (void)session, (void)bytes;
+}
+
 /* The plugin keeps a pointer to it while the session is open. */
-static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI, .log = host_log};
+static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
+                                   .log = host_log,
+                                   .session_info = host_session_info,
+                                   .report_memory = host_report_memory};
 
 int harness_mock_arg(int argc, char **argv)
 {

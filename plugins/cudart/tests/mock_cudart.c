@@ -174,7 +174,10 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
 
 cudaError_t cudaMemset(void *p, int value, size_t count)
 {
-    memset(p, value, count);
+    /* Nothing to do for count 0, whatever p is (memset's p must not be
+     * NULL). */
+    if (count != 0)
+        memset(p, value, count);
     return cudaSuccess;
 }
 
@@ -182,7 +185,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                        enum cudaMemcpyKind kind)
 {
     (void)kind;
-    memmove(dst, src, count);
+    if (count != 0)
+        memmove(dst, src, count);
     return cudaSuccess;
 }
 

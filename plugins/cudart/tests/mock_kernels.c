@@ -319,7 +319,8 @@ static cudaError_t launch_config(int entry, const cudaLaunchConfig_t *cfg,
     last_entry = entry;
     last_shmem = cfg->dynamicSmemBytes;
     last_nattrs = cfg->numAttrs;
-    memcpy(last_attrs, cfg->attrs, cfg->numAttrs * sizeof(*cfg->attrs));
+    if (cfg->numAttrs != 0) /* attrs may then be NULL */
+        memcpy(last_attrs, cfg->attrs, cfg->numAttrs * sizeof(*cfg->attrs));
     pthread_mutex_unlock(&last_lock);
     return cudaSuccess;
 }

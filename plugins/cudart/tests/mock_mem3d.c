@@ -53,8 +53,14 @@ struct cudaMipmappedArray {
 static struct cudaArray *array_new(const struct cudaChannelFormatDesc *desc,
                                    struct cudaExtent e, unsigned flags)
 {
-    size_t elem = (size_t)(desc->x + desc->y + desc->z + desc->w) / 8;
-    if (elem == 0 || e.width == 0)
+    /* The client's channel sizes are any ints: refused unless they make
+     * whole bytes, and an array whose size overflows is refused. */
+    long long bits = (long long)desc->x + desc->y + desc->z + desc->w;
+    if (bits <= 0 || bits % 8 != 0 || e.width == 0)
+        return NULL;
+    size_t elem = (size_t)bits / 8, h = e.height ? e.height : 1,
+           d = e.depth ? e.depth : 1;
+    if (e.width > SIZE_MAX / elem / h / d)
         return NULL;
     struct cudaArray *a = calloc(1, sizeof(*a));
     if (a == NULL)
@@ -232,6 +238,8 @@ cudaError_t mock_copy3d(const struct cudaMemcpy3DParms *p)
     size_t elem = p->dstArray ? p->dstArray->elem
                   : p->srcArray ? p->srcArray->elem : 1;
     size_t w = p->extent.width * elem;
+    if (w == 0 || p->extent.height == 0 || p->extent.depth == 0)
+        return cudaSuccess;
     for (size_t z = 0; z < p->extent.depth; z++)
         for (size_t y = 0; y < p->extent.height; y++) {
             uint8_t *d = row(p->dstArray, &p->dstPos, &p->dstPtr,
@@ -260,6 +268,9 @@ cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
 
 static void set_rows(struct cudaPitchedPtr p, int value, struct cudaExtent e)
 {
+    /* An empty extent sets nothing, however many rows it names. */
+    if (e.width == 0 || e.height == 0 || e.depth == 0)
+        return;
     for (size_t z = 0; z < e.depth; z++)
         for (size_t y = 0; y < e.height; y++)
             memset((uint8_t *)p.ptr + (z * p.ysize + y) * p.pitch, value,

@@ -156,7 +156,8 @@ cudaError_t cudaDeviceGetP2PAtomicCapabilities(
 cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(
     size_t *width, const struct cudaChannelFormatDesc *d, int device)
 {
-    int bits = d->x + d->y + d->z + d->w;
+    /* In long long: the client's sizes are any ints. */
+    long long bits = (long long)d->x + d->y + d->z + d->w;
     if (device < 0 || device > 1)
         return cudaErrorInvalidDevice;
     if (bits <= 0 || bits % 8 != 0)

@@ -57,14 +57,18 @@ static unsigned long long next_stream_id = 100;
 
 /* Tasks ------------------------------------------------------------------ */
 
+/* A copy of count 0 may name NULL, which memmove and memcpy must not
+ * be given. */
 static void run_copy(struct task *t)
 {
-    memmove(t->dst, t->src, t->count);
+    if (t->count != 0)
+        memmove(t->dst, t->src, t->count);
 }
 
 static void run_staged_copy(struct task *t)
 {
-    memcpy(t->dst, t->src, t->count);
+    if (t->count != 0)
+        memcpy(t->dst, t->src, t->count);
     free(t->src);
 }
 

@@ -1,0 +1,393 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gvs/comm.h"
+#include "gvs/err.h"
+#include "gvs/log.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "metrics.h"
+#include "stats.h"
+
+enum { READING, WRITING, DRAINING };
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+                24) == 127;
+    return sa->sa_family == AF_INET6 &&
+           IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+static int bind_first(const struct gvs_uri *u, int *loopback)
+{
+    char port[16];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res, *a;
+    snprintf(port, sizeof(port), "%u", u->port);
+    if (getaddrinfo(u->host[0] != '\0' ? u->host : NULL, port, &hints,
+                    &res) != 0)
+        return -1;
+    int fd = -1;
+    for (a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family,
+                    a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int one = 1;
+        if (fd >= 0 &&
+            (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) <
+                 0 ||
+             bind(fd, a->ai_addr, a->ai_addrlen) < 0 ||
+             listen(fd, 16) < 0)) {
+            close(fd);
+            fd = -1;
+        }
+        if (fd >= 0)
+            *loopback = is_loopback(a->ai_addr);
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+int gvsd_metrics_open(struct gvsd_metrics *m, const char *uri)
+{
+    m->fd = -1;
+    m->n = 0;
+    if (uri == NULL)
+        return 0;
+    struct gvs_uri u;
+    if (gvs_uri_parse(uri, &u) < 0 || strcmp(u.scheme, "tcp") != 0) {
+        gvs_error("metrics_listen %s: not a tcp:// URI", uri);
+        return GVS_E_URI;
+    }
+    int loopback = 0;
+    m->fd = bind_first(&u, &loopback);
+    if (m->fd < 0) {
+        gvs_error("cannot serve metrics on %s: %s", uri, strerror(errno));
+        return GVS_E_IO;
+    }
+    /* The endpoint asks for no credentials (docs/security.md, "What gvs status and the metrics reveal"). */
+    if (!loopback)
+        gvs_warn("metrics on %s are open to anyone who can reach it", uri);
+    gvs_info("serving metrics on %s", uri);
+    return 0;
+}
+
+void gvsd_metrics_pollfds(const struct gvsd_metrics *m, struct pollfd *pfd)
+{
+    pfd[0] = (struct pollfd){.fd = m->fd, .events = POLLIN};
+    for (int i = 0; i < GVSD_METRICS_CONNS; i++)
+        pfd[1 + i] = (struct pollfd){
+            .fd = i < m->n ? m->conn[i].fd : -1,
+            .events = i < m->n && m->conn[i].state == WRITING ? POLLOUT
+                                                              : POLLIN};
+}
+
+int gvsd_metrics_timeout(const struct gvsd_metrics *m)
+{
+    if (m->n == 0)
+        return -1;
+    long long first = m->conn[0].deadline;
+    for (int i = 1; i < m->n; i++)
+        if (m->conn[i].deadline < first)
+            first = m->conn[i].deadline;
+    long long left = first - now_ms();
+    return left > 0 ? (int)left : 0;
+}
+
+/* The reply under construction; a failed allocation marks it failed and
+ * makes every later append a no-op. */
+struct text {
+    char *p;
+    size_t len, cap;
+    int failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void append(struct text *t,
+                                                         const char *fmt,
+                                                         ...)
+{
+    for (int tries = 0; tries < 2 && !t->failed; tries++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->p != NULL ? t->p + t->len : NULL,
+                          t->p != NULL ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+        } else if (t->p != NULL && (size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        } else {
+            size_t cap = t->cap * 2 > t->len + (size_t)n + 1
+                             ? t->cap * 2
+                             : t->len + (size_t)n + 4096;
+            char *p = gvs_realloc(t->p, cap);
+            if (p == NULL)
+                t->failed = 1;
+            else
+                t->p = p, t->cap = cap;
+        }
+    }
+}
+
+/* Label values are printable ASCII already (stats.h); the text format
+ * escapes backslash and double quote. */
+static void escape(char *out, size_t len, const char *in)
+{
+    size_t o = 0;
+    for (; *in != '\0' && o + 2 < len; in++) {
+        if (*in == '\\' || *in == '"')
+            out[o++] = '\\';
+        out[o++] = *in;
+    }
+    out[o] = '\0';
+}
+
+struct family {
+    const char *name, *type, *help;
+};
+
+static const struct family families[] = {
+    {"gvs_session_memory_bytes", "gauge",
+     "GPU memory the session holds, as its plugins report it."},
+    {"gvs_session_memory_quota_bytes", "gauge",
+     "GPU memory the session may hold; 0 for no limit."},
+    {"gvs_session_calls_total", "counter", "Plugin calls served."},
+    {"gvs_session_bytes_in_total", "counter",
+     "Bytes of frames read from the client."},
+    {"gvs_session_bytes_out_total", "counter",
+     "Bytes of frames sent to the client."},
+    {"gvs_session_uptime_seconds", "gauge", "Time since the session began."},
+};
+
+static void session_line(struct text *t, int family,
+                         const struct gvsd_stats_view *v)
+{
+    char id[2 * GVS_IDENTITY_MAX];
+    escape(id, sizeof(id), v->identity);
+    append(t, "%s{session=\"%u\",identity=\"%s\"} ", families[family].name,
+           (unsigned)v->session, id);
+    uint64_t vals[] = {v->memory_used, v->memory_quota, v->calls,
+                       v->bytes_in, v->bytes_out};
+    if (family < 5)
+        append(t, "%llu\n", (unsigned long long)vals[family]);
+    else
+        append(t, "%.3f\n", (double)v->uptime_ns / 1e9);
+}
+
+static void body(struct text *t)
+{
+    int max = gvsd_stats_slots();
+    struct gvsd_stats_view *v =
+        gvs_calloc(max > 0 ? (size_t)max : 1, sizeof(*v));
+    if (v == NULL) {
+        t->failed = 1;
+        return;
+    }
+    int n = gvsd_stats_snapshot(v, max);
+    append(t,
+           "# HELP gvs_build_info gvsd's version and wire protocol.\n"
+           "# TYPE gvs_build_info gauge\n"
+           "gvs_build_info{version=\"%s\",protocol=\"%u\"} 1\n"
+           "# HELP gvs_uptime_seconds Time since gvsd started.\n"
+           "# TYPE gvs_uptime_seconds gauge\n"
+           "gvs_uptime_seconds %.3f\n"
+           "# HELP gvs_sessions Sessions being served.\n"
+           "# TYPE gvs_sessions gauge\n"
+           "gvs_sessions %d\n"
+           "# HELP gvs_sessions_max Sessions gvsd serves at most.\n"
+           "# TYPE gvs_sessions_max gauge\n"
+           "gvs_sessions_max %d\n",
+           GVS_VERSION, GVS_PROTO_VERSION,
+           (double)gvsd_stats_uptime_ns() / 1e9, n, max);
+    for (int f = 0; f < (int)(sizeof(families) / sizeof(families[0]));
+         f++) {
+        append(t, "# HELP %s %s\n# TYPE %s %s\n", families[f].name,
+               families[f].help, families[f].name, families[f].type);
+        for (int i = 0; i < n; i++)
+            session_line(t, f, &v[i]);
+    }
+    gvs_free(v);
+}
+
+/* Splits "METHOD TARGET HTTP/1.x" off the head; 0, or -1 when the line
+ * is anything else. */
+static int request_line(const char *in, char *method, size_t mlen,
+                        char *target, size_t tlen)
+{
+    size_t m = 0, t = 0;
+    while (in[m] >= 'A' && in[m] <= 'Z' && m + 1 < mlen)
+        method[m] = in[m], m++;
+    method[m] = '\0';
+    if (m == 0 || in[m] != ' ')
+        return -1;
+    in += m + 1;
+    while (in[t] > ' ' && in[t] < 0x7f && t + 1 < tlen)
+        target[t] = in[t], t++;
+    target[t] = '\0';
+    if (t == 0 || in[t] != ' ' || strncmp(in + t + 1, "HTTP/1.", 7) != 0)
+        return -1;
+    in += t + 8;
+    if (*in < '0' || *in > '9')
+        return -1;
+    in++;
+    return strncmp(in, "\r\n", 2) == 0 || *in == '\n' ? 0 : -1;
+}
+
+/* The reply to a request head (complete: it ended with an empty line
+ * within GVSD_METRICS_REQUEST_MAX bytes): status line, headers, body. */
+static void respond(struct gvsd_metrics_conn *c, int complete)
+{
+    char method[8], target[256];
+    c->in[c->inlen < sizeof(c->in) ? c->inlen : sizeof(c->in) - 1] = '\0';
+    int ok = complete && request_line(c->in, method, sizeof(method), target,
+                                      sizeof(target)) == 0;
+    const char *status = "400 Bad Request";
+    struct text b = {0};
+    if (ok && strcmp(method, "GET") != 0) {
+        status = "405 Method Not Allowed";
+    } else if (ok && (strcmp(target, "/metrics") == 0 ||
+                      strncmp(target, "/metrics?", 9) == 0)) {
+        status = "200 OK";
+        body(&b);
+    } else if (ok) {
+        status = "404 Not Found";
+    }
+    if (b.failed)
+        status = "500 Internal Server Error";
+    struct text r = {0};
+    append(&r,
+           "HTTP/1.1 %s\r\n"
+           "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+           "Content-Length: %zu\r\n"
+           "Connection: close\r\n\r\n",
+           status, b.failed ? 0 : b.len);
+    if (!b.failed && b.len > 0)
+        append(&r, "%.*s", (int)b.len, b.p);
+    gvs_free(b.p);
+    c->out = r.p;
+    c->outlen = r.failed ? 0 : r.len;
+    c->outoff = 0;
+    c->state = WRITING;
+}
+
+/* A request head ends with an empty line. */
+static int head_complete(const struct gvsd_metrics_conn *c)
+{
+    for (size_t i = 0; i + 1 < c->inlen; i++)
+        if (c->in[i] == '\n' &&
+            (c->in[i + 1] == '\n' ||
+             (c->in[i + 1] == '\r' && i + 2 < c->inlen &&
+              c->in[i + 2] == '\n')))
+            return 1;
+    return 0;
+}
+
+/* Moves c along as far as its socket allows; 1 once it is done with. */
+static int step(struct gvsd_metrics_conn *c)
+{
+    if (c->state == READING) {
+        ssize_t n =
+            recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return 1;
+        if (n > 0)
+            c->inlen += (size_t)n;
+        int complete = head_complete(c);
+        if (!complete && c->inlen < sizeof(c->in))
+            return 0;
+        /* A head that fills the buffer is answered as malformed. */
+        respond(c, complete);
+    }
+    if (c->state == WRITING) {
+        while (c->outoff < c->outlen) {
+            ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+                             MSG_NOSIGNAL);
+            if (n < 0)
+                return errno != EAGAIN && errno != EINTR;
+            c->outoff += (size_t)n;
+        }
+        /* Closing with unread input would reset the connection and
+         * could lose the reply: say we are done, then drain. */
+        shutdown(c->fd, SHUT_WR);
+        c->state = DRAINING;
+    }
+    char sink[1024];
+    ssize_t n;
+    while ((n = recv(c->fd, sink, sizeof(sink), 0)) > 0)
+        ;
+    return n == 0 || (errno != EAGAIN && errno != EINTR);
+}
+
+static void drop(struct gvsd_metrics *m, int i)
+{
+    close(m->conn[i].fd);
+    gvs_free(m->conn[i].out);
+    m->n--;
+    if (i != m->n)
+        m->conn[i] = m->conn[m->n];
+}
+
+static void accept_pending(struct gvsd_metrics *m)
+{
+    for (int tries = 0; tries < GVSD_METRICS_CONNS; tries++) {
+        int fd = accept4(m->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (m->n == GVSD_METRICS_CONNS) {
+            close(fd);
+            continue;
+        }
+        struct gvsd_metrics_conn *c = &m->conn[m->n++];
+        c->fd = fd;
+        c->state = READING;
+        c->deadline = now_ms() + GVSD_METRICS_TIMEOUT_MS;
+        c->inlen = 0;
+        c->out = NULL;
+        c->outlen = c->outoff = 0;
+    }
+}
+
+void gvsd_metrics_service(struct gvsd_metrics *m, const struct pollfd *pfd)
+{
+    if (m->fd < 0)
+        return;
+    long long now = now_ms();
+    /* Backwards: a drop moves the last entry into i, and pfd keeps the
+     * table's order as it was polled. */
+    for (int i = m->n - 1; i >= 0; i--) {
+        int done = now >= m->conn[i].deadline;
+        if (!done && pfd[1 + i].revents != 0)
+            done = step(&m->conn[i]);
+        if (done)
+            drop(m, i);
+    }
+    if (pfd[0].revents != 0)
+        accept_pending(m);
+}
+
+void gvsd_metrics_close(struct gvsd_metrics *m)
+{
+    while (m->n > 0)
+        drop(m, m->n - 1);
+    if (m->fd >= 0)
+        close(m->fd);
+    m->fd = -1;
+}

@@ -1,0 +1,90 @@
+/*
+ * The session table that `gvs status` and the metrics endpoint show
+ * (docs/protocol.md, "Status").
+ *
+ * gvsd maps it MAP_SHARED|MAP_ANONYMOUS before it forks any worker, so
+ * the parent and every worker see the same memory: one fixed-size slot
+ * per possible session (max_sessions).  The parent claims a free slot for
+ * each worker it forks and clears it again when it reaps the worker;
+ * between the two only that worker writes the slot (its counters, its
+ * identity once the handshake is done) and it clears the slot before it
+ * exits.  Counters are relaxed atomics; the other fields are guarded by a
+ * per-slot sequence count, so a reader copies a consistent slot or skips
+ * it.  A worker is not trusted: what a reader takes from the table is
+ * for display only (strings are cut and sanitized on the way out).
+ *
+ * The table is a process-wide singleton: gvsd has one, and a worker's
+ * own slot is remembered as "self" for the cheap counting calls below,
+ * which do nothing when there is no table (tests linking the pieces).
+ */
+#ifndef GVSD_STATS_H
+#define GVSD_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gvs/buf.h"
+#include "gvs/plugin.h"
+
+/* Layout version of the table; a change of any slot field bumps it. */
+#define GVSD_STATS_VERSION 1u
+
+enum gvsd_slot_state {
+    GVSD_SLOT_FREE = 0,
+    GVSD_SLOT_STARTING = 1, /* claimed, the handshake is under way */
+    GVSD_SLOT_ACTIVE = 2,   /* a session: shown */
+    GVSD_SLOT_STATUS = 3,   /* a session that asked for STATUS: not shown */
+};
+
+/* One session as a reader copied it. */
+struct gvsd_stats_view {
+    uint32_t session;
+    uint32_t pid; /* the worker's */
+    char identity[GVS_IDENTITY_MAX]; /* printable ASCII, NUL-terminated */
+    uint64_t uptime_ns;
+    uint64_t memory_quota;
+    uint64_t memory_used;
+    uint64_t calls;
+    uint64_t bytes_in;
+    uint64_t bytes_out;
+};
+
+/* The parent, before any fork: maps the table of nslots slots.  0 or
+ * GVS_E_NOMEM. */
+int gvsd_stats_create(int nslots);
+/* Unmaps it (the parent at exit). */
+void gvsd_stats_destroy(void);
+
+/* The parent, before forking session `session`: a free slot, marked
+ * starting, or -1 when none is free (the session then goes unshown). */
+int gvsd_stats_claim(uint32_t session);
+/* The parent, once the worker of `session` has ended (or was never
+ * forked): clears the slot if the worker left it holding that session. */
+void gvsd_stats_release(int slot, uint32_t session);
+
+/* The worker, first thing: slot (from gvsd_stats_claim, -1 for none)
+ * becomes its own. */
+void gvsd_stats_adopt(int slot);
+/* The worker, once the handshake set who the client is: shown from now. */
+void gvsd_stats_publish(const struct gvs_session_info *info);
+/* The worker, serving STATUS: its own session is hidden from then on. */
+void gvsd_stats_mark_status(void);
+/* The worker, before it exits: clears its slot. */
+void gvsd_stats_leave(void);
+
+/* The worker's counters; any thread, relaxed. */
+void gvsd_stats_add_in(uint64_t bytes);
+void gvsd_stats_add_out(uint64_t bytes);
+void gvsd_stats_add_call(void);
+void gvsd_stats_set_memory(uint64_t bytes);
+
+/* Copies up to max shown sessions into out, in slot order; returns how
+ * many.  Any process sharing the table. */
+int gvsd_stats_snapshot(struct gvsd_stats_view *out, int max);
+/* Slots in the table (max_sessions); 0 when there is none. */
+int gvsd_stats_slots(void);
+/* Nanoseconds since gvsd (the parent) started. */
+uint64_t gvsd_stats_uptime_ns(void);
+
+#endif

@@ -1,0 +1,102 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpus.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "stats.h"
+#include "status.h"
+
+/* Bytes of a listed session: the fixed fields and the identity's. */
+#define SESSION_FIXED (4u + 4u + 4u + 6u * 8u)
+
+static int put_gpus(struct gvs_buf *out)
+{
+    struct gvsd_gpu *gpus = gvs_calloc(GVSD_GPUS_MAX, sizeof(*gpus));
+    char why[256] = "";
+    if (gpus == NULL)
+        return GVS_E_NOMEM;
+    int n = gvsd_gpus_query(gpus, GVSD_GPUS_MAX, why, sizeof(why));
+    int rc = gvs_buf_put_i32(out, n < 0 ? n : 0);
+    if (rc == 0)
+        rc = gvs_buf_put_str(out, why);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(out, n < 0 ? 0 : (uint32_t)n);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        rc = gvs_buf_put_str(out, gpus[i].name);
+        if (rc == 0)
+            rc = gvs_buf_put_str(out, gpus[i].uuid);
+        if (rc == 0)
+            rc = gvs_buf_put_u64(out, gpus[i].memory_total);
+        if (rc == 0)
+            rc = gvs_buf_put_u64(out, gpus[i].memory_used);
+    }
+    gvs_free(gpus);
+    return rc;
+}
+
+static int put_session(struct gvs_buf *out, const struct gvsd_stats_view *v)
+{
+    int rc = gvs_buf_put_u32(out, v->session);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(out, v->pid);
+    if (rc == 0)
+        rc = gvs_buf_put_str(out, v->identity);
+    uint64_t vals[] = {v->uptime_ns / 1000000u, v->memory_used,
+                       v->memory_quota,         v->calls,
+                       v->bytes_in,             v->bytes_out};
+    for (size_t i = 0; rc == 0 && i < sizeof(vals) / sizeof(vals[0]); i++)
+        rc = gvs_buf_put_u64(out, vals[i]);
+    return rc;
+}
+
+/* As many sessions as out has room for are listed; all are counted. */
+static int put_sessions(struct gvs_buf *out)
+{
+    int max = gvsd_stats_slots();
+    struct gvsd_stats_view *v = gvs_calloc(max > 0 ? (size_t)max : 1,
+                                           sizeof(*v));
+    if (v == NULL)
+        return GVS_E_NOMEM;
+    int n = gvsd_stats_snapshot(v, max);
+    size_t room = gvs_buf_max(out) - gvs_buf_len(out);
+    room = room > 8 ? room - 8 : 0;
+    int listed = 0;
+    for (; listed < n; listed++) {
+        size_t need = SESSION_FIXED + strlen(v[listed].identity);
+        if (need > room)
+            break;
+        room -= need;
+    }
+    int rc = gvs_buf_put_u32(out, (uint32_t)n);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(out, (uint32_t)listed);
+    for (int i = 0; rc == 0 && i < listed; i++)
+        rc = put_session(out, &v[i]);
+    gvs_free(v);
+    return rc;
+}
+
+int gvsd_status_encode(struct gvs_buf *out)
+{
+    /* The workers' CUDA reads the devices gvsd narrowed (devices.h). */
+    const char *devices = getenv("CUDA_VISIBLE_DEVICES");
+    gvs_buf_reset(out);
+    int rc = gvs_buf_put_u32(out, GVSD_STATUS_FORMAT);
+    if (rc == 0)
+        rc = gvs_buf_put_str(out, GVS_VERSION);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(out, GVS_PROTO_VERSION);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(out, gvsd_stats_uptime_ns() / 1000000u);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(out, (uint32_t)gvsd_stats_slots());
+    if (rc == 0)
+        rc = gvs_buf_put_str(out, devices != NULL ? devices : "");
+    if (rc == 0)
+        rc = put_gpus(out);
+    if (rc == 0)
+        rc = put_sessions(out);
+    return rc == GVS_E_TOOBIG ? GVS_E_NOMEM : rc;
+}

@@ -1,0 +1,18 @@
+/*
+ * The body of the reply to the STATUS control op (docs/protocol.md,
+ * "Status"): gvsd's version and settings, the host's GPUs and the
+ * sessions of the shared table (stats.h).
+ */
+#ifndef GVSD_STATUS_H
+#define GVSD_STATUS_H
+
+#include "gvs/buf.h"
+
+/* Layout version of the STATUS reply body, its first field. */
+#define GVSD_STATUS_FORMAT 1u
+
+/* Encodes the reply into out (reset first).  Sessions that do not fit in
+ * out's maximum are counted but not listed.  0 or GVS_E_NOMEM. */
+int gvsd_status_encode(struct gvs_buf *out);
+
+#endif

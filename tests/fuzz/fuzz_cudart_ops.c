@@ -1,0 +1,157 @@
+/*
+ * fuzz_cudart_ops: the argument decoding of every handler of the cudart
+ * backend (plugins/cudart/backend, table cudart_op_table), the bytes a
+ * client puts in a request, against the mock CUDA runtime of
+ * plugins/cudart/tests/mock_*.c: no GPU and no driver needed.
+ *
+ * Input: u16 op number (little-endian), one byte of call mode (bit 0:
+ * sent as GVS_F_NOREPLY, honoured for the ops that allow it as gvsd
+ * does; bits 1-2: the lane), then the request body.  An op number the
+ * table lacks is ignored.
+ *
+ * Each input runs in a session of its own, opened and closed around the
+ * call as a worker does (so that streams, events, modules and lanes a
+ * request creates are released), on a host like gvsd's: the client is
+ * gone (notify fails with GVS_E_CLOSED, so no host callback waits for
+ * it), descriptors cannot be passed (recv_fd: GVS_E_NOTSUP), and the
+ * session has a memory quota, which bounds what the mock allocates over
+ * the whole run.  The plugin is linked in rather than loaded
+ * (tests/fuzz/CMakeLists.txt), and has its own host here rather than
+ * backend_harness.c's, which supplies no recv_fd.
+ *
+ * Checked: no crash and no sanitizer report; the handler returns 0 or a
+ * negative GVS_E_* code; a reply that is not empty (ops a client only
+ * posts reply nothing) starts with its i32 result, a cudaError_t (>= 0);
+ * a reply tail (out_tail) follows a reply and is readable for its whole
+ * length.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gvs/buf.h"
+#include "gvs/err.h"
+#include "gvs/plugin.h"
+#include "gvs/proto.h"
+
+/* The backend's entry point, linked in. */
+int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
+
+/* What the quota lets the mock hold over the whole run: allocations are
+ * not freed when a session closes (a worker's end frees them). */
+#define QUOTA ((uint64_t)256 << 20)
+
+static void host_log(enum gvs_log_level level, const char *fmt, ...)
+{
+    (void)level;
+    (void)fmt;
+}
+
+static int host_notify(struct gvs_session *session, uint16_t plugin,
+                       uint16_t op, const void *body, size_t len)
+{
+    (void)session;
+    (void)plugin;
+    (void)op;
+    (void)body;
+    (void)len;
+    return GVS_E_CLOSED;
+}
+
+static int host_recv_fd(struct gvs_session *session, uint64_t tag, int *fd)
+{
+    (void)session;
+    (void)tag;
+    *fd = -1;
+    return GVS_E_NOTSUP;
+}
+
+static void host_session_info(struct gvs_session *session,
+                              struct gvs_session_info *out)
+{
+    (void)session;
+    memset(out, 0, sizeof(*out));
+    strcpy(out->identity, "fuzz");
+    out->memory_quota = QUOTA;
+}
+
+static void host_report_memory(struct gvs_session *session, uint64_t bytes)
+{
+    (void)session;
+    (void)bytes;
+}
+
+static const struct gvs_host_api host = {
+    .abi = GVS_PLUGIN_ABI,
+    .log = host_log,
+    .notify = host_notify,
+    .recv_fd = host_recv_fd,
+    .session_info = host_session_info,
+    .report_memory = host_report_memory,
+};
+
+static const struct gvs_plugin *plugin;
+static struct gvs_buf *out;
+
+int LLVMFuzzerInitialize(int *argc, char **argv[])
+{
+    (void)argc;
+    (void)argv;
+    out = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    if (out == NULL || gvs_plugin_entry(GVS_PLUGIN_ABI, &plugin) != 0)
+        abort();
+    return 0;
+}
+
+static const struct gvs_op *find(uint16_t op)
+{
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+        if (o->op == op)
+            return o;
+    return NULL;
+}
+
+/* Reads every byte of the reply tail, so that ASan checks them all. */
+static void touch(const void *p, size_t len)
+{
+    void *copy = malloc(len);
+    if (copy == NULL)
+        abort();
+    memcpy(copy, p, len);
+    free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3)
+        return 0;
+    const struct gvs_op *o = find((uint16_t)(data[0] | data[1] << 8));
+    if (o == NULL)
+        return 0;
+    int noreply = (data[2] & 1) && (o->flags & GVS_OP_ASYNC_OK);
+    struct gvs_buf *in = gvs_buf_view(data + 3, size - 3);
+    void *state;
+    if (in == NULL || plugin->session_open(&host, NULL, &state) != 0)
+        abort();
+    gvs_buf_reset(out);
+    struct gvs_call c = {.in = in, .out = out, .state = state, .id = 1,
+                         .op = o->op, .lane = 1u + ((data[2] >> 1) & 3u),
+                         .noreply = noreply};
+    int rc = o->fn(&c);
+    if (rc > 0 || (rc < 0 && strcmp(gvs_errname(rc), "UNKNOWN") == 0))
+        abort();
+    /* The ops a client only posts (MODULE_STAGE, CALLBACK_DONE) reply
+     * nothing even when asked for a reply. */
+    if (rc == 0 && !noreply && gvs_buf_len(out) > 0) {
+        int32_t result;
+        if (gvs_buf_get_i32(out, &result) != 0 || result < 0)
+            abort();
+    }
+    if (rc == 0 && !noreply && c.out_tail_len > 0) {
+        if (c.out_tail == NULL || gvs_buf_len(out) == 0)
+            abort();
+        touch(c.out_tail, c.out_tail_len);
+    }
+    plugin->session_close(state);
+    gvs_buf_free(in);
+    return 0;
+}
