@@ -96,6 +96,17 @@ int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
     return rc < 0 ? GVS_E_CLOSED : 0;
 }
 
+/* A local peer running as root or as gvsd's own user operates gvsd and
+ * sees every session in the status; anyone else sees only its own
+ * (docs/security.md, "What gvs status and the metrics reveal"). */
+static int status_operator(const struct gvs_session *s)
+{
+    uint32_t uid, gid;
+    int32_t pid;
+    return gvs_conn_peer_cred(s->conn, &uid, &gid, &pid) == 0 &&
+           (uid == 0 || uid == (uint32_t)geteuid());
+}
+
 static int control(struct gvs_session *s, struct gvsd_job *j)
 {
     uint32_t id = s->opts->id;
@@ -192,7 +203,8 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         }
         /* The asking session is not one to show (docs/protocol.md). */
         gvsd_stats_mark_status();
-        int rc = gvsd_status_encode(out);
+        int rc = gvsd_status_encode(out, status_operator(s) ? NULL
+                                                            : s->info.identity);
         if (rc < 0) {
             gvs_error("session %u: cannot encode the status: %s",
                       s->opts->id, gvs_strerror(rc));

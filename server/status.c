@@ -51,15 +51,45 @@ static int put_session(struct gvs_buf *out, const struct gvsd_stats_view *v)
     return rc;
 }
 
+/* The part of an identity that names a tenant: a whole token identity,
+ * the "uid=U" of a local peer; *len 0 when it names none (a tcp peer). */
+static size_t tenant_key(const char *identity)
+{
+    if (strncmp(identity, "token ", 6) == 0)
+        return strlen(identity);
+    if (strncmp(identity, "uid=", 4) == 0)
+        return strcspn(identity, " ");
+    return 0;
+}
+
+static int same_tenant(const char *viewer, const char *identity)
+{
+    size_t n = tenant_key(viewer);
+    return n > 0 && n == tenant_key(identity) &&
+           memcmp(viewer, identity, n) == 0;
+}
+
+/* Keeps the snapshot's entries the viewer may see; returns how many. */
+static int visible(struct gvsd_stats_view *v, int n, const char *viewer)
+{
+    if (viewer == NULL)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (same_tenant(viewer, v[i].identity))
+            v[kept++] = v[i];
+    return kept;
+}
+
 /* As many sessions as out has room for are listed; all are counted. */
-static int put_sessions(struct gvs_buf *out)
+static int put_sessions(struct gvs_buf *out, const char *viewer)
 {
     int max = gvsd_stats_slots();
     struct gvsd_stats_view *v = gvs_calloc(max > 0 ? (size_t)max : 1,
                                            sizeof(*v));
     if (v == NULL)
         return GVS_E_NOMEM;
-    int n = gvsd_stats_snapshot(v, max);
+    int n = visible(v, gvsd_stats_snapshot(v, max), viewer);
     size_t room = gvs_buf_max(out) - gvs_buf_len(out);
     room = room > 8 ? room - 8 : 0;
     int listed = 0;
@@ -78,7 +108,7 @@ static int put_sessions(struct gvs_buf *out)
     return rc;
 }
 
-int gvsd_status_encode(struct gvs_buf *out)
+int gvsd_status_encode(struct gvs_buf *out, const char *viewer)
 {
     /* The workers' CUDA reads the devices gvsd narrowed (devices.h). */
     const char *devices = getenv("CUDA_VISIBLE_DEVICES");
@@ -97,6 +127,6 @@ int gvsd_status_encode(struct gvs_buf *out)
     if (rc == 0)
         rc = put_gpus(out);
     if (rc == 0)
-        rc = put_sessions(out);
+        rc = put_sessions(out, viewer);
     return rc == GVS_E_TOOBIG ? GVS_E_NOMEM : rc;
 }

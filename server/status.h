@@ -11,8 +11,12 @@
 /* Layout version of the STATUS reply body, its first field. */
 #define GVSD_STATUS_FORMAT 1u
 
-/* Encodes the reply into out (reset first).  Sessions that do not fit in
- * out's maximum are counted but not listed.  0 or GVS_E_NOMEM. */
-int gvsd_status_encode(struct gvs_buf *out);
+/* Encodes the reply into out (reset first).  An operator (viewer NULL)
+ * sees every session; a tenant sees only its own: those of its token
+ * ("token NAME"), or of its uid ("uid=U ..."), by the identity of the
+ * asking session, viewer; a tcp peer without a token is nobody's tenant
+ * and sees none.  Sessions that do not fit in out's maximum are counted
+ * but not listed.  0 or GVS_E_NOMEM. */
+int gvsd_status_encode(struct gvs_buf *out, const char *viewer);
 
 #endif
