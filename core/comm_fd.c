@@ -1,12 +1,15 @@
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "comm_impl.h"
 #include "gvs/err.h"
+#include "gvs/mem.h"
 
 /* iovecs handed to one sendmsg; more are sent by later calls. */
 #define SENDV_BATCH 64
@@ -53,7 +56,25 @@ static int fd_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
     return 0;
 }
 
-static int fd_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
+/* Bytes read ahead of what a caller asked for: a frame's header and a
+ * small body, often several small frames, come with one recv instead of
+ * one each.  Reads of at least half the buffer go straight to the
+ * caller's memory.  Only the connection's one reader uses it. */
+#define FD_RBUF_SIZE ((size_t)64 << 10)
+
+struct fd_rbuf {
+    size_t off, len;
+    uint8_t d[FD_RBUF_SIZE];
+};
+
+static int recv_errno(int e)
+{
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return GVS_E_TIMEOUT;
+    return e == ECONNRESET ? GVS_E_CLOSED : GVS_E_IO;
+}
+
+static int fd_recv(struct gvs_conn *c, void *p, size_t len, size_t *got)
 {
     for (;;) {
         ssize_t r = recv(c->fd, p, len, 0);
@@ -63,12 +84,41 @@ static int fd_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
         }
         if (r == 0)
             return GVS_E_CLOSED;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return GVS_E_TIMEOUT;
-        return errno == ECONNRESET ? GVS_E_CLOSED : GVS_E_IO;
+        if (errno != EINTR)
+            return recv_errno(errno);
     }
+}
+
+static int fd_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
+{
+    struct fd_rbuf *b = c->priv;
+    if (b != NULL && b->len > 0) {
+        size_t n = len < b->len ? len : b->len;
+        memcpy(p, b->d + b->off, n);
+        b->off += n;
+        b->len -= n;
+        *got = n;
+        return 0;
+    }
+    if (len >= FD_RBUF_SIZE / 2)
+        return fd_recv(c, p, len, got);
+    if (b == NULL && (c->priv = b = gvs_malloc(sizeof(*b))) == NULL)
+        return fd_recv(c, p, len, got);
+    size_t n;
+    int rc = fd_recv(c, b->d, FD_RBUF_SIZE, &n);
+    if (rc < 0)
+        return rc;
+    b->off = 0;
+    b->len = n;
+    return fd_recv_some(c, p, len, got);
+}
+
+/* Bytes read ahead are data the socket no longer shows. */
+static int fd_readable(struct gvs_conn *c)
+{
+    const struct fd_rbuf *b = c->priv;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    return (b != NULL && b->len > 0) || poll(&p, 1, 0) > 0;
 }
 
 static int fd_set_timeout(struct gvs_conn *c, unsigned ms)
@@ -92,11 +142,14 @@ static void fd_close(struct gvs_conn *c, int copy)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
+    gvs_free(c->priv);
+    c->priv = NULL;
 }
 
 const struct gvs_conn_ops gvs_fd_conn_ops = {
     .sendv = fd_sendv,
     .recv_some = fd_recv_some,
+    .readable = fd_readable,
     .set_timeout = fd_set_timeout,
     .shutdown = fd_shutdown,
     .close = fd_close,

@@ -46,6 +46,7 @@
     TEST_ENTRY(comm_unix_socket_file)                                        \
     TEST_ENTRY(comm_no_sigpipe)                                              \
     TEST_ENTRY(comm_accept_interrupted)                                      \
+    TEST_ENTRY(comm_read_ahead)                                              \
     /* core/comm_tls */                                                      \
     TEST_ENTRY(tls_transfer)                                                 \
     TEST_ENTRY(tls_readable_pending)                                         \

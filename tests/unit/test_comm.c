@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,26 +16,12 @@
 
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "gvs/spin.h"
 #include "test.h"
 #include "test_core.h"
 
 #define BIG_LEN ((size_t)32 << 20)
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
-{
-    uint32_t x = seed;
-    for (size_t i = 0; i < len; i++) {
-        x = x * 1103515245u + 12345u;
-        p[i] = (uint8_t)(x >> 16);
-    }
-}
 
 static int is_cloexec(int fd)
 {
@@ -70,11 +57,11 @@ static int echo_peer(const char *uri)
     setsockopt(gvs_conn_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
     if (gvs_frame_recv(c, 2 * BIG_LEN, &h, body) != 0)
         return 3;
-    fill_pattern(want, BIG_LEN, 1);
+    test_fill(want, BIG_LEN, 1);
     if (h.len != BIG_LEN || gvs_buf_len(body) != BIG_LEN ||
         memcmp(gvs_buf_ptr(body), want, BIG_LEN) != 0)
         return 4;
-    fill_pattern(want, BIG_LEN, 2);
+    test_fill(want, BIG_LEN, 2);
     struct iovec iov[2] = {{want, 1000}, {want + 1000, BIG_LEN - 1000}};
     h.flags = GVS_F_REPLY;
     if (gvs_frame_sendv(c, &h, iov, 2) != 0)
@@ -102,22 +89,11 @@ static int big_transfer(const char *uri)
     uint8_t *data = malloc(BIG_LEN);
     struct gvs_buf *body = gvs_buf_new(2 * BIG_LEN);
     ASSERT(data != NULL && body != NULL);
-    fill_pattern(data, BIG_LEN, 1);
-    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .id = 5};
-    struct iovec iov = {data, BIG_LEN};
-    ASSERT_EQ(gvs_frame_sendv(c, &h, &iov, 1), 0);
-    ASSERT_EQ(gvs_frame_recv(c, 2 * BIG_LEN, &h, body), 0);
-    ASSERT_EQ(h.flags, GVS_F_REPLY);
-    ASSERT_U64_EQ(h.id, 5);
-    ASSERT_EQ(h.len, BIG_LEN);
-    fill_pattern(data, BIG_LEN, 2);
+    struct gvs_frame_hdr h;
+    ASSERT_EQ(test_big_round_trip(c, data, body, BIG_LEN, &h), 0);
     ASSERT_EQ(gvs_buf_len(body), BIG_LEN);
-    ASSERT(memcmp(gvs_buf_ptr(body), data, BIG_LEN) == 0);
 
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT(WIFEXITED(status));
-    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(test_reaped_ok(pid), 0);
     ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
     gvs_conn_close(c);
     gvs_listener_close(l, 0);
@@ -199,9 +175,9 @@ TEST_IMPL(comm_recv_timeout)
     char buf[8];
     ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &a, &b), 0);
     ASSERT_EQ(gvs_conn_set_timeout(b, 150), 0);
-    long long t0 = now_ms();
+    long long t0 = test_now_ms();
     ASSERT_EQ(gvs_conn_recv(b, buf, sizeof(buf)), GVS_E_TIMEOUT);
-    long long dt = now_ms() - t0;
+    long long dt = test_now_ms() - t0;
     ASSERT_GE(dt, 100);
     ASSERT_LT(dt, 5000);
     /* Timeout 0 restores blocking reads: data still arrives. */
@@ -233,11 +209,11 @@ static int black_hole(char *uri, size_t urilen)
 TEST_IMPL(comm_connect_failures)
 {
     struct gvs_conn *c;
-    long long t0 = now_ms();
+    long long t0 = test_now_ms();
     ASSERT_EQ(gvs_connect("unix:///tmp/gvs-test-no-such.sock", &c),
               GVS_E_CONNECT);
     ASSERT(c == NULL);
-    ASSERT_LT(now_ms() - t0, 1000);
+    ASSERT_LT(test_now_ms() - t0, 1000);
 
     /* A closed tcp port. */
     struct gvs_listener *l;
@@ -256,9 +232,9 @@ TEST_IMPL(comm_connect_failures)
     struct gvs_conn *first;
     ASSERT_EQ(gvs_connect(uri, &first), 0);
     setenv("GVS_CONNECT_TIMEOUT_MS", "300", 1);
-    t0 = now_ms();
+    t0 = test_now_ms();
     ASSERT_EQ(gvs_connect(uri, &c), GVS_E_CONNECT);
-    long long dt = now_ms() - t0;
+    long long dt = test_now_ms() - t0;
     ASSERT_GE(dt, 250);
     ASSERT_LT(dt, 3000);
     unsetenv("GVS_CONNECT_TIMEOUT_MS");
@@ -368,6 +344,78 @@ TEST_IMPL(comm_accept_interrupted)
     ASSERT_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
     ASSERT_EQ(gvs_accept(l, &c), GVS_E_TIMEOUT);
     ASSERT(c == NULL);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+struct big_send {
+    struct gvs_conn *c;
+    const uint8_t *data;
+    size_t len;
+};
+
+static void *send_big(void *arg)
+{
+    struct big_send *b = arg;
+    struct gvs_frame_hdr h = {.plugin = 1, .op = 3, .id = 9};
+    struct iovec iov = {(void *)b->data, b->len};
+    return (void *)(intptr_t)gvs_frame_sendv(b->c, &h, &iov, 1);
+}
+
+/* Socket transports read ahead: small frames that came in one write are
+ * served from what one recv brought, readable() counts those bytes, and
+ * a large body still arrives whole behind them. */
+TEST_IMPL(comm_read_ahead)
+{
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "readahead");
+    ASSERT_EQ(test_conn_pair(uri, &l, &c, &s), 0);
+    uint8_t small[3][40];
+    struct iovec iov[6];
+    uint8_t hdrs[3][GVS_FRAME_HDR_LEN];
+    for (int i = 0; i < 3; i++) {
+        memset(small[i], 'a' + i, sizeof(small[i]));
+        struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = (uint64_t)i + 1,
+                                  .len = sizeof(small[i])};
+        gvs_frame_hdr_encode(&h, hdrs[i]);
+        iov[2 * i] = (struct iovec){hdrs[i], sizeof(hdrs[i])};
+        iov[2 * i + 1] = (struct iovec){small[i], sizeof(small[i])};
+    }
+    ASSERT_EQ(gvs_conn_sendv(c, iov, 6), 0);
+    struct gvs_buf *body = gvs_buf_new(2u << 20);
+    ASSERT(body != NULL);
+    struct gvs_frame_hdr h;
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(gvs_frame_recv(s, 2u << 20, &h, body), 0);
+        ASSERT_U64_EQ(h.id, (uint64_t)i + 1);
+        ASSERT_EQ(gvs_buf_len(body), sizeof(small[i]));
+        ASSERT(memcmp(gvs_buf_ptr(body), small[i], sizeof(small[i])) == 0);
+        /* The frames behind are read already: the socket is empty, yet
+         * the connection is readable. */
+        ASSERT_EQ(gvs_conn_spin_readable(s, 1000000), i < 2);
+    }
+    size_t big = (size_t)1 << 20;
+    uint8_t *data = malloc(big);
+    ASSERT(data != NULL);
+    for (size_t i = 0; i < big; i++)
+        data[i] = (uint8_t)(i * 7);
+    /* From another thread: the socket holds less than the frame. */
+    struct big_send b = {c, data, big};
+    pthread_t t;
+    void *sent;
+    ASSERT_EQ(pthread_create(&t, NULL, send_big, &b), 0);
+    ASSERT_EQ(gvs_frame_recv(s, 2u << 20, &h, body), 0);
+    ASSERT_EQ(pthread_join(t, &sent), 0);
+    ASSERT_EQ((intptr_t)sent, 0);
+    ASSERT_U64_EQ(h.id, 9);
+    ASSERT_EQ(gvs_buf_len(body), big);
+    ASSERT(memcmp(gvs_buf_ptr(body), data, big) == 0);
+    free(data);
+    gvs_buf_free(body);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
     gvs_listener_close(l, 0);
     return 0;
 }
