@@ -75,6 +75,14 @@ static int recv_reply(struct gvs_conn *c, struct gvs_hello_reply *r)
     return rc < 0 ? rc : r->status;
 }
 
+/* Sends hello and reads the reply: its status (or a transport error). */
+static int hello_exchange(struct gvs_conn *c, const struct gvs_hello *hello,
+                          struct gvs_hello_reply *r)
+{
+    int rc = send_hello(c, hello);
+    return rc == 0 ? recv_reply(c, r) : rc;
+}
+
 /* Connects and sends a first HELLO; 0 when it was challenged, with the
  * server's nonce in r. */
 static int challenge(const char *uri, struct gvs_conn **c,
@@ -84,9 +92,7 @@ static int challenge(const char *uri, struct gvs_conn **c,
     echo_hello(&hello);
     int rc = gvs_connect(uri, c);
     if (rc == 0)
-        rc = send_hello(*c, &hello);
-    if (rc == 0)
-        rc = recv_reply(*c, r);
+        rc = hello_exchange(*c, &hello, r);
     return rc == GVS_HELLO_CHALLENGE ? 0 : rc < 0 ? rc : GVS_E_PROTO;
 }
 
@@ -116,9 +122,7 @@ static int auth_session(const char *uri, const char *secret,
     int rc = challenge(uri, c, r);
     if (rc == 0 && secret != NULL)
         rc = prove(&hello, secret, r->nonce);
-    if (rc == 0)
-        rc = send_hello(*c, &hello);
-    return rc == 0 ? recv_reply(*c, r) : rc;
+    return rc == 0 ? hello_exchange(*c, &hello, r) : rc;
 }
 
 /* The one session the log shows ran no call at all. */
@@ -126,6 +130,26 @@ static int no_call_ran(const struct test_gvsd *g)
 {
     ASSERT(test_gvsd_log_has(g, "0 call(s) (closed on error)", 5000));
     ASSERT(!test_gvsd_log_has(g, "1 call(s)", 0));
+    return 0;
+}
+
+/* no_call_ran, then gvsd stops cleanly. */
+static int stop_no_call(struct test_gvsd *g)
+{
+    ASSERT_EQ(no_call_ran(g), 0);
+    ASSERT_EQ(test_gvsd_stop(g), 0);
+    return 0;
+}
+
+/* A challenged connection in *c, and hello (echo_hello's) proved with
+ * secret over its nonce.  0 or 1. */
+static int challenged_proof(const char *uri, struct gvs_conn **c,
+                            struct gvs_hello *hello, const char *secret,
+                            struct gvs_hello_reply *r)
+{
+    echo_hello(hello);
+    ASSERT_EQ(challenge(uri, c, r), 0);
+    ASSERT_EQ(prove(hello, secret, r->nonce), 0);
     return 0;
 }
 
@@ -162,9 +186,9 @@ TEST_IMPL(server_token_wrong)
     struct gvs_hello_reply r;
     struct gvs_hello hello;
     ASSERT_EQ(start_token_server(&g, 5000), 0);
-    echo_hello(&hello);
-    ASSERT_EQ(challenge(g.unix_uri, &c, &r), 0);
-    ASSERT_EQ(prove(&hello, "carol-secret-0123456789", r.nonce), 0);
+    ASSERT_EQ(challenged_proof(g.unix_uri, &c, &hello,
+                               "carol-secret-0123456789", &r),
+              0);
     /* One write: the request is there when the proof is read. */
     struct gvs_buf *b = gvs_buf_new(8192);
     uint8_t frames[2][GVS_FRAME_HDR_LEN];
@@ -187,8 +211,7 @@ TEST_IMPL(server_token_wrong)
     ASSERT(test_gvsd_log_has(&g, "handshake refused: authentication "
                                  "failed: no token matches (peer uid=",
                              5000));
-    ASSERT_EQ(no_call_ran(&g), 0);
-    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    ASSERT_EQ(stop_no_call(&g), 0);
     return 0;
 }
 
@@ -217,8 +240,7 @@ TEST_IMPL(server_token_missing)
     gvs_buf_free(reply);
     gvs_conn_close(c);
     ASSERT(test_gvsd_log_has(&g, "first frame must be a HELLO", 5000));
-    ASSERT_EQ(no_call_ran(&g), 0);
-    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    ASSERT_EQ(stop_no_call(&g), 0);
     return 0;
 }
 
@@ -231,24 +253,19 @@ TEST_IMPL(server_token_replay)
     struct gvs_hello_reply r;
     struct gvs_hello hello;
     ASSERT_EQ(start_token_server(&g, 5000), 0);
-    echo_hello(&hello);
-    ASSERT_EQ(challenge(g.unix_uri, &a, &r), 0);
-    ASSERT_EQ(prove(&hello, ALICE, r.nonce), 0);
-    ASSERT_EQ(send_hello(a, &hello), 0);
-    ASSERT_EQ(recv_reply(a, &r), 0);
+    ASSERT_EQ(challenged_proof(g.unix_uri, &a, &hello, ALICE, &r), 0);
+    ASSERT_EQ(hello_exchange(a, &hello, &r), 0);
 
     /* The same proof on another connection: another nonce. */
     ASSERT_EQ(challenge(g.unix_uri, &c, &r), 0);
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_DENIED);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_DENIED);
     gvs_conn_close(c);
 
     /* A good proof over other fields than those sent. */
     ASSERT_EQ(challenge(g.unix_uri, &c, &r), 0);
     ASSERT_EQ(prove(&hello, ALICE, r.nonce), 0);
     hello.pid ^= 1;
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_DENIED);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_DENIED);
     gvs_conn_close(c);
 
     /* Forged: random bytes, and a good proof with one bit flipped. */
@@ -256,20 +273,17 @@ TEST_IMPL(server_token_replay)
     echo_hello(&hello);
     hello.auth = GVS_HELLO_AUTH_HMAC;
     ASSERT_EQ(gvs_auth_nonce(hello.mac), 0);
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_DENIED);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_DENIED);
     gvs_conn_close(c);
     ASSERT_EQ(challenge(g.unix_uri, &c, &r), 0);
     ASSERT_EQ(prove(&hello, ALICE, r.nonce), 0);
     hello.mac[5] ^= 0x10;
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_DENIED);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_DENIED);
     gvs_conn_close(c);
 
     /* A proof before any challenge (no nonce to prove over). */
     ASSERT_EQ(gvs_connect(g.unix_uri, &c), 0);
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_PROTO);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_PROTO);
     ASSERT(strstr(r.message, "before a challenge") != NULL);
     gvs_conn_close(c);
 
@@ -296,8 +310,7 @@ TEST_IMPL(server_token_none_configured)
     echo_hello(&hello);
     ASSERT_EQ(prove(&hello, ALICE, nonce), 0);
     ASSERT_EQ(gvs_connect(g.unix_uri, &c), 0);
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_E_PROTO);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_E_PROTO);
     gvs_conn_close(c);
     ASSERT_EQ(test_gvsd_stop(&g), 0);
     return 0;
@@ -316,8 +329,7 @@ TEST_IMPL(server_token_timeout)
     long long t0 = test_now_ms();
     ASSERT_EQ(gvs_connect(g.unix_uri, &c), 0);
     usleep(450 * 1000);
-    ASSERT_EQ(send_hello(c, &hello), 0);
-    ASSERT_EQ(recv_reply(c, &r), GVS_HELLO_CHALLENGE);
+    ASSERT_EQ(hello_exchange(c, &hello, &r), GVS_HELLO_CHALLENGE);
     ASSERT(test_wait_closed(c, 5000));
     long long took = test_now_ms() - t0;
     gvs_conn_close(c);
@@ -325,8 +337,7 @@ TEST_IMPL(server_token_timeout)
     ASSERT_LT(took, 1000);
     ASSERT(test_gvsd_log_has(&g, "no answer to the challenge (timed out)",
                              5000));
-    ASSERT_EQ(no_call_ran(&g), 0);
-    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    ASSERT_EQ(stop_no_call(&g), 0);
     return 0;
 }
 
@@ -469,8 +480,7 @@ TEST_IMPL(client_token_wrong)
               GVS_E_DENIED);
     ASSERT(strstr(err, "handshake failed: authentication failed") != NULL);
     ASSERT_EQ(strchr(err, '\n') - err + 1, (long)strlen(err));
-    ASSERT_EQ(no_call_ran(&g), 0);
-    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    ASSERT_EQ(stop_no_call(&g), 0);
     return 0;
 }
 
@@ -483,7 +493,6 @@ TEST_IMPL(client_token_missing)
               GVS_E_DENIED);
     ASSERT(strstr(err, "this server requires a token (set GVS_TOKEN)") !=
            NULL);
-    ASSERT_EQ(no_call_ran(&g), 0);
-    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    ASSERT_EQ(stop_no_call(&g), 0);
     return 0;
 }

@@ -23,13 +23,6 @@
 #define MAX_ARGS 64
 #define READY_TIMEOUT_MS 10000
 
-long long test_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int test_free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);

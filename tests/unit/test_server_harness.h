@@ -12,6 +12,7 @@
 
 #include "gvs/buf.h"
 #include "gvs/comm.h"
+#include "test_core.h"
 
 struct test_gvsd {
     pid_t pid;
@@ -80,8 +81,5 @@ int test_still_serving(const struct test_gvsd *g, struct gvs_conn *other);
 
 /* A tcp port on 127.0.0.1 that was free a moment ago. */
 int test_free_port(void);
-
-/* Milliseconds on a monotonic clock. */
-long long test_now_ms(void);
 
 #endif

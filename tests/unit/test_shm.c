@@ -113,10 +113,7 @@ TEST_IMPL(shm_transfer)
     fill(data, big, 2);
     ASSERT_EQ(gvs_buf_len(body), big);
     ASSERT(memcmp(gvs_buf_ptr(body), data, big) == 0);
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT(WIFEXITED(status));
-    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(test_reaped_ok(pid), 0);
     ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
     gvs_conn_close(c);
     gvs_listener_close(l, 0);

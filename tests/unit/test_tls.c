@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gvs/buf.h"
@@ -19,15 +18,6 @@
 
 #define BIG_LEN ((size_t)24 << 20)
 #define SMALL_FRAMES 500
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-    uint32_t x = seed;
-    for (size_t i = 0; i < len; i++) {
-        x = x * 1103515245u + 12345u;
-        p[i] = (uint8_t)(x >> 16);
-    }
-}
 
 /* The client process: takes one big frame, answers with another cut
  * into uneven iovecs, then sends SMALL_FRAMES small ones (header and
@@ -45,10 +35,10 @@ static int echo_client(const char *uri)
     setsockopt(gvs_conn_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
     if (gvs_frame_recv(c, 2 * BIG_LEN, &h, body) != 0)
         return 3;
-    fill(want, BIG_LEN, 1);
+    test_fill(want, BIG_LEN, 1);
     if (h.len != BIG_LEN || memcmp(gvs_buf_ptr(body), want, BIG_LEN) != 0)
         return 4;
-    fill(want, BIG_LEN, 2);
+    test_fill(want, BIG_LEN, 2);
     struct iovec iov[4] = {{want, 1},
                            {want + 1, 27},
                            {want + 28, 20000},
@@ -58,7 +48,7 @@ static int echo_client(const char *uri)
         return 5;
     for (uint32_t i = 0; i < SMALL_FRAMES; i++) {
         struct gvs_frame_hdr s = {.plugin = 1, .op = 2, .id = i};
-        fill(want, i % 300, i);
+        test_fill(want, i % 300, i);
         struct iovec one = {want, i % 300};
         if (gvs_frame_sendv(c, &s, &one, 1) != 0)
             return 6;
@@ -74,8 +64,7 @@ TEST_IMPL(tls_transfer)
     struct test_pki p;
     struct gvs_listener *l;
     struct gvs_conn *c;
-    ASSERT_EQ(test_pki_make(&p), 0);
-    ASSERT_EQ(test_tls_listen(&p, NULL, p.ca, NULL, NULL, &l), 0);
+    ASSERT_EQ(test_tls_setup(&p, &l), 0);
     ASSERT(strncmp(gvs_listener_uri(l), "tls://127.0.0.1:", 16) == 0);
     fflush(NULL);
     pid_t pid = fork();
@@ -90,28 +79,17 @@ TEST_IMPL(tls_transfer)
     uint8_t *data = malloc(BIG_LEN);
     struct gvs_buf *body = gvs_buf_new(2 * BIG_LEN);
     ASSERT(data != NULL && body != NULL);
-    fill(data, BIG_LEN, 1);
-    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .id = 5};
-    struct iovec iov = {data, BIG_LEN};
-    ASSERT_EQ(gvs_frame_sendv(c, &h, &iov, 1), 0);
-    ASSERT_EQ(gvs_frame_recv(c, 2 * BIG_LEN, &h, body), 0);
-    ASSERT_EQ(h.flags, GVS_F_REPLY);
-    ASSERT_U64_EQ(h.id, 5);
-    ASSERT_EQ(h.len, BIG_LEN);
-    fill(data, BIG_LEN, 2);
-    ASSERT(memcmp(gvs_buf_ptr(body), data, BIG_LEN) == 0);
+    struct gvs_frame_hdr h;
+    ASSERT_EQ(test_big_round_trip(c, data, body, BIG_LEN, &h), 0);
     for (uint32_t i = 0; i < SMALL_FRAMES; i++) {
         ASSERT_EQ(gvs_frame_recv(c, 4096, &h, body), 0);
         ASSERT_U64_EQ(h.id, i);
         ASSERT_EQ(h.len, i % 300);
-        fill(data, i % 300, i);
+        test_fill(data, i % 300, i);
         ASSERT_MEM_EQ(gvs_buf_ptr(body), data, i % 300);
     }
 
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT(WIFEXITED(status));
-    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(test_reaped_ok(pid), 0);
     ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
     gvs_conn_close(c);
     gvs_listener_close(l, 0);
@@ -129,15 +107,11 @@ TEST_IMPL(tls_readable_pending)
     struct test_pki p;
     struct gvs_listener *l;
     struct gvs_conn *a, *b;
-    int ra, rb;
-    ASSERT_EQ(test_pki_make(&p), 0);
-    ASSERT_EQ(test_tls_listen(&p, NULL, p.ca, NULL, NULL, &l), 0);
-    test_tls_pair(l, NULL, &a, &ra, &b, &rb);
-    ASSERT_EQ(ra, 0);
-    ASSERT_EQ(rb, 0);
+    ASSERT_EQ(test_tls_setup(&p, &l), 0);
+    ASSERT_EQ(test_tls_pair_ok(l, NULL, &a, &b), 0);
     ASSERT_EQ(gvs_conn_spin_readable(b, 1000000), 0);
     uint8_t out[100], in[100];
-    fill(out, sizeof(out), 9);
+    test_fill(out, sizeof(out), 9);
     ASSERT_EQ(gvs_conn_send(a, out, sizeof(out)), 0);
     size_t got;
     ASSERT_EQ(gvs_conn_recv_some(b, in, 10, &got), 0);
@@ -150,9 +124,9 @@ TEST_IMPL(tls_readable_pending)
     ASSERT_EQ(gvs_conn_send(b, out, 3), 0);
     ASSERT_EQ(gvs_conn_recv(a, in, 3), 0);
     ASSERT_EQ(gvs_conn_set_timeout(a, 100), 0);
-    long long t0 = test_tls_now_ms();
+    long long t0 = test_now_ms();
     ASSERT_EQ(gvs_conn_recv_some(a, in, 1, &got), GVS_E_TIMEOUT);
-    ASSERT_GE(test_tls_now_ms() - t0, 90);
+    ASSERT_GE(test_now_ms() - t0, 90);
     ASSERT_EQ(gvs_conn_send(b, out, 1), 0);
     ASSERT_EQ(gvs_conn_recv(a, in, 1), 0);
     gvs_conn_close(a);
@@ -192,10 +166,10 @@ static int shutdown_wakes(struct gvs_conn *c, int send)
     pthread_t t;
     ASSERT_EQ(pthread_create(&t, NULL, blocked_main, &b), 0);
     usleep(200 * 1000);
-    long long t0 = test_tls_now_ms();
+    long long t0 = test_now_ms();
     gvs_conn_shutdown(c);
     ASSERT_EQ(pthread_join(t, NULL), 0);
-    ASSERT_LT(test_tls_now_ms() - t0, 2000);
+    ASSERT_LT(test_now_ms() - t0, 2000);
     ASSERT_EQ(b.rc, GVS_E_CLOSED);
     return 0;
 }
@@ -205,13 +179,9 @@ TEST_IMPL(tls_shutdown_unblocks)
     struct test_pki p;
     struct gvs_listener *l;
     struct gvs_conn *a, *b;
-    int ra, rb;
-    ASSERT_EQ(test_pki_make(&p), 0);
-    ASSERT_EQ(test_tls_listen(&p, NULL, p.ca, NULL, NULL, &l), 0);
+    ASSERT_EQ(test_tls_setup(&p, &l), 0);
     for (int i = 0; i < 3; i++) {
-        test_tls_pair(l, NULL, &a, &ra, &b, &rb);
-        ASSERT_EQ(ra, 0);
-        ASSERT_EQ(rb, 0);
+        ASSERT_EQ(test_tls_pair_ok(l, NULL, &a, &b), 0);
         /* A client reader, a server reader, a sender nobody reads. */
         ASSERT_EQ(shutdown_wakes(i == 1 ? b : a, i == 2), 0);
         gvs_conn_close(a);

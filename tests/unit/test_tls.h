@@ -6,6 +6,7 @@
 #define GVS_TEST_TLS_H
 
 #include "gvs/comm.h"
+#include "test_core.h"
 
 #define TEST_PKI_PATH 96
 
@@ -45,7 +46,13 @@ void test_tls_pair(struct gvs_listener *l, const char *uri,
                    struct gvs_conn **client, int *crc,
                    struct gvs_conn **server, int *src);
 
-/* Milliseconds on the monotonic clock. */
-long long test_tls_now_ms(void);
+/* test_tls_pair, expecting both sides to succeed: 0, or 1 after
+ * printing why. */
+int test_tls_pair_ok(struct gvs_listener *l, const char *uri,
+                     struct gvs_conn **client, struct gvs_conn **server);
+
+/* A fresh PKI in p and a listener on it that asks no client certificate,
+ * its connects trusting p's CA.  0, or 1 after printing why. */
+int test_tls_setup(struct test_pki *p, struct gvs_listener **l);
 
 #endif

@@ -45,10 +45,7 @@ static int expect_refused(struct gvs_listener *l, const char *uri,
 static int expect_admitted(struct gvs_listener *l, const char *uri)
 {
     struct gvs_conn *a, *b;
-    int ra, rb;
-    test_tls_pair(l, uri, &a, &ra, &b, &rb);
-    ASSERT_EQ(ra, 0);
-    ASSERT_EQ(rb, 0);
+    ASSERT_EQ(test_tls_pair_ok(l, uri, &a, &b), 0);
     char in[5];
     ASSERT_EQ(gvs_conn_send(a, "hello", 5), 0);
     ASSERT_EQ(gvs_conn_recv(b, in, 5), 0);
@@ -202,10 +199,10 @@ static int tls_client_on_plain(int answer)
     ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &s.l), 0);
     snprintf(uri, sizeof(uri), "tls://%s", gvs_listener_uri(s.l) + 6);
     ASSERT_EQ(pthread_create(&t, NULL, plain_server_main, &s), 0);
-    long long t0 = test_tls_now_ms();
+    long long t0 = test_now_ms();
     int r = gvs_connect(uri, &c);
     ASSERT_EQ(pthread_join(t, NULL), 0);
-    ASSERT_LT(test_tls_now_ms() - t0, 3000);
+    ASSERT_LT(test_now_ms() - t0, 3000);
     ASSERT_EQ(r, answer ? GVS_E_TLS : GVS_E_CONNECT);
     ASSERT(c == NULL);
     ASSERT_EQ(s.rc, 0);
@@ -229,9 +226,9 @@ TEST_IMPL(tls_plaintext_mismatch)
     struct iovec iov = {"0123456789abcdef", 16};
     ASSERT_EQ(gvs_frame_sendv(a, &h, &iov, 1), 0);
     ASSERT_EQ(gvs_accept(l, &b), 0);
-    long long t0 = test_tls_now_ms();
+    long long t0 = test_now_ms();
     ASSERT_EQ(gvs_conn_start(b, 5000), GVS_E_TLS);
-    ASSERT_LT(test_tls_now_ms() - t0, 2000);
+    ASSERT_LT(test_now_ms() - t0, 2000);
     ASSERT_EQ(gvs_conn_send(b, "x", 1), GVS_E_TLS);
     gvs_conn_close(b);
     ASSERT_EQ(gvs_conn_set_timeout(a, 5000), 0);
@@ -279,9 +276,9 @@ TEST_IMPL(tls_handshake_timeout)
     ASSERT_EQ(test_tls_use(p.ca, NULL, NULL), 0);
     ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &plain), 0);
     snprintf(uri, sizeof(uri), "tls://%s", gvs_listener_uri(plain) + 6);
-    long long t0 = test_tls_now_ms();
+    long long t0 = test_now_ms();
     ASSERT_EQ(gvs_connect(uri, &c), GVS_E_CONNECT);
-    long long took = test_tls_now_ms() - t0;
+    long long took = test_now_ms() - t0;
     ASSERT_GE(took, 250);
     ASSERT_LT(took, 2000);
     ASSERT(c == NULL);
@@ -298,9 +295,9 @@ TEST_IMPL(tls_handshake_timeout)
     ASSERT_EQ(gvs_conn_send(b, "x", 1), GVS_E_INVAL);
     ASSERT_EQ(gvs_conn_set_timeout(b, 300), 0);
     uint8_t byte;
-    t0 = test_tls_now_ms();
+    t0 = test_now_ms();
     ASSERT_EQ(gvs_conn_recv(b, &byte, 1), GVS_E_TIMEOUT);
-    took = test_tls_now_ms() - t0;
+    took = test_now_ms() - t0;
     ASSERT_GE(took, 250);
     ASSERT_LT(took, 2000);
     ASSERT_EQ(gvs_conn_start(b, 5000), GVS_E_TIMEOUT);
@@ -314,9 +311,9 @@ TEST_IMPL(tls_handshake_timeout)
     k.stop = 0;
     ASSERT_EQ(pthread_create(&t, NULL, trickle_main, &k), 0);
     ASSERT_EQ(gvs_accept(l, &b), 0);
-    t0 = test_tls_now_ms();
+    t0 = test_now_ms();
     ASSERT_EQ(gvs_conn_start(b, 350), GVS_E_TIMEOUT);
-    took = test_tls_now_ms() - t0;
+    took = test_now_ms() - t0;
     ASSERT_GE(took, 300);
     ASSERT_LT(took, 2000);
     __atomic_store_n(&k.stop, 1, __ATOMIC_RELAXED);

@@ -1,12 +1,11 @@
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gvs/err.h"
 #include "gvs/tls.h"
+#include "test.h"
 #include "test_tls.h"
 
 /* Extensions of each kind of certificate: a CA, a server for the
@@ -146,35 +145,14 @@ int test_tls_listen(const struct test_pki *p, const char *client_ca,
     return r;
 }
 
-long long test_tls_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-struct connector {
-    const char *uri;
-    struct gvs_conn *conn;
-    int rc;
-};
-
-static void *connector_main(void *arg)
-{
-    struct connector *k = arg;
-    k->rc = gvs_connect(k->uri, &k->conn);
-    return NULL;
-}
-
 void test_tls_pair(struct gvs_listener *l, const char *uri,
                    struct gvs_conn **client, int *crc,
                    struct gvs_conn **server, int *src)
 {
-    struct connector k = {.uri = uri != NULL ? uri : gvs_listener_uri(l)};
-    pthread_t t;
+    struct test_connector k;
     *client = *server = NULL;
     *crc = *src = GVS_E_NOMEM;
-    if (pthread_create(&t, NULL, connector_main, &k) != 0)
+    if (test_connector_start(&k, uri != NULL ? uri : gvs_listener_uri(l)) < 0)
         return;
     *src = gvs_accept(l, server);
     if (*src == 0)
@@ -183,7 +161,24 @@ void test_tls_pair(struct gvs_listener *l, const char *uri,
         gvs_conn_close(*server);
         *server = NULL;
     }
-    pthread_join(t, NULL);
+    test_connector_join(&k);
     *client = k.conn;
     *crc = k.rc;
+}
+
+int test_tls_pair_ok(struct gvs_listener *l, const char *uri,
+                     struct gvs_conn **client, struct gvs_conn **server)
+{
+    int rc, rs;
+    test_tls_pair(l, uri, client, &rc, server, &rs);
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(rs, 0);
+    return 0;
+}
+
+int test_tls_setup(struct test_pki *p, struct gvs_listener **l)
+{
+    ASSERT_EQ(test_pki_make(p), 0);
+    ASSERT_EQ(test_tls_listen(p, NULL, p->ca, NULL, NULL, l), 0);
+    return 0;
 }

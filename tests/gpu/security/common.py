@@ -8,6 +8,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -23,6 +24,29 @@ def parse(argv):
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
+
+
+def with_gvsd(argv, scenario, extra=()):
+    """Parses argv, starts a private gvsd (with the extra arguments) in a
+    temporary directory, runs scenario(args, gvsd, env), env being what
+    its clients run with, and stops gvsd whatever happened."""
+    a = parse(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        gvsd = Gvsd(a.gvsd, tmp, extra)
+        gvsd.start()
+        try:
+            scenario(a, gvsd, gvsd.client_env(a.frontend))
+        finally:
+            gvsd.stop()
+
+
+def driver_main(scenario, extra=(), say_ok=True):
+    """A driver's main: with_gvsd on the command line, then "ok" (unless
+    not say_ok); the exit status."""
+    with_gvsd(sys.argv[1:], scenario, extra)
+    if say_ok:
+        print("ok")
+    return 0
 
 
 class Gvsd:
@@ -137,6 +161,13 @@ class Client:
         for t in self.readers:
             t.join(timeout=10)
         return self.proc.returncode
+
+    def finish_ok(self, timeout_s, what):
+        """Waits for the client to end; fails the test unless it exited 0
+        with "ok" as its last stdout line."""
+        rc = self.finish(timeout_s, what)
+        if rc != 0 or self.out[-1:] != ["ok\n"]:
+            fail("%s: exit status %d\n%s" % (what, rc, self.transcript()))
 
     def transcript(self):
         return ("---- stdout ----\n" + "".join(self.out) +

@@ -10,12 +10,10 @@
 //                 checks every element and prints "ok".
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <string>
 #include <vector>
 
 #include "../check.h"
+#include "roles.h"
 
 static const size_t N = ((size_t)64 << 20) / sizeof(int);
 static const int ITERATIONS = 50;
@@ -73,14 +71,9 @@ static int good()
     CHECK(cudaMemcpy(a, h.data(), N * sizeof(int), cudaMemcpyHostToDevice));
     CHECK(cudaMemset(acc, 0, N * sizeof(int)));
     run(acc, a);
-    printf("ready\n");
-    fflush(stdout);
-    std::string line;
-    if (!std::getline(std::cin, line) || line != "go") {
-        printf("FAIL: expected 'go' from the driver, got '%s'\n",
-               line.c_str());
+    tell_driver("ready");
+    if (expect_line("go") != 0)
         return 1;
-    }
     run(acc, a);
     std::vector<int> back(N);
     CHECK(cudaMemcpy(back.data(), acc, N * sizeof(int),
@@ -99,10 +92,6 @@ static int good()
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "bad") == 0)
-        return bad();
-    if (argc == 2 && strcmp(argv[1], "good") == 0)
-        return good();
-    fprintf(stderr, "usage: %s bad|good\n", argv[0]);
-    return 2;
+    static const role roles[] = {{"bad", bad}, {"good", good}};
+    return run_role(argc, argv, roles);
 }

@@ -9,11 +9,9 @@
 //   gvsd_death fresh   an allocation and a copy round trip; prints "ok".
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <string>
 
 #include "../check.h"
+#include "roles.h"
 
 static int round_trip()
 {
@@ -29,14 +27,9 @@ static int round_trip()
 static int wait_for_death()
 {
     round_trip();
-    printf("ready\n");
-    fflush(stdout);
-    std::string line;
-    if (!std::getline(std::cin, line) || line != "go") {
-        printf("FAIL: expected 'go' from the driver, got '%s'\n",
-               line.c_str());
+    tell_driver("ready");
+    if (expect_line("go") != 0)
         return 1;
-    }
     auto start = std::chrono::steady_clock::now();
     void *p;
     cudaError_t e = cudaMalloc(&p, 4096);
@@ -50,15 +43,15 @@ static int wait_for_death()
     return 0;
 }
 
+static int fresh()
+{
+    round_trip();
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "wait") == 0)
-        return wait_for_death();
-    if (argc == 2 && strcmp(argv[1], "fresh") == 0) {
-        round_trip();
-        printf("ok\n");
-        return 0;
-    }
-    fprintf(stderr, "usage: %s wait|fresh\n", argv[0]);
-    return 2;
+    static const role roles[] = {{"wait", wait_for_death}, {"fresh", fresh}};
+    return run_role(argc, argv, roles);
 }

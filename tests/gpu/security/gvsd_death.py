@@ -8,47 +8,33 @@ new client at once."""
 
 import signal
 import sys
-import tempfile
 
 import common
 
 
-def main(argv):
-    a = common.parse(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        gvsd = common.Gvsd(a.gvsd, tmp)
-        gvsd.start()
-        try:
-            env = gvsd.client_env(a.frontend)
-            d = common.Client(a.program, ["wait"], env)
-            if d.read_line(60, "D: ready") != "ready":
-                common.fail("D:\n" + d.transcript())
-            gvsd.proc.send_signal(signal.SIGKILL)
-            gvsd.proc.wait(timeout=30)
-            d.say("go")
-            line = d.read_line(10, "D: lost")
-            rc = d.finish(30, "D")
-            if rc != 0 or not line.startswith("lost cudaErrorDevicesUnavailable"):
-                common.fail("D: exit status %d\n%s" % (rc, d.transcript()))
-            said = [l for l in d.err if l.startswith("gvs:")]
-            if len(said) != 1 or len(d.err) != 1:
-                common.fail("D: expected one stderr line from gvs\n" +
-                            d.transcript())
-            print("D: " + line)
-            print("D's stderr: " + said[0].strip())
+def scenario(a, gvsd, env):
+    d = common.Client(a.program, ["wait"], env)
+    if d.read_line(60, "D: ready") != "ready":
+        common.fail("D:\n" + d.transcript())
+    gvsd.proc.send_signal(signal.SIGKILL)
+    gvsd.proc.wait(timeout=30)
+    d.say("go")
+    line = d.read_line(10, "D: lost")
+    rc = d.finish(30, "D")
+    if rc != 0 or not line.startswith("lost cudaErrorDevicesUnavailable"):
+        common.fail("D: exit status %d\n%s" % (rc, d.transcript()))
+    said = [l for l in d.err if l.startswith("gvs:")]
+    if len(said) != 1 or len(d.err) != 1:
+        common.fail("D: expected one stderr line from gvs\n" +
+                    d.transcript())
+    print("D: " + line)
+    print("D's stderr: " + said[0].strip())
 
-            gvsd.start()
-            fresh = common.Client(a.program, ["fresh"], env)
-            rc = fresh.finish(60, "fresh client")
-            if rc != 0 or fresh.out[-1:] != ["ok\n"]:
-                common.fail("fresh client: exit status %d\n%s" %
-                            (rc, fresh.transcript()))
-            print("fresh client: ok")
-        finally:
-            gvsd.stop()
-    print("ok")
-    return 0
+    gvsd.start()
+    fresh = common.Client(a.program, ["fresh"], env)
+    fresh.finish_ok(60, "fresh client")
+    print("fresh client: ok")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(common.driver_main(scenario))

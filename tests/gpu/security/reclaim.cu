@@ -12,12 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <string>
 #include <thread>
 
 #include "../check.h"
+#include "roles.h"
 
 static const size_t MiB = (size_t)1 << 20;
 static const size_t PIECE = 256 * MiB;
@@ -40,21 +38,10 @@ static int hog()
         CHECK(cudaMemset(p[i], i, PIECE));
     }
     CHECK(cudaDeviceSynchronize());
-    printf("ready\n");
-    fflush(stdout);
+    tell_driver("ready");
     for (unsigned long n = 0;; n++)
         CHECK(cudaMemcpy(p[n % PIECES], p[(n + 1) % PIECES], PIECE,
                          cudaMemcpyDeviceToDevice));
-}
-
-static void expect_line(const char *want)
-{
-    std::string line;
-    if (!std::getline(std::cin, line) || line != want) {
-        printf("FAIL: expected '%s' from the driver, got '%s'\n", want,
-               line.c_str());
-        exit(1);
-    }
 }
 
 static int watch()
@@ -62,13 +49,15 @@ static int watch()
     size_t base = free_now();
     printf("baseline %zu\n", base);
     fflush(stdout);
-    expect_line("held");
+    if (expect_line("held") != 0)
+        return 1;
     size_t held = free_now();
     printf("held %zu\n", held);
     fflush(stdout);
     // Else the hog's memory never showed and the test proves nothing.
     EXPECT(held + PIECES * PIECE - TOLERANCE <= base);
-    expect_line("killed");
+    if (expect_line("killed") != 0)
+        return 1;
     auto start = std::chrono::steady_clock::now();
     for (;;) {
         size_t f = free_now();
@@ -90,10 +79,6 @@ static int watch()
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "hog") == 0)
-        return hog();
-    if (argc == 2 && strcmp(argv[1], "watch") == 0)
-        return watch();
-    fprintf(stderr, "usage: %s hog|watch\n", argv[0]);
-    return 2;
+    static const role roles[] = {{"hog", hog}, {"watch", watch}};
+    return run_role(argc, argv, roles);
 }
