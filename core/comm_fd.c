@@ -102,7 +102,7 @@ static int fd_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
     }
     if (len >= FD_RBUF_SIZE / 2)
         return fd_recv(c, p, len, got);
-    if (b == NULL && (c->priv = b = gvs_malloc(sizeof(*b))) == NULL)
+    if (b == NULL && (c->priv = b = gvs_calloc(1, sizeof(*b))) == NULL)
         return fd_recv(c, p, len, got);
     size_t n;
     int rc = fd_recv(c, b->d, FD_RBUF_SIZE, &n);
