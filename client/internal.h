@@ -184,12 +184,6 @@ int client_settings_load(struct client_settings *s, char *why, size_t len);
 int client_handshake(struct gvs_conn *c, const struct client_settings *s,
                      char *why, size_t len);
 
-/* threads.c --------------------------------------------------------- */
-
-/* Starts a detached thread with every signal blocked: the program's
- * signal handlers must run on its own threads.  GVS_E_NOMEM. */
-int client_thread_start(void *(*fn)(void *), void *arg);
-
 /* stats.c ----------------------------------------------------------- */
 
 /* Counts an API request of `bytes` frame bytes (post: no reply awaited),

@@ -5,6 +5,7 @@
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/thread.h"
 #include "internal.h"
 
 struct note {
@@ -65,7 +66,7 @@ static void *notify_main(void *arg)
 int client_notify_start(void)
 {
     pthread_mutex_lock(&lock);
-    int rc = started ? 0 : client_thread_start(notify_main, NULL);
+    int rc = started ? 0 : gvs_thread_start(notify_main, NULL, "gvs-notify");
     if (rc == 0)
         started = 1;
     pthread_mutex_unlock(&lock);

@@ -13,6 +13,7 @@
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/thread.h"
 #include "gvs/spin.h"
 #include "internal.h"
 
@@ -66,10 +67,12 @@ static int out_write(struct gvs_client *c, const uint8_t *hdr,
         for (int i = 0; i < n; i++)
             v[k++] = iov[i];
     }
+    /* Counted before it is made: what the peer answers may be seen
+     * before this thread runs again. */
+    client_stats_write();
     int rc = gvs_conn_sendv(c->conn, v, k);
     if (v != stack)
         gvs_free(v);
-    client_stats_write();
     out_clear(c);
     return rc < 0 ? client_break(c, rc) : 0;
 }
@@ -195,7 +198,7 @@ int client_out_open(struct gvs_client *c)
         !off && !(gvs_conn_caps(c->conn) & GVS_CONN_CAP_CHEAP_WRITES);
     if (!c->coalesce || flusher_started)
         return 0;
-    int rc = client_thread_start(flusher_main, c);
+    int rc = gvs_thread_start(flusher_main, c, "gvs-flusher");
     if (rc == 0)
         flusher_started = 1;
     return rc;

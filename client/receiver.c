@@ -13,6 +13,7 @@
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/thread.h"
 #include "gvs/spin.h"
 #include "internal.h"
 
@@ -455,11 +456,11 @@ int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms)
         if (k == NULL)
             return GVS_E_NOMEM;
         *k = (struct keepalive){.c = c, .conn = c->conn, .ms = keepalive_ms};
-        int rc = client_thread_start(keepalive_main, k);
+        int rc = gvs_thread_start(keepalive_main, k, "gvs-keepalive");
         if (rc < 0) {
             gvs_free(k);
             return rc;
         }
     }
-    return client_thread_start(receiver_main, c);
+    return gvs_thread_start(receiver_main, c, "gvs-receiver");
 }

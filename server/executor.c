@@ -181,6 +181,7 @@ static void *lane_main(void *arg)
 {
     struct gvsd_lane_thread *t = arg;
     struct gvs_session *s = t->s;
+    pthread_setname_np(pthread_self(), "gvsd-lane");
     pthread_mutex_lock(&s->lock);
     for (;;) {
         if (!t->busy && !s->executor_done)
@@ -323,6 +324,7 @@ static void spin_for_work(struct gvs_session *s)
 static void *executor_main(void *arg)
 {
     struct gvs_session *s = arg;
+    pthread_setname_np(pthread_self(), "gvsd-executor");
     struct gvs_buf *out = gvs_buf_new(s->opts->max_frame);
     pthread_mutex_lock(&s->lock);
     if (out == NULL) {

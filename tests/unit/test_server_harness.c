@@ -23,19 +23,51 @@
 #define MAX_ARGS 64
 #define READY_TIMEOUT_MS 10000
 
-int test_free_port(void)
+/* Whether port can be bound on loopback now. */
+static int port_bindable(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(sa);
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
     if (fd >= 0)
         close(fd);
-    return port;
+    return ok;
+}
+
+/* The lowest port the kernel hands out to connections of its own
+ * choosing (ip_local_port_range). */
+static int ephemeral_low(void)
+{
+    int low = 32768, high;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d %d", &low, &high) != 2)
+            low = 32768;
+        fclose(f);
+    }
+    return low;
+}
+
+/* Below the ephemeral range: a port the kernel picked would, once
+ * released, go to the next connection any test makes, possibly before
+ * gvsd binds it.  Chosen at random so that tests running side by side
+ * seldom pick the same one. */
+int test_free_port(void)
+{
+    static unsigned seed;
+    if (seed == 0)
+        seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    int low = ephemeral_low(), base = 10000;
+    if (low - base < 1000)
+        base = 1024;
+    for (int i = 0; i < 200 && low > base; i++) {
+        int port = base + (int)(rand_r(&seed) % (unsigned)(low - base));
+        if (port_bindable(port))
+            return port;
+    }
+    return -1;
 }
 
 int test_gvsd_init(struct test_gvsd *g)
@@ -105,7 +137,7 @@ static int build_argv(const struct test_gvsd *g, const char *const *extra,
     return n;
 }
 
-static int wait_ready(struct test_gvsd *g, int fd)
+static int wait_ready(int fd)
 {
     char buf[16] = "";
     size_t got = 0;
@@ -119,30 +151,30 @@ static int wait_ready(struct test_gvsd *g, int fd)
             break;
         got += (size_t)r;
     }
-    if (got >= 6 && memcmp(buf, "ready\n", 6) == 0)
-        return 0;
+    return got >= 6 && memcmp(buf, "ready\n", 6) == 0 ? 0 : -1;
+}
+
+static void print_log(const struct test_gvsd *g)
+{
     fprintf(stderr, "gvsd did not get ready; its log (%s):\n", g->log_path);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "cat %s >&2", g->log_path);
     if (system(cmd) != 0)
         fprintf(stderr, "(no log)\n");
-    return -1;
 }
 
-int test_gvsd_start(struct test_gvsd *g, const char *const *extra)
+static int start_once(struct test_gvsd *g, const char *const *extra)
 {
     const char *argv[MAX_ARGS];
     char bin[512], plugins[512], fd_text[16];
     int p[2];
-    if (g->dir[0] == '\0' && test_gvsd_init(g) < 0)
-        return -1;
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
     snprintf(fd_text, sizeof(fd_text), "%d", p[1]);
     build_argv(g, extra, 1, argv, bin, plugins, fd_text);
     g->pid = spawn(g, argv, p[1]);
     close(p[1]);
-    int rc = g->pid < 0 ? -1 : wait_ready(g, p[0]);
+    int rc = g->pid < 0 ? -1 : wait_ready(p[0]);
     close(p[0]);
     if (rc < 0 && g->pid > 0) {
         kill(g->pid, SIGKILL);
@@ -150,6 +182,28 @@ int test_gvsd_start(struct test_gvsd *g, const char *const *extra)
         g->pid = -1;
     }
     return rc;
+}
+
+/* The default tcp listener's port was free when chosen, but another
+ * program may bind it first: then gvsd is started again on another. */
+int test_gvsd_start(struct test_gvsd *g, const char *const *extra)
+{
+    if (g->dir[0] == '\0' && test_gvsd_init(g) < 0)
+        return -1;
+    char lost[200];
+    for (int tries = 1;; tries++) {
+        if (start_once(g, extra) == 0)
+            return 0;
+        snprintf(lost, sizeof(lost), "cannot listen on %s", g->tcp_uri);
+        if (g->no_default_listen || tries == 5 || !test_gvsd_log_has(g, lost, 0))
+            break;
+        fprintf(stderr, "gvsd: %s (taken meanwhile), trying another port\n",
+                g->tcp_uri);
+        snprintf(g->tcp_uri, sizeof(g->tcp_uri), "tcp://127.0.0.1:%d",
+                 test_free_port());
+    }
+    print_log(g);
+    return -1;
 }
 
 int test_gvsd_run_once(struct test_gvsd *g, const char *const *extra)

@@ -122,10 +122,6 @@ cudaError_t fe_reply_result(struct apigen_call *c);
  * is not exactly that. */
 cudaError_t fe_reply_result_only(struct gvs_buf *rep);
 
-/* threads.c: starts a detached thread of the frontend's own, with every
- * signal blocked (the program's handlers must run on its own threads).
- * 0, or -1 when it cannot. */
-int fe_thread_start(void *(*fn)(void *), void *arg);
 
 /* errors.c: per-thread last error ---------------------------------------- */
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gvs/thread.h"
+
 #define PAR_MIN ((size_t)1 << 20)
 #define PAR_HELPERS_MAX 3
 
@@ -59,7 +61,7 @@ static void start_helpers(void)
         want = PAR_HELPERS_MAX;
     helpers = 0;
     while (helpers < want &&
-           fe_thread_start(helper_main, (void *)(intptr_t)helpers) == 0)
+           gvs_thread_start(helper_main, (void *)(intptr_t)helpers, "gvs-copy") == 0)
         helpers++;
 }
 

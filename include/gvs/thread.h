@@ -1,0 +1,17 @@
+#ifndef GVS_THREAD_H
+#define GVS_THREAD_H
+
+/* Threads that gvs starts inside a user's program (the client's
+ * receiver, flusher, keepalive and notify threads, a frontend's
+ * helpers). */
+
+/* Starts a detached thread running fn(arg), named `name` (at most 15
+ * characters, as ps and gdb show it), with every signal blocked: the
+ * program's signal handlers must run on its own threads.  Returns 0 once
+ * the thread has begun to run fn, so that a fork() that follows never
+ * copies a thread still being set up by the C library or a sanitizer
+ * runtime, whose locks the child would inherit held; GVS_E_NOMEM when
+ * no thread could be made. */
+int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name);
+
+#endif
