@@ -275,20 +275,23 @@ static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
     jobs_push(&t->jobs, j);
 }
 
-/* A blocking request with nothing queued ahead of it, of a lane the
- * executor is not serving, goes straight to a lane thread: the executor
- * would only pass it on, a hand-off more per synchronizing call.  What
- * it would find ahead in arrival order is nothing, so the order is the
- * executor's.  Never waits for a lane thread: the reader must go on. */
+/* A blocking request that arrives with nothing of the session queued or
+ * running goes straight to a lane thread: the executor would only pass
+ * it on, a hand-off more per synchronizing call.  Nothing in flight,
+ * not only nothing queued: a launch another thread posted may still be
+ * on its way into its stream on the executor or behind a lane thread's
+ * request, and a synchronization that passed it would return before the
+ * work it must wait for.  Never waits for a lane thread: the reader must
+ * go on. */
 void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
 {
     j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
     pthread_mutex_lock(&s->lock);
     s->outstanding += j->cost;
-    atomic_fetch_add(&s->inflight, 1);
+    int idle = atomic_fetch_add(&s->inflight, 1) == 0;
     struct gvsd_lane_thread *t = NULL;
-    if (s->queue.head == NULL && !s->failed && s->serving_lane != j->h.lane &&
-        j->op != NULL && (j->op->flags & GVS_OP_BLOCKING)) {
+    if (idle && !s->failed && j->op != NULL &&
+        (j->op->flags & GVS_OP_BLOCKING)) {
         t = lane_busy(s, j->h.lane);
         if (t == NULL)
             t = lane_free(s, 0);
@@ -347,10 +350,9 @@ static void *executor_main(void *arg)
             continue;
         }
         /* A lane whose blocking request still runs keeps its order: what
-         * follows goes behind it, on its thread. */
-        /* Until j is on its way, nothing of its lane may pass it
-         * (gvsd_executor_queue), lane_free's wait included. */
-        s->serving_lane = j->h.lane;
+         * follows goes behind it, on its thread.  Until j is on its way,
+         * nothing passes it (gvsd_executor_queue sees it in flight),
+         * lane_free's wait included. */
         struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
         if (t == NULL && j->op != NULL && (j->op->flags & GVS_OP_BLOCKING))
             t = lane_free(s, 1);
@@ -358,7 +360,6 @@ static void *executor_main(void *arg)
             lane_give(t, j);
         else
             serve_unlocked(s, j, out);
-        s->serving_lane = 0;
     }
     s->executor_done = 1;
     for (int i = 0; i < s->nlanes; i++)

@@ -115,7 +115,6 @@ struct gvs_session {
     pthread_cond_t idle;    /* the executor: a lane thread became free */
     pthread_cond_t stopped; /* the end: a thread has exited */
     struct gvsd_jobs queue; /* for the executor */
-    uint32_t serving_lane;  /* the lane of the job the executor runs, or 0 */
     _Atomic int queued;     /* jobs in queue, read without the lock by the
                              * executor's spin */
     _Atomic int inflight;   /* jobs queued or running, read without the

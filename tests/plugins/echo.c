@@ -42,7 +42,8 @@ static int get_u32_only(struct gvs_call *c, uint32_t *v)
     return rc < 0 ? rc : gvs_buf_expect_end(c->in);
 }
 
-static int op_sleep(struct gvs_call *c)
+/* Reads the request's u32 ms and sleeps that long. */
+static int sleep_request(struct gvs_call *c)
 {
     uint32_t ms;
     int rc = get_u32_only(c, &ms);
@@ -52,6 +53,24 @@ static int op_sleep(struct gvs_call *c)
                           .tv_nsec = (long)(ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) < 0)
         ;
+    return 0;
+}
+
+static int op_sleep(struct gvs_call *c)
+{
+    return sleep_request(c);
+}
+
+static int op_slow_note(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    int rc = sleep_request(c);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    s->notes++;
+    s->sum++;
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -197,6 +216,8 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_PING_LANE, 0, "PING_LANE", op_ping_lane},
     {ECHO_OP_NOTIFY_ME, 0, "NOTIFY_ME", op_notify_me},
     {ECHO_OP_REPORT_MEMORY, 0, "REPORT_MEMORY", op_report_memory},
+    {ECHO_OP_SLOW_NOTE, GVS_OP_ASYNC_OK, "SLOW_NOTE", op_slow_note},
+    {ECHO_OP_COUNT_SYNC, GVS_OP_BLOCKING, "COUNT_SYNC", op_count},
     GVS_OP_END,
 };
 

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000003ull
+#define ECHO_TABLE_HASH 0x6563686f00000004ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -29,6 +29,9 @@ enum echo_op {
     /* u64 bytes: reported as the session's GPU memory through
      * host->report_memory (what gvs status shows); empty reply. */
     ECHO_OP_REPORT_MEMORY = 12,
+    /* u32 ms; may be posted; counts a note of v 1 after sleeping. */
+    ECHO_OP_SLOW_NOTE = 13,
+    ECHO_OP_COUNT_SYNC = 14, /* COUNT, run as a blocking op */
 };
 
 /* Notification ops of the echo plugin. */

@@ -124,6 +124,7 @@
     TEST_ENTRY(client_reply_mismatch)                                        \
     TEST_ENTRY(client_fork)                                                  \
     TEST_ENTRY(client_lanes)                                                 \
+    TEST_ENTRY(client_blocking_after_running_post)                           \
     TEST_ENTRY(client_blocked_thread)                                        \
     TEST_ENTRY(client_lane_order)                                            \
     TEST_ENTRY(client_notifications)                                         \

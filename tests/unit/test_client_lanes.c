@@ -210,6 +210,57 @@ TEST_IMPL(client_lane_order)
     return 0;
 }
 
+#define SLOW_NOTE_MS 300u
+
+struct counted {
+    uint64_t notes;
+    int rc;
+};
+
+static void *count_sync(void *arg)
+{
+    struct counted *r = arg;
+    struct gvs_client *c;
+    struct gvs_buf *reply = gvs_buf_new(64);
+    r->rc = gvs_client_get(&c);
+    if (r->rc == 0)
+        r->rc = gvs_client_call(c, ECHO_PLUGIN_ID, ECHO_OP_COUNT_SYNC, NULL,
+                                0, reply);
+    if (r->rc == 0)
+        r->rc = gvs_buf_get_u64(reply, &r->notes);
+    gvs_buf_free(reply);
+    return NULL;
+}
+
+/* A post of one thread that gvsd is still running orders the blocking
+ * request another thread makes after it: the request must not pass it
+ * on a free lane thread (as a synchronization must not return before a
+ * launch posted ahead of it is in its stream). */
+TEST_IMPL(client_blocking_after_running_post)
+{
+    struct test_gvsd g;
+    struct gvs_client *c;
+    struct counted r = {0};
+    pthread_t th;
+    uint8_t ms[4];
+    put_u32(ms, SLOW_NOTE_MS);
+    struct iovec slow = {ms, 4};
+    ASSERT_EQ(start_echo_server(&g), 0);
+    ASSERT_EQ(gvs_client_get(&c), 0);
+    long long start = test_now_ms();
+    ASSERT_EQ(gvs_client_post(c, ECHO_PLUGIN_ID, ECHO_OP_SLOW_NOTE, &slow, 1),
+              0);
+    /* Long enough for gvsd to be running the post, not to finish it. */
+    usleep(SLOW_NOTE_MS * 1000 / 3);
+    ASSERT_EQ(pthread_create(&th, NULL, count_sync, &r), 0);
+    pthread_join(th, NULL);
+    ASSERT_EQ(r.rc, 0);
+    ASSERT_U64_EQ(r.notes, 1);
+    ASSERT_GE(test_now_ms() - start, SLOW_NOTE_MS);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 #define TICKS 200u
 #define CALL_AT 50u
 

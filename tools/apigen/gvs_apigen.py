@@ -100,9 +100,12 @@ class Arg:
 
 
 class Op:
-    def __init__(self, num, name, fe, be, flags, args, line):
+    def __init__(self, num, name, fe, be, flags, args, line, post_if=None):
         self.num, self.name, self.fe, self.be = num, name, fe, be
         self.flags, self.args, self.line = flags, args, line
+        # The frontend's predicate that decides, call by call, whether an
+        # async op is posted; without one it always is.
+        self.post_if = post_if
 
     @property
     def ins(self):
@@ -199,9 +202,13 @@ def parse_op(path, lineno, rest, handles):
     name = words[1]
     if not IDENT.match(name):
         raise DescError(path, lineno, "bad op name %r" % name)
-    fe, be, flags = "auto", "auto", set()
+    fe, be, flags, post_if = "auto", "auto", set(), None
     for w in words[2:]:
-        if w == "manual":
+        if w.startswith("post_if="):
+            post_if = w[len("post_if="):]
+            if not IDENT.match(post_if):
+                raise DescError(path, lineno, "bad post_if function %r" % post_if)
+        elif w == "manual":
             fe, be = "manual", "manual"
         elif w.startswith("fe="):
             fe = w[3:]
@@ -226,7 +233,9 @@ def parse_op(path, lineno, rest, handles):
         raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
     if "async" in flags and fe != "manual" and any(a.direction == "out" for a in args):
         raise DescError(path, lineno, "an async op cannot have out arguments")
-    op = Op(num, name, fe, be, flags, args, lineno)
+    if post_if is not None and ("async" not in flags or fe != "auto"):
+        raise DescError(path, lineno, "post_if needs an async op with fe=auto")
+    op = Op(num, name, fe, be, flags, args, lineno, post_if)
     if be == "auto" and "device" not in flags and any(
             a.handle is not None and a.handle.takes_call for a in args):
         raise DescError(path, lineno, "a handle resolved with the call needs a device op")
@@ -391,6 +400,13 @@ def gen_fe_h(d, src):
     for op in d.ops:
         if op.fe == "rpc":
             out.append("%s;\n" % prototype(d, op, rpc_name(d, op), op.per_thread()))
+    preds = [op for op in d.ops if op.post_if is not None]
+    if preds:
+        out.append("\n/* Hand-written: nonzero when the call, its arguments as given, may\n"
+                   " * be posted without waiting for its result. */\n")
+    for op in preds:
+        params = [a.c_param() for a in op.args] + ["int per_thread"]
+        out.append("int %s(%s);\n" % (op.post_if, ", ".join(params)))
     out.append("\n#endif\n")
     return "".join(out)
 
@@ -431,10 +447,15 @@ def fe_stub(d, op):
         else:
             val = "(%s)%s" % (wtype, a.name)
         o.append("    apigen_put_%s(&c, %s);\n" % (codec, val))
-    if "async" in op.flags:
+    if "async" in op.flags and op.post_if is None:
         o.append("    r = %s_fe_post(&c, %s, %s);\n" % (d.plugin, op_enum(d, op), flags))
         o.append("    return %s;\n}\n" % (ret % "r"))
         return "".join(o)
+    if op.post_if is not None:
+        args = ", ".join([a.name for a in op.args] + [per_thread])
+        o.append("    if (%s(%s))\n" % (op.post_if, args))
+        o.append("        return %s;\n" % (ret % ("%s_fe_post(&c, %s, %s)" % (
+            d.plugin, op_enum(d, op), flags))))
     o.append("    r = %s_fe_run(&c, %s, %s);\n" % (d.plugin, op_enum(d, op), flags))
     if op.outs:
         o.append("    if (r == %s) {\n" % d.success)
@@ -502,6 +523,10 @@ def gen_be_h(d, src):
         out.append("\n/* Runs after the handler of every blocking op, before its reply\n"
                    " * leaves. */\n")
         out.append("void %s_be_after_blocking(struct gvs_call *call);\n" % d.plugin)
+    if any("async" in op.flags and op.be == "auto" for op in d.ops):
+        out.append("\n/* Takes the failure r (a result code) of a posted call of a\n"
+                   " * generated handler, which has no reply to carry it. */\n")
+        out.append("void %s_be_posted_failure(struct gvs_call *call, int r);\n" % d.plugin)
     out.append("\n/* The plugin's op table, ending with GVS_OP_END. */\n")
     out.append("extern const struct gvs_op %s_op_table[];\n\n#endif\n" % d.plugin)
     return "".join(out)
@@ -555,6 +580,9 @@ def be_handler(d, op):
     o.append("    r = %s;\n" % steps[0])
     for step in steps[1:]:
         o.append("    if (r == %s)\n        r = %s;\n" % (d.success, step))
+    if "async" in op.flags:
+        o.append("    if (call->noreply && r != %s)\n        %s_be_posted_failure(call, (int)r);\n" % (
+            d.success, d.plugin))
     o.append("    apigen_put_i32(&c, (int32_t)r);\n")
     if op.outs:
         o.append("    if (r == %s) {\n" % d.success)

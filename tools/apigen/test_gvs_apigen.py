@@ -92,6 +92,31 @@ class Generation(unittest.TestCase):
                       gvs_apigen.gen_be_h(d, "demo.api"))
         self.assertNotIn("after_blocking", gvs_apigen.gen_be_h(parse(GOOD), "demo.api"))
 
+    def test_post_if_decides_each_call(self):
+        d = parse(HANDLES + "op 6 demoMark device ptsz async post_if=demo_may_post"
+                            " : in stream s, in uint flags\n")
+        h = gvs_apigen.gen_fe_h(d, "demo.api")
+        self.assertIn("int demo_may_post(demoStream s, unsigned int flags, int per_thread);", h)
+        c = gvs_apigen.gen_fe_c(d, "demo.api")
+        body = c[c.index("static demoStatus gen_demoMark"):]
+        body = body[:body.index("\n}\n")]
+        self.assertLess(body.index("if (demo_may_post(s, flags, per_thread))"),
+                        body.index("demo_fe_post(&c, DEMO_OP_demoMark, APIGEN_DEVICE)"))
+        self.assertLess(body.index("demo_fe_post("), body.index("demo_fe_run("))
+        # Unconditional posting stays as it was; the backend keeps the
+        # failure of a posted call of either kind.
+        plain = c[c.index("demoStatus demoSet(int value, size_t bytes)"):]
+        self.assertNotIn("demo_fe_run", plain[:plain.index("\n}\n")])
+        be = gvs_apigen.gen_be_c(d, "demo.api")
+        mark = be[be.index("static int gen_demoMark"):]
+        self.assertIn("if (call->noreply && r != demoOk)\n"
+                      "        demo_be_posted_failure(call, (int)r);", mark)
+        self.assertIn("void demo_be_posted_failure(struct gvs_call *call, int r);",
+                      gvs_apigen.gen_be_h(d, "demo.api"))
+        self.assertEqual(d.table_hash(),
+                         parse(HANDLES + "op 6 demoMark device ptsz async"
+                                         " : in stream s, in uint flags\n").table_hash())
+
     def test_notify_ops_have_no_handler(self):
         text = GOOD + "op 4 EVENT notify\n"
         d = parse(text)
@@ -171,6 +196,9 @@ class Malformed(unittest.TestCase):
         (GOOD + "op 9 f wobbly\n", 7, "unknown op attribute 'wobbly'"),
         (GOOD + "op 9 f manual : in int x\n", 7, "manual op"),
         (GOOD + "op 9 f async : out int x\n", 7, "async op cannot have out"),
+        (GOOD + "op 9 f post_if=p : in int x\n", 7, "post_if needs an async op with fe=auto"),
+        (GOOD + "op 9 f fe=rpc async post_if=p : in int x\n", 7, "post_if needs an async op"),
+        (GOOD + "op 9 f async post_if=1p : in int x\n", 7, "bad post_if function"),
         (GOOD + "op 9 f notify inline\n", 7, "notify op takes no other"),
         (GOOD + "op 9 f notify : in int x\n", 7, "notify op takes no other"),
         (GOOD + "frobnicate\n", 7, "unknown directive"),

@@ -14,6 +14,11 @@ void be_async_error(struct gvs_call *call, cudaError_t e)
         l->async_error = e;
 }
 
+void cudart_be_posted_failure(struct gvs_call *call, int r)
+{
+    be_async_error(call, (cudaError_t)r);
+}
+
 /* A successful reply whose lane has a posted failure pending becomes
  * that failure, with no result data behind it.  A device reset discards
  * it instead, as it discards every error of the device's context. */

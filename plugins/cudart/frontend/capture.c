@@ -20,8 +20,12 @@ static cudaError_t begin(cudaStream_t stream, enum cudaStreamCaptureMode mode,
         return e;
     apigen_put_u64(&c, fe_stream_wire(stream, per_thread));
     apigen_put_i32(&c, mode);
+    fe_known_capture_begins();
     e = cudart_fe_run(&c, CUDART_OP_STREAM_BEGIN_CAPTURE, APIGEN_DEVICE);
-    return cudart_fe_end(&c, e);
+    e = cudart_fe_end(&c, e);
+    if (e != cudaSuccess)
+        fe_known_capture_ends();
+    return e;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
@@ -34,6 +38,15 @@ cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
                                         enum cudaStreamCaptureMode mode)
 {
     return cudart_fe_ret(begin(stream, mode, 1));
+}
+
+/* Whether END_CAPTURE answering e ended a capture: it does when it
+ * succeeds and when the capture was invalidated or left unjoined; other
+ * failures name no capture of the calling thread, which goes on. */
+static int capture_ended(cudaError_t e)
+{
+    return e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated ||
+           e == cudaErrorStreamCaptureUnjoined;
 }
 
 static cudaError_t end(cudaStream_t stream, cudaGraph_t *graph,
@@ -51,6 +64,8 @@ static cudaError_t end(cudaStream_t stream, cudaGraph_t *graph,
     if (e == cudaSuccess)
         apigen_get_u64(&c, &id);
     e = cudart_fe_end(&c, e);
+    if (capture_ended(e))
+        fe_known_capture_ends();
     /* As natively, a failed capture leaves no graph behind. */
     *graph = e == cudaSuccess ? (cudaGraph_t)(uintptr_t)id : NULL;
     return e;

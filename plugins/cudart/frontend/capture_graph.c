@@ -59,9 +59,13 @@ static cudaError_t begin_to_graph(cudaStream_t stream, cudaGraph_t graph,
     if (e != cudaSuccess)
         return cudart_fe_end(&c, e);
     apigen_put_i32(&c, mode);
+    fe_known_capture_begins();
     e = cudart_fe_run(&c, CUDART_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH,
                       APIGEN_DEVICE);
-    return cudart_fe_end(&c, e);
+    e = cudart_fe_end(&c, e);
+    if (e != cudaSuccess)
+        fe_known_capture_ends();
+    return e;
 }
 
 cudaError_t cudaStreamBeginCaptureToGraph(

@@ -5,6 +5,7 @@
 #include "cudart_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "streams.h"
 
 /* The device each thread works on, as in the real runtime, and the one
  * its lane has on the backend.  A thread that chooses none works on
@@ -114,6 +115,7 @@ cudaError_t cudaDeviceReset(void)
     if (e == cudaSuccess) {
         fe_mem_forget_device(fe_thread_device());
         fe_modules_forget_device(fe_thread_device());
+        fe_known_forget_device(fe_thread_device());
     }
     return cudart_fe_ret(e);
 }

@@ -9,8 +9,10 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     if (event == NULL)
         return cudart_fe_ret(cudaErrorInvalidValue);
     cudaError_t e = cudart_rpc_EVENT_CREATE(&id, flags);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        fe_known_add(FE_KNOWN_EVENT, id, fe_thread_device());
         *event = (cudaEvent_t)(uintptr_t)id;
+    }
     return cudart_fe_ret(e);
 }
 
@@ -21,6 +23,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event)
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
+    fe_known_remove(FE_KNOWN_EVENT, fe_event_wire(event));
     return cudart_fe_ret(cudart_rpc_EVENT_DESTROY(fe_event_wire(event)));
 }
 

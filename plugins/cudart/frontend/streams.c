@@ -22,8 +22,10 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream,
     if (pStream == NULL)
         return cudart_fe_ret(cudaErrorInvalidValue);
     cudaError_t e = cudart_rpc_STREAM_CREATE(&id, flags, priority);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        fe_known_add(FE_KNOWN_STREAM, id, fe_thread_device());
         *pStream = (cudaStream_t)(uintptr_t)id;
+    }
     return cudart_fe_ret(e);
 }
 
@@ -38,8 +40,11 @@ cudaError_t cudaStreamCreate(cudaStream_t *pStream)
     return cudaStreamCreateWithPriority(pStream, cudaStreamDefault, 0);
 }
 
+/* Unknown before the request leaves: no call posted from now on names
+ * it. */
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
+    fe_known_remove(FE_KNOWN_STREAM, fe_stream_wire(stream, 0));
     return cudart_fe_ret(cudart_rpc_STREAM_DESTROY(fe_stream_wire(stream, 0)));
 }
 

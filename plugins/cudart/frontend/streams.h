@@ -54,6 +54,22 @@ static inline uint64_t fe_event_wire(cudaEvent_t e)
     return (uint64_t)(uintptr_t)e;
 }
 
+/* known.c: the streams and events this process created, with their
+ * devices, and whether a capture may be under way; the predicates of the
+ * posted ops (fe_may_post_record, fe_may_post_wait) are declared with the
+ * generated code.  Thread-safe; a forked child starts with none. */
+enum fe_known_kind { FE_KNOWN_STREAM, FE_KNOWN_EVENT, FE_KNOWN_KINDS };
+void fe_known_add(enum fe_known_kind k, uint64_t id, int device);
+void fe_known_remove(enum fe_known_kind k, uint64_t id);
+/* The device of id, or -1 when unknown. */
+int fe_known_device(enum fe_known_kind k, uint64_t id);
+/* After cudaDeviceReset: the device's streams and events are gone. */
+void fe_known_forget_device(int device);
+/* Around a capture: begins before BEGIN_CAPTURE is sent (undone when it
+ * fails), ends when END_CAPTURE ended one. */
+void fe_known_capture_begins(void);
+void fe_known_capture_ends(void);
+
 /* callbacks.c: records a host function that may run many times (a graph
  * host node's) and returns its callback id for the backend, 0 when out of
  * memory.  The record stays for the life of the process: the backend

@@ -175,9 +175,20 @@ static void events()
     OK(cudaEventSynchronize(a));
     CHECK(cudaEventElapsedTime(&ms, a, b) == cudaErrorInvalidResourceHandle);
     CHECK(cudaEventElapsedTime(NULL, a, b) == cudaErrorInvalidValue);
+    // Recording a known event in a known stream of its device, and
+    // waiting for one, are posted: no round trip.
+    struct stats s0 = now();
     OK(cudaEventRecord(a, s));
     OK(cudaEventRecordWithFlags(b, s, 0));
     OK(cudaEventRecord(c, 0));
+    OK(cudaStreamWaitEvent(s, a, 0));
+    struct stats s1 = now();
+    CHECK(s1.round_trips == s0.round_trips);
+    CHECK(s1.posts - s0.posts == 4);
+    // Flags wait for the answer, which may be an error.
+    CHECK(cudaEventRecordWithFlags(b, s, 5) == cudaErrorInvalidValue);
+    CHECK(cudaStreamWaitEvent(s, a, 5) == cudaErrorInvalidValue);
+    CHECK(now().round_trips - s1.round_trips == 2);
     OK(cudaEventSynchronize(b));
     OK(cudaEventQuery(b));
     OK(cudaEventElapsedTime(&ms, a, b));
@@ -199,6 +210,9 @@ static void events()
     OK(cudaEventDestroy(c));
     CHECK(cudaEventDestroy(c) == cudaErrorInvalidResourceHandle);
     CHECK(cudaEventSynchronize(c) == cudaErrorInvalidResourceHandle);
+    // A destroyed event is unknown again: the error comes at once.
+    CHECK(cudaEventRecord(c, s) == cudaErrorInvalidResourceHandle);
+    CHECK(cudaStreamWaitEvent(s, c, 0) == cudaErrorInvalidResourceHandle);
     OK(cudaEventDestroy(a));
     OK(cudaEventDestroy(b));
     OK(cudaStreamDestroy(s));
