@@ -5,13 +5,13 @@
  * receiver, flusher, keepalive and notify threads, a frontend's
  * helpers). */
 
-/* Starts a detached thread running fn(arg), named `name` (at most 15
- * characters, as ps and gdb show it), with every signal blocked: the
- * program's signal handlers must run on its own threads.  Returns 0 once
- * the thread has begun to run fn, so that a fork() that follows never
- * copies a thread still being set up by the C library or a sanitizer
- * runtime, whose locks the child would inherit held; GVS_E_NOMEM when
- * no thread could be made. */
+/* Starts a detached thread running fn(arg), named `name` (truncated to
+ * 15 characters, as ps and gdb show it), with every signal blocked: the
+ * program's signal handlers must run on its own threads.  Returns 0, or
+ * GVS_E_NOMEM when no thread could be made.  A fork() waits until every
+ * thread started so has begun to run fn, so that the child never copies
+ * one still being set up by the C library or a sanitizer runtime, whose
+ * locks it would inherit held. */
 int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name);
 
 #endif
