@@ -233,8 +233,8 @@ def parse_op(path, lineno, rest, handles):
         raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
     if "async" in flags and fe != "manual" and any(a.direction == "out" for a in args):
         raise DescError(path, lineno, "an async op cannot have out arguments")
-    if post_if is not None and ("async" not in flags or fe != "auto"):
-        raise DescError(path, lineno, "post_if needs an async op with fe=auto")
+    if post_if is not None and ("async" not in flags or fe not in ("auto", "rpc")):
+        raise DescError(path, lineno, "post_if needs an async op with fe=auto or fe=rpc")
     op = Op(num, name, fe, be, flags, args, lineno, post_if)
     if be == "auto" and "device" not in flags and any(
             a.handle is not None and a.handle.takes_call for a in args):
@@ -452,7 +452,9 @@ def fe_stub(d, op):
         o.append("    return %s;\n}\n" % (ret % "r"))
         return "".join(o)
     if op.post_if is not None:
-        args = ", ".join([a.name for a in op.args] + [per_thread])
+        # An rpc function without handles has no per_thread argument.
+        takes_pt = op.twin is not None or (not pub and op.per_thread())
+        args = ", ".join([a.name for a in op.args] + [per_thread if takes_pt else "0"])
         o.append("    if (%s(%s))\n" % (op.post_if, args))
         o.append("        return %s;\n" % (ret % ("%s_fe_post(&c, %s, %s)" % (
             d.plugin, op_enum(d, op), flags))))

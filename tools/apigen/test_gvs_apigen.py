@@ -116,6 +116,12 @@ class Generation(unittest.TestCase):
         self.assertEqual(d.table_hash(),
                          parse(HANDLES + "op 6 demoMark device ptsz async"
                                          " : in stream s, in uint flags\n").table_hash())
+        # An rpc function asks too; without handles it has no per_thread.
+        r = parse(GOOD + "op 4 FILL fe=rpc device async post_if=demo_may_fill"
+                         " : in u64 where, in int value\n")
+        rc = gvs_apigen.gen_fe_c(r, "demo.api")
+        fill = rc[rc.index("demoStatus demo_rpc_FILL("):]
+        self.assertIn("if (demo_may_fill(where, value, 0))", fill[:fill.index("\n}\n")])
 
     def test_notify_ops_have_no_handler(self):
         text = GOOD + "op 4 EVENT notify\n"
@@ -196,8 +202,8 @@ class Malformed(unittest.TestCase):
         (GOOD + "op 9 f wobbly\n", 7, "unknown op attribute 'wobbly'"),
         (GOOD + "op 9 f manual : in int x\n", 7, "manual op"),
         (GOOD + "op 9 f async : out int x\n", 7, "async op cannot have out"),
-        (GOOD + "op 9 f post_if=p : in int x\n", 7, "post_if needs an async op with fe=auto"),
-        (GOOD + "op 9 f fe=rpc async post_if=p : in int x\n", 7, "post_if needs an async op"),
+        (GOOD + "op 9 f post_if=p : in int x\n", 7, "post_if needs an async op with fe=auto or fe=rpc"),
+        (GOOD + "op 9 f manual async post_if=p\n", 7, "post_if needs an async op"),
         (GOOD + "op 9 f async post_if=1p : in int x\n", 7, "bad post_if function"),
         (GOOD + "op 9 f notify inline\n", 7, "notify op takes no other"),
         (GOOD + "op 9 f notify : in int x\n", 7, "notify op takes no other"),

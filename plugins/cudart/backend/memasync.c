@@ -126,6 +126,8 @@ int cudart_be_memset_async(struct gvs_call *call)
     cudaError_t e = be_enter_stream_range(call, stream, &s, ptr, count);
     if (e == cudaSuccess && count > 0)
         e = cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)count, s);
+    if (e != cudaSuccess && call->noreply)
+        be_async_error(call, e);
     apigen_put_i32(&c, e);
     return c.rc;
 }

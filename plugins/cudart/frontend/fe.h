@@ -150,6 +150,9 @@ int fe_mem_track(const void *base, size_t size);
 void fe_mem_untrack(const void *base);
 /* Whether p lies inside an allocation or a module global known here. */
 int fe_is_device_ptr(const void *p);
+/* The device of the allocation known here that holds all of [p, p+n),
+ * or -1 when none does. */
+int fe_mem_range_device(const void *p, size_t n);
 void fe_mem_forget_device(int dev);
 /* fork(): lock before, unlock in the parent; the child forgets every
  * allocation (its session is new) and unlocks. */

@@ -1,8 +1,10 @@
 /*
  * The streams and events this process created and has not destroyed,
  * each with its device, and whether a stream capture may be under way:
- * what lets cudaEventRecord and cudaStreamWaitEvent be posted without a
- * round trip when they cannot fail (docs/cudart.md, "Posted calls").
+ * what lets cudaEventRecord, cudaStreamWaitEvent and cudaMemsetAsync be
+ * posted without a round trip when they cannot fail (docs/cudart.md,
+ * "Posted calls"; a memset's range must lie in one allocation of the
+ * stream's device, memory.c).
  * Whatever the tables do not know (an id made up or destroyed, an event
  * opened from another process, flags, a capture) takes the round trip,
  * so its error comes back at once, as natively.
@@ -112,6 +114,17 @@ int fe_may_post_record(cudaEvent_t event, cudaStream_t stream,
         return 0;
     int dev = fe_known_device(FE_KNOWN_EVENT, fe_event_wire(event));
     return dev >= 0 && dev == stream_device(fe_stream_wire(stream, per_thread));
+}
+
+int fe_may_post_memset(unsigned long long stream, void *devPtr, int value,
+                       size_t count, int per_thread)
+{
+    (void)value;
+    (void)per_thread;
+    if (count == 0 || atomic_load(&captures) != 0)
+        return 0;
+    int dev = fe_mem_range_device(devPtr, count);
+    return dev >= 0 && dev == stream_device(stream);
 }
 
 int fe_may_post_wait(cudaStream_t stream, cudaEvent_t event,

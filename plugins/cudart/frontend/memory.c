@@ -124,6 +124,19 @@ int fe_is_device_ptr(const void *p)
     return found || fe_symbol_contains(p);
 }
 
+int fe_mem_range_device(const void *p, size_t n)
+{
+    uintptr_t u = (uintptr_t)p;
+    pthread_mutex_lock(&allocs_lock);
+    size_t i = upper_bound(u);
+    int dev = -1;
+    if (i > 0 && u - allocs[i - 1].base <= allocs[i - 1].size &&
+        n <= allocs[i - 1].size - (u - allocs[i - 1].base))
+        dev = allocs[i - 1].dev;
+    pthread_mutex_unlock(&allocs_lock);
+    return dev;
+}
+
 void fe_mem_forget_device(int dev)
 {
     pthread_mutex_lock(&allocs_lock);

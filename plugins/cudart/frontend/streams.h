@@ -56,8 +56,9 @@ static inline uint64_t fe_event_wire(cudaEvent_t e)
 
 /* known.c: the streams and events this process created, with their
  * devices, and whether a capture may be under way; the predicates of the
- * posted ops (fe_may_post_record, fe_may_post_wait) are declared with the
- * generated code.  Thread-safe; a forked child starts with none. */
+ * posted ops (fe_may_post_record, fe_may_post_wait, fe_may_post_memset)
+ * are declared with the generated code.  Thread-safe; a forked child
+ * starts with none. */
 enum fe_known_kind { FE_KNOWN_STREAM, FE_KNOWN_EVENT, FE_KNOWN_KINDS };
 void fe_known_add(enum fe_known_kind k, uint64_t id, int device);
 void fe_known_remove(enum fe_known_kind k, uint64_t id);

@@ -99,7 +99,12 @@ static void copy_round(cudaStream_t s, size_t size)
     for (size_t i = 0; i < size; i++)
         if (back[i] != (unsigned char)(i * 7 + size))
             CHECK(!"async round trip");
+    // A memset inside an allocation of the stream's device is posted.
+    struct stats s2 = now();
     OK(cudaMemsetAsync(d, 0x5a, size, s));
+    struct stats s3 = now();
+    CHECK(s3.round_trips == s2.round_trips);
+    CHECK(s3.posts - s2.posts == 1);
     OK(cudaMemcpyAsync(back, d, size, cudaMemcpyDefault, s));
     CHECK(back[0] == 0x5a && back[size - 1] == 0x5a);
     OK(cudaFree(d));
@@ -130,9 +135,13 @@ static void async_memory()
           cudaErrorInvalidResourceHandle);
     CHECK(cudaMemcpyAsync(d, h, 4, cudaMemcpyHostToDevice, BOGUS) ==
           cudaErrorInvalidResourceHandle);
+    // Memsets the frontend cannot vouch for wait for their answer: host
+    // memory, past the end, nothing at all.
+    struct stats s0 = now();
     CHECK(cudaMemsetAsync(h, 0, 16, s) == cudaErrorInvalidValue);
     CHECK(cudaMemsetAsync(d, 0, 2 * sizeof(h), s) == cudaErrorInvalidValue);
     OK(cudaMemsetAsync(d, 0, 0, s));
+    CHECK(now().round_trips - s0.round_trips == 3);
     // The failed chunk of a transfer does not stick to the next one.
     OK(cudaMemcpyAsync(d, h, sizeof(h), cudaMemcpyHostToDevice, s));
 
