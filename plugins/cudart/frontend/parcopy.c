@@ -27,13 +27,18 @@ static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static struct part parts[PAR_HELPERS_MAX];
 static unsigned generation;
+/* The generation when the helpers were started: each waits for the next
+ * one.  Not 0: a forked child inherits the parent's count, and a helper
+ * that took the parent's last parts for new ones would copy stale
+ * memory and count itself done for a copy it never made. */
+static unsigned helpers_from;
 static int left;
 static int helpers = -1; /* started; -1 until the first copy decides */
 
 static void *helper_main(void *arg)
 {
     int i = (int)(intptr_t)arg;
-    unsigned seen = 0;
+    unsigned seen = helpers_from;
     pthread_mutex_lock(&lock);
     for (;;) {
         while (generation == seen)
@@ -59,6 +64,9 @@ static void start_helpers(void)
         want = env[0] - '0';
     if (want > PAR_HELPERS_MAX)
         want = PAR_HELPERS_MAX;
+    pthread_mutex_lock(&lock);
+    helpers_from = generation;
+    pthread_mutex_unlock(&lock);
     helpers = 0;
     while (helpers < want &&
            gvs_thread_start(helper_main, (void *)(intptr_t)helpers, "gvs-copy") == 0)

@@ -139,13 +139,23 @@ static int idle_locked(const struct CUstream_st *s)
     return s->head == NULL && !s->busy;
 }
 
+/* Caller holds lock.  A stream drain() waits for, or NULL. */
+static struct CUstream_st *busy_locked(int blocking_only)
+{
+    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
+        if ((!blocking_only || !(s->flags & cudaStreamNonBlocking)) &&
+            !idle_locked(s))
+            return s;
+    return NULL;
+}
+
+/* The list is scanned afresh after every wait: while this thread waits,
+ * another may destroy (and free) the stream it was looking at. */
 static void drain(int blocking_only)
 {
     pthread_mutex_lock(&lock);
-    for (struct CUstream_st *s = streams; s != NULL; s = s->next)
-        if (!blocking_only || !(s->flags & cudaStreamNonBlocking))
-            while (!idle_locked(s))
-                pthread_cond_wait(&changed, &lock);
+    while (busy_locked(blocking_only) != NULL)
+        pthread_cond_wait(&changed, &lock);
     pthread_mutex_unlock(&lock);
 }
 
