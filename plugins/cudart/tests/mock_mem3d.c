@@ -121,10 +121,20 @@ cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *out,
     if (levels == 0 || levels > 16)
         return cudaErrorInvalidValue;
     struct cudaMipmappedArray *m = calloc(1, sizeof(*m));
-    m->levels = levels;
-    m->level = calloc(levels, sizeof(*m->level));
+    if (m == NULL || (m->level = calloc(levels, sizeof(*m->level))) == NULL) {
+        free(m);
+        return cudaErrorMemoryAllocation;
+    }
+    /* A level the array cannot have (bad channels, a size that
+     * overflows or does not fit in memory) refuses the whole array, as
+     * CUDA does. */
     for (unsigned i = 0; i < levels; i++) {
         m->level[i] = array_new(desc, extent, flags);
+        if (m->level[i] == NULL) {
+            cudaFreeMipmappedArray(m);
+            return cudaErrorInvalidValue;
+        }
+        m->levels = i + 1;
         extent.width = extent.width > 1 ? extent.width / 2 : 1;
         extent.height = extent.height > 1 ? extent.height / 2 : extent.height;
     }
