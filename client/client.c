@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "gvs/err.h"
+#include "gvs/escape.h"
 #include "gvs/tls.h"
 #include "internal.h"
 
@@ -88,12 +89,15 @@ __attribute__((format(printf, 3, 4))) static int fail(struct gvs_client *c,
                                                       int err,
                                                       const char *fmt, ...)
 {
-    char line[1024];
+    char line[1024], shown[GVS_ESCAPED_SIZE(256)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "gvs: %s\n", line);
+    /* The line may hold the server's refusal message: a server cannot
+     * write to the program's terminal through it. */
+    gvs_escape(shown, sizeof(shown), line, strlen(line));
+    fprintf(stderr, "gvs: %s\n", shown);
     if (c->conn != NULL) {
         gvs_conn_close(c->conn);
         c->conn = NULL;

@@ -44,12 +44,12 @@ static void program_name(char *out, size_t len)
     }
 }
 
-/* Sends hello and reads the reply, within what is left of the time
- * (deadline 0: no limit).  A server that refused us at once (a peer it
+/* Sends hello and reads the reply, within what is left of the
+ * connection's deadline.  A server that refused us at once (a peer it
  * does not allow) may have closed before our HELLO left: its reply may
  * still wait to be read, and says more than the failed send. */
 static int round_trip(struct gvs_conn *c, const struct gvs_hello *hello,
-                      long long deadline, struct gvs_buf *b,
+                      struct gvs_buf *b,
                       struct gvs_hello_reply *r, char *why, size_t len)
 {
     struct gvs_frame_hdr h = {.op = GVS_CTL_HELLO, .id = CLIENT_HELLO_ID};
@@ -58,11 +58,6 @@ static int round_trip(struct gvs_conn *c, const struct gvs_hello *hello,
     if (sent == 0)
         sent = gvs_frame_send(c, &h, b);
     int rc = sent == 0 || sent == GVS_E_CLOSED || sent == GVS_E_IO ? 0 : sent;
-    if (rc == 0 && deadline != 0) {
-        long long left = (deadline - gvs_now_ns() + 999999) / 1000000;
-        rc = left > 0 ? gvs_conn_set_timeout(c, (unsigned)left)
-                      : GVS_E_TIMEOUT;
-    }
     if (rc == 0)
         rc = gvs_frame_recv(c, HANDSHAKE_BUF_MAX, &h, b);
     if (rc < 0) {
@@ -117,8 +112,8 @@ static int prove(struct gvs_hello *hello, const char *token,
     return 0;
 }
 
-static int exchange(struct gvs_conn *c, const char *token, long long deadline,
-                    struct gvs_buf *b, char *why, size_t len)
+static int exchange(struct gvs_conn *c, const char *token, struct gvs_buf *b,
+                    char *why, size_t len)
 {
     struct gvs_hello hello;
     struct gvs_hello_reply r;
@@ -128,11 +123,11 @@ static int exchange(struct gvs_conn *c, const char *token, long long deadline,
     program_name(hello.program, sizeof(hello.program));
     client_registry_fill(&hello);
 
-    int rc = round_trip(c, &hello, deadline, b, &r, why, len);
+    int rc = round_trip(c, &hello, b, &r, why, len);
     if (rc == 0 && r.status == GVS_HELLO_CHALLENGE) {
         rc = prove(&hello, token, r.nonce, b, why, len);
         if (rc == 0)
-            rc = round_trip(c, &hello, deadline, b, &r, why, len);
+            rc = round_trip(c, &hello, b, &r, why, len);
         /* A server asks once. */
         if (rc == 0 && r.status != 0) {
             snprintf(why, len, "challenged twice");
@@ -151,15 +146,17 @@ int client_handshake(struct gvs_conn *c, const struct client_settings *s,
         snprintf(why, len, "%s", gvs_strerror(GVS_E_NOMEM));
         return GVS_E_NOMEM;
     }
+    /* The timeout bounds the whole exchange, however slowly the server
+     * answers. */
     unsigned ms = s->handshake_timeout_ms;
-    long long deadline = ms != 0 ? gvs_now_ns() + (long long)ms * 1000000 : 0;
-    int rc = gvs_conn_set_timeout(c, ms);
+    int rc = gvs_conn_set_deadline(
+        c, ms != 0 ? gvs_now_ns() + (long long)ms * 1000000 : 0);
     if (rc == 0)
-        rc = exchange(c, s->token, deadline, b, why, len);
+        rc = exchange(c, s->token, b, why, len);
     else
         snprintf(why, len, "%s", gvs_strerror(rc));
     if (rc == 0)
-        rc = gvs_conn_set_timeout(c, 0);
+        rc = gvs_conn_set_deadline(c, 0);
     gvs_buf_free(b);
     return rc;
 }

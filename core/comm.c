@@ -4,6 +4,7 @@
 #include "comm_impl.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/spin.h"
 
 /* Every transport, by scheme.  A new transport adds one line here. */
 static const struct gvs_transport *const transports[] = {
@@ -106,12 +107,44 @@ int gvs_conn_send(struct gvs_conn *c, const void *p, size_t len)
     return c->ops->sendv(c, &iov, 1);
 }
 
+/* Milliseconds left before c's deadline, rounded up; GVS_E_TIMEOUT once
+ * it has passed; 0 in *ms when there is none. */
+static int time_left_ms(const struct gvs_conn *c, unsigned *ms)
+{
+    *ms = 0;
+    if (c->deadline_ns == 0)
+        return 0;
+    long long left = c->deadline_ns - gvs_now_ns();
+    if (left <= 0)
+        return GVS_E_TIMEOUT;
+    long long m = (left + 999999) / 1000000;
+    *ms = m > 3600000 ? 3600000u : (unsigned)m;
+    return 0;
+}
+
+/* Before each wait under a deadline: the wait gets what is left. */
+static int bound_wait(struct gvs_conn *c)
+{
+    unsigned ms;
+    int r = time_left_ms(c, &ms);
+    return r < 0 || ms == 0 ? r : c->ops->set_timeout(c, ms);
+}
+
+int gvs_conn_set_deadline(struct gvs_conn *c, long long deadline_ns)
+{
+    if (deadline_ns < 0)
+        return GVS_E_INVAL;
+    c->deadline_ns = deadline_ns;
+    return deadline_ns == 0 ? c->ops->set_timeout(c, 0) : 0;
+}
+
 int gvs_conn_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
 {
     *got = 0;
     if (len == 0)
         return 0;
-    return c->ops->recv_some(c, p, len, got);
+    int r = bound_wait(c);
+    return r < 0 ? r : c->ops->recv_some(c, p, len, got);
 }
 
 int gvs_conn_recv(struct gvs_conn *c, void *p, size_t len)
@@ -119,7 +152,9 @@ int gvs_conn_recv(struct gvs_conn *c, void *p, size_t len)
     uint8_t *dst = p;
     while (len > 0) {
         size_t got;
-        int r = c->ops->recv_some(c, dst, len, &got);
+        int r = bound_wait(c);
+        if (r == 0)
+            r = c->ops->recv_some(c, dst, len, &got);
         if (r < 0)
             return r;
         dst += got;
@@ -167,7 +202,15 @@ int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
 
 int gvs_conn_start(struct gvs_conn *c, unsigned timeout_ms)
 {
-    return c->ops->start != NULL ? c->ops->start(c, timeout_ms) : 0;
+    if (c->ops->start == NULL)
+        return 0;
+    unsigned left;
+    int r = time_left_ms(c, &left);
+    if (r < 0)
+        return r;
+    if (left != 0 && (timeout_ms == 0 || left < timeout_ms))
+        timeout_ms = left;
+    return c->ops->start(c, timeout_ms);
 }
 
 void gvs_conn_shutdown(struct gvs_conn *c)

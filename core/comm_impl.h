@@ -51,6 +51,7 @@ struct gvs_conn {
     int fd; /* descriptor to poll for readability, -1 if none */
     char peer[GVS_PEER_MAX];
     void *priv; /* transport state */
+    long long deadline_ns; /* gvs_conn_set_deadline; 0: none */
 };
 
 struct gvs_listener {

@@ -164,14 +164,32 @@ static int set_handshake_timeout(struct gvs_config *c, const char *key,
     return r;
 }
 
-static int set_max_sessions(struct gvs_config *c, const char *key,
-                            const char *v, char *why)
+/* A count of processes or connections: 1..4096. */
+static int set_count(int *dst, const char *key, const char *v, char *why)
 {
     unsigned long long x;
     int r = config_parse_range(key, v, 1, 4096, &x, why);
     if (r == 0)
-        c->max_sessions = (int)x;
+        *dst = (int)x;
     return r;
+}
+
+static int set_max_sessions(struct gvs_config *c, const char *key,
+                            const char *v, char *why)
+{
+    return set_count(&c->max_sessions, key, v, why);
+}
+
+static int set_max_handshakes(struct gvs_config *c, const char *key,
+                              const char *v, char *why)
+{
+    return set_count(&c->max_handshakes, key, v, why);
+}
+
+static int set_max_handshakes_per_peer(struct gvs_config *c, const char *key,
+                                       const char *v, char *why)
+{
+    return set_count(&c->max_handshakes_per_peer, key, v, why);
 }
 
 static int set_devices(struct gvs_config *c, const char *key, const char *v,
@@ -205,6 +223,8 @@ static const struct {
     {"max_frame", set_max_frame},
     {"handshake_timeout_ms", set_handshake_timeout},
     {"max_sessions", set_max_sessions},
+    {"max_handshakes", set_max_handshakes},
+    {"max_handshakes_per_peer", set_max_handshakes_per_peer},
     {"devices", set_devices},
     {"server", set_server},
     {"token", config_set_token},
@@ -228,6 +248,8 @@ void gvs_config_init(struct gvs_config *c)
     c->max_frame = GVS_FRAME_MAX_DEFAULT;
     c->handshake_timeout_ms = 5000;
     c->max_sessions = 64;
+    c->max_handshakes = 64;
+    c->max_handshakes_per_peer = 16;
     c->socket_mode = 0660;
     c->keepalive_ms = 30000;
 }

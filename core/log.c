@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "gvs/err.h"
+#include "gvs/escape.h"
 #include "gvs/log.h"
 
 #define LOG_LINE_MAX 1024
@@ -41,7 +42,7 @@ int gvs_log_parse_level(const char *s, enum gvs_log_level *out)
 
 void gvs_log(enum gvs_log_level level, const char *fmt, ...)
 {
-    char line[LOG_LINE_MAX];
+    char msg[LOG_LINE_MAX], line[LOG_LINE_MAX];
     int saved_errno = errno;
     if ((unsigned)level > GVS_LOG_DEBUG || (int)level > atomic_load(&log_level))
         return;
@@ -51,14 +52,18 @@ void gvs_log(enum gvs_log_level level, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    int m = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (m < 0)
         m = 0;
-    /* A truncated message keeps its newline so lines never merge. */
-    size_t len = (size_t)n + (size_t)m;
-    if (len > sizeof(line) - 2)
-        len = sizeof(line) - 2;
+    /* Callers pass peers' strings as they came: escaped here, whatever
+     * the message holds cannot end the line, forge another or reach the
+     * reader's terminal.  The room left for the message is shorter than
+     * msg, so a message vsnprintf cut is cut again, with the mark; the
+     * newline always has its byte, so lines never merge. */
+    size_t mlen = (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1;
+    gvs_escape(line + n, sizeof(line) - (size_t)n - 1, msg, mlen);
+    size_t len = (size_t)n + strlen(line + n);
     line[len++] = '\n';
     /* One write per line keeps concurrent writers' lines whole; a short
      * or failed write to stderr has nowhere better to be reported. */

@@ -1,4 +1,5 @@
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "le.h"
@@ -87,14 +88,20 @@ int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
     return gvs_frame_sendv(c, h, &iov, body != NULL ? 1 : 0);
 }
 
-static int recv_header(struct gvs_conn *c, uint8_t hdr[GVS_FRAME_HDR_LEN])
+/* *got: header bytes that came, also on failure. */
+static int recv_header(struct gvs_conn *c, uint8_t hdr[GVS_FRAME_HDR_LEN],
+                       size_t *got)
 {
-    size_t got;
-    int r = gvs_conn_recv_some(c, hdr, GVS_FRAME_HDR_LEN, &got);
-    if (r < 0)
-        return r;
-    r = gvs_conn_recv(c, hdr + got, GVS_FRAME_HDR_LEN - got);
-    return r == GVS_E_CLOSED ? GVS_E_PROTO : r;
+    *got = 0;
+    while (*got < GVS_FRAME_HDR_LEN) {
+        size_t n;
+        int r = gvs_conn_recv_some(c, hdr + *got, GVS_FRAME_HDR_LEN - *got,
+                                   &n);
+        if (r < 0)
+            return r == GVS_E_CLOSED && *got > 0 ? GVS_E_PROTO : r;
+        *got += n;
+    }
+    return 0;
 }
 
 static int recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body)
@@ -118,13 +125,41 @@ static int recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body)
     return 0;
 }
 
+int gvs_frame_recv_hdr_why(struct gvs_conn *c, size_t max,
+                           struct gvs_frame_hdr *h, char *why, size_t len)
+{
+    uint8_t hdr[GVS_FRAME_HDR_LEN];
+    size_t got;
+    memset(h, 0, sizeof(*h));
+    if (len > 0)
+        why[0] = '\0';
+    int r = recv_header(c, hdr, &got);
+    if (r == 0)
+        r = gvs_frame_hdr_decode(hdr, max, h);
+    if (r == 0 || len == 0)
+        return r;
+    if (got < GVS_FRAME_HDR_LEN) {
+        if (r == GVS_E_PROTO)
+            snprintf(why, len, "stream ended %zu bytes into a %d-byte header",
+                     got, GVS_FRAME_HDR_LEN);
+    } else if (gvs_le_load(hdr, 4) != GVS_FRAME_MAGIC) {
+        snprintf(why, len, "bad magic 0x%08llx",
+                 (unsigned long long)gvs_le_load(hdr, 4));
+    } else if (r == GVS_E_TOOBIG) {
+        snprintf(why, len, "length %llu exceeds the maximum %zu",
+                 (unsigned long long)gvs_le_load(hdr + 4, 4), max);
+    } else {
+        snprintf(why, len, "unknown flags 0x%llx",
+                 (unsigned long long)(gvs_le_load(hdr + 12, 4) &
+                                      ~(uint64_t)GVS_F_KNOWN));
+    }
+    return r;
+}
+
 int gvs_frame_recv_hdr(struct gvs_conn *c, size_t max,
                        struct gvs_frame_hdr *h)
 {
-    uint8_t hdr[GVS_FRAME_HDR_LEN];
-    memset(h, 0, sizeof(*h));
-    int r = recv_header(c, hdr);
-    return r < 0 ? r : gvs_frame_hdr_decode(hdr, max, h);
+    return gvs_frame_recv_hdr_why(c, max, h, NULL, 0);
 }
 
 /* Reads and drops len bytes. */

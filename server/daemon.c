@@ -13,8 +13,10 @@
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/log.h"
+#include "gvs/spin.h"
 #include "metrics.h"
 #include "plugins.h"
+#include "reasons.h"
 #include "refusals.h"
 #include "session.h"
 #include "signals.h"
@@ -31,7 +33,12 @@ struct gvsd {
     struct gvsd_refusals refusals;
     struct gvsd_metrics metrics;
     struct gvsd_session_opts session; /* id: the next session's */
+    unsigned handshake_kill_ms; /* gvsd_workers_expire; 0: never */
 };
+
+/* A worker whose handshake outlives its own deadline by this much is
+ * killed by the parent. */
+#define HANDSHAKE_KILL_GRACE_MS 2000u
 
 static void close_listeners(struct gvsd *d, int keep_path)
 {
@@ -112,6 +119,7 @@ static int peer_allowed(const struct gvs_config *cfg, struct gvs_conn *c,
     gvs_warn("refusing connection from %s on %s: %s", gvs_conn_peer(c),
              gvs_listener_uri(l),
              rc < 0 ? "no peer credentials" : "not in allow_uid/allow_gid");
+    gvsd_count_refusal(GVSD_REFUSED_NOT_ALLOWED);
     /* The client reads this even when its HELLO finds us gone. */
     (void)gvsd_hello_reply(c, 0, GVS_E_DENIED,
                            "this user is not allowed to use gvsd", 0);
@@ -155,6 +163,55 @@ __attribute__((noreturn)) static void worker_main(struct gvsd *d,
     exit(rc == 0 ? 0 : 1);
 }
 
+/* The key of the per-peer handshake limit (workers.h). */
+static void peer_key(const struct gvs_conn *c, char *out, size_t len)
+{
+    uint32_t uid, gid;
+    int32_t pid;
+    if (gvs_conn_peer_cred(c, &uid, &gid, &pid) == 0) {
+        snprintf(out, len, "uid=%u", (unsigned)uid);
+        return;
+    }
+    const char *p = gvs_conn_peer(c);
+    const char *port = strrchr(p, ':');
+    int n = port != NULL ? (int)(port - p) : (int)strlen(p);
+    snprintf(out, len, "%.*s", n, p);
+}
+
+/* Sessions, and connections still in their handshake, are limited apart:
+ * connections that never finish theirs (each is ended by its deadline)
+ * cannot take the places of tenants that do.  0 when c may go on, else
+ * it has been refused. */
+static int room_for(struct gvsd *d, struct gvs_conn *c, const char *peer)
+{
+    const struct gvs_config *cfg = d->session.cfg;
+    struct gvsd_load n;
+    char detail[160];
+    const char *why = NULL;
+    enum gvsd_refusal reason = GVSD_REFUSED_MAX_SESSIONS;
+    gvsd_workers_load(&d->workers, peer, &n);
+    if (n.sessions >= cfg->max_sessions) {
+        why = "too many sessions";
+        snprintf(detail, sizeof(detail), "%d of max_sessions %d",
+                 n.sessions, cfg->max_sessions);
+    } else if (n.handshakes >= cfg->max_handshakes) {
+        why = "too many connections in their handshake";
+        reason = GVSD_REFUSED_MAX_HANDSHAKES;
+        snprintf(detail, sizeof(detail), "%d of max_handshakes %d",
+                 n.handshakes, cfg->max_handshakes);
+    } else if (n.peer_handshakes >= cfg->max_handshakes_per_peer) {
+        why = "too many connections in their handshake from this peer";
+        reason = GVSD_REFUSED_MAX_HANDSHAKES_PER_PEER;
+        snprintf(detail, sizeof(detail),
+                 "%d from %s of max_handshakes_per_peer %d",
+                 n.peer_handshakes, peer, cfg->max_handshakes_per_peer);
+    }
+    if (why == NULL)
+        return 0;
+    gvsd_refuse(&d->refusals, c, reason, why, detail);
+    return -1;
+}
+
 static void accept_one(struct gvsd *d, struct gvs_listener *l)
 {
     struct gvs_conn *c;
@@ -166,12 +223,13 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
                  gvs_strerror(rc));
         return;
     }
+    d->session.accepted_ns = gvs_now_ns();
     if (!peer_allowed(d->session.cfg, c, l))
         return;
-    if (gvsd_workers_full(&d->workers)) {
-        gvsd_refuse(&d->refusals, c, d->workers.max);
+    char peer[GVSD_PEER_KEY_MAX];
+    peer_key(c, peer, sizeof(peer));
+    if (room_for(d, c, peer) < 0)
         return;
-    }
     uint32_t id = d->session.id;
     gvs_info("session %u: started, peer %s on %s", id, gvs_conn_peer(c),
              gvs_listener_uri(l));
@@ -184,7 +242,7 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
         gvs_error("session %u: fork failed: %s", id, strerror(errno));
         gvsd_stats_release(slot, id);
     } else {
-        gvsd_workers_add(&d->workers, pid, id, slot);
+        gvsd_workers_add(&d->workers, pid, id, slot, peer);
     }
     d->session.id++;
     gvs_conn_close_copy(c);
@@ -210,10 +268,12 @@ static int serve(struct gvsd *d)
     for (;;) {
         int nref = gvsd_refusals_pollfds(&d->refusals, rpfd);
         gvsd_metrics_pollfds(&d->metrics, mpfd);
+        int expire = gvsd_workers_expire(&d->workers, d->handshake_kill_ms);
         int n = poll(pfd,
                      (nfds_t)(1 + d->nlisteners + GVSD_METRICS_POLLFDS + nref),
-                     sooner(gvsd_refusals_timeout(&d->refusals),
-                            gvsd_metrics_timeout(&d->metrics)));
+                     sooner(sooner(gvsd_refusals_timeout(&d->refusals),
+                                   gvsd_metrics_timeout(&d->metrics)),
+                            expire));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -260,16 +320,20 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
         gvs_error("nothing to listen on");
         return 1;
     }
+    if (cfg->handshake_timeout_ms != 0)
+        d.handshake_kill_ms =
+            cfg->handshake_timeout_ms + HANDSHAKE_KILL_GRACE_MS;
+    int nworkers = cfg->max_sessions + cfg->max_handshakes;
     if (check_exposure(cfg) < 0)
         return 1;
     int rc = gvsd_plugins_load(&d.plugins, cfg->plugin_dir,
                                cfg->nplugins > 0 ? cfg->plugins : NULL,
                                cfg->nplugins);
     if (rc == 0)
-        rc = gvsd_workers_init(&d.workers, cfg->max_sessions);
+        rc = gvsd_workers_init(&d.workers, nworkers);
     /* Before any fork: every worker shares the parent's table. */
     if (rc == 0)
-        rc = gvsd_stats_create(cfg->max_sessions);
+        rc = gvsd_stats_create(nworkers, cfg->max_sessions);
     if (rc == 0)
         rc = gvsd_metrics_open(&d.metrics, cfg->metrics_listen);
     if (rc == 0)

@@ -8,8 +8,19 @@
 #include "stats.h"
 #include "status.h"
 
-void gvsd_session_fail(struct gvs_session *s, int rc)
+void gvsd_session_why(struct gvs_session *s, enum gvsd_end why)
 {
+    pthread_mutex_lock(&s->lock);
+    if (!s->ended) {
+        s->ended = 1;
+        s->end_reason = why;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void gvsd_session_fail(struct gvs_session *s, enum gvsd_end why, int rc)
+{
+    gvsd_session_why(s, why);
     pthread_mutex_lock(&s->lock);
     int first = !s->failed;
     if (first) {
@@ -74,7 +85,7 @@ static void reply(struct gvs_session *s, const struct gvs_frame_hdr *req,
             return;
         gvs_warn("session %u: sending reply %" PRIu64 " failed: %s",
                  s->opts->id, req->id, gvs_strerror(rc));
-        gvsd_session_fail(s, rc);
+        gvsd_session_fail(s, GVSD_END_SEND_FAILED, rc);
     }
 }
 
@@ -114,18 +125,21 @@ static int control(struct gvs_session *s, struct gvsd_job *j)
     case GVS_CTL_PING:
     case GVS_CTL_STATUS:
         if (gvs_buf_len(j->in) != 0) {
-            gvs_warn("session %u: control op %u with a body", id,
-                     (unsigned)j->h.op);
+            gvs_warn("session %u: control op %u with a body of %zu bytes",
+                     id, (unsigned)j->h.op, gvs_buf_len(j->in));
+            gvsd_session_why(s, GVSD_END_BAD_FRAME);
             return GVS_E_PROTO;
         }
         j->slot = -1;
         j->op = NULL;
         return 0;
     case GVS_CTL_BYE:
+        gvsd_session_why(s, GVSD_END_BYE);
         return GVSD_SESSION_END;
     default:
         gvs_warn("session %u: unexpected control op %u", id,
                  (unsigned)j->h.op);
+        gvsd_session_why(s, GVSD_END_UNKNOWN_OP);
         return GVS_E_PROTO;
     }
 }
@@ -137,12 +151,14 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
     if (h->flags & GVS_F_REPLY) {
         gvs_warn("session %u: request %" PRIu64 " is flagged as a reply", id,
                  h->id);
+        gvsd_session_why(s, GVSD_END_BAD_FLAGS);
         return GVS_E_PROTO;
     }
     if (h->flags & GVS_F_NOTIFY) {
         gvs_warn("session %u: request %" PRIu64
                  " is flagged as a notification",
                  id, h->id);
+        gvsd_session_why(s, GVSD_END_BAD_FLAGS);
         return GVS_E_PROTO;
     }
     if (h->plugin == 0)
@@ -151,8 +167,10 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
     while (i < s->nopen && s->open[i]->desc->id != h->plugin)
         i++;
     if (i == s->nopen) {
-        gvs_warn("session %u: request for plugin %u, not in this session", id,
-                 (unsigned)h->plugin);
+        gvs_warn("session %u: request for plugin %u, not in this session "
+                 "(request %" PRIu64 ")",
+                 id, (unsigned)h->plugin, h->id);
+        gvsd_session_why(s, GVSD_END_UNKNOWN_PLUGIN);
         return GVS_E_NOENT;
     }
     const struct gvsd_plugin *p = s->open[i];
@@ -160,11 +178,13 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
     if (op == NULL) {
         gvs_warn("session %u: plugin %s has no op %u", id, p->desc->name,
                  (unsigned)h->op);
+        gvsd_session_why(s, GVSD_END_UNKNOWN_OP);
         return GVS_E_NOENT;
     }
     if ((h->flags & GVS_F_NOREPLY) && !(op->flags & GVS_OP_ASYNC_OK)) {
         gvs_warn("session %u: %s/%s cannot be sent without a reply", id,
                  p->desc->name, op->name);
+        gvsd_session_why(s, GVSD_END_BAD_FLAGS);
         return GVS_E_PROTO;
     }
     j->slot = i;
@@ -208,7 +228,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         if (rc < 0) {
             gvs_error("session %u: cannot encode the status: %s",
                       s->opts->id, gvs_strerror(rc));
-            gvsd_session_fail(s, rc);
+            gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
             return;
         }
         reply(s, &j->h, out, NULL, 0);
@@ -236,10 +256,12 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
               noreply ? " (posted)" : "", (start - j->read_ns) / 1e3,
               (gvs_now_ns() - start) / 1e3, (long)gettid());
     if (rc < 0) {
-        gvs_warn("session %u: %s/%s: malformed request (%s)", s->opts->id,
-                 s->open[j->slot]->desc->name, j->op->name,
-                 gvs_strerror(rc));
-        gvsd_session_fail(s, rc);
+        gvs_warn("session %u: %s/%s: malformed request (%s%s%s), id %" PRIu64
+                 " lane %u, %zu bytes",
+                 s->opts->id, s->open[j->slot]->desc->name, j->op->name,
+                 gvs_strerror(rc), call.why[0] != '\0' ? ": " : "", call.why,
+                 j->h.id, (unsigned)j->h.lane, gvs_buf_len(j->in));
+        gvsd_session_fail(s, GVSD_END_MALFORMED, rc);
         return;
     }
     if (noreply)
@@ -249,7 +271,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         gvs_error("session %u: %s/%s: bad reply tail (%s)", s->opts->id,
                   s->open[j->slot]->desc->name, j->op->name,
                   gvs_strerror(rc));
-        gvsd_session_fail(s, rc);
+        gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
         return;
     }
     reply(s, &j->h, out, call.out_tail, call.out_tail_len);

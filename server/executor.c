@@ -333,7 +333,7 @@ static void *executor_main(void *arg)
     if (out == NULL) {
         gvs_error("session %u: out of memory", s->opts->id);
         pthread_mutex_unlock(&s->lock);
-        gvsd_session_fail(s, GVS_E_NOMEM);
+        gvsd_session_fail(s, GVSD_END_INTERNAL, GVS_E_NOMEM);
         pthread_mutex_lock(&s->lock);
     }
     for (;;) {

@@ -8,7 +8,9 @@
 #include "gvs/log.h"
 #include "gvs/mem.h"
 #include "gvs/spin.h"
+#include "reasons.h"
 #include "session.h"
+#include "stats.h"
 
 /* The HELLO is small: a larger frame is refused before it is read. */
 #define HELLO_FRAME_MAX 16384
@@ -96,22 +98,13 @@ static int check_plugin(const struct gvs_session *s,
     return 0;
 }
 
-/* Receives the next HELLO frame, with what is left of the handshake's
- * time (deadline 0: no limit). */
-static int recv_hello(struct gvs_session *s, long long deadline,
-                      struct gvs_frame_hdr *h)
+/* Receives the next HELLO frame, within what is left of the handshake's
+ * deadline (gvs_conn_set_deadline). */
+static int recv_hello(struct gvs_session *s, struct gvs_frame_hdr *h)
 {
     size_t max = s->opts->max_frame < HELLO_FRAME_MAX ? s->opts->max_frame
                                                       : HELLO_FRAME_MAX;
-    unsigned ms = 0;
-    if (deadline != 0) {
-        long long left = (deadline - gvs_now_ns() + 999999) / 1000000;
-        if (left <= 0)
-            return GVS_E_TIMEOUT;
-        ms = (unsigned)left;
-    }
-    int rc = gvs_conn_set_timeout(s->conn, ms);
-    return rc < 0 ? rc : gvs_frame_recv(s->conn, max, h, s->in);
+    return gvs_frame_recv(s->conn, max, h, s->in);
 }
 
 /* Checks and decodes a HELLO frame; *transcript and *tlen are the body
@@ -123,6 +116,9 @@ static int decode_hello(const struct gvs_session *s,
 {
     if (h->plugin != 0 || h->op != GVS_CTL_HELLO || h->flags != 0)
         return refuse(why, len, GVS_E_PROTO, "first frame must be a HELLO");
+    if (h->id != 0)
+        return refuse(why, len, GVS_E_PROTO,
+                      "a HELLO has request id 0, not %" PRIu64, h->id);
     int rc = check_version(s->in, why, len);
     if (rc < 0)
         return rc;
@@ -152,8 +148,7 @@ static int check_plugins(const struct gvs_session *s,
  * first HELLO names is looked at: a client that has not proved a token
  * learns nothing of the plugins.  The client's identity and quota come
  * from the token it proved. */
-static int authenticate(struct gvs_session *s, long long deadline,
-                        struct gvs_frame_hdr *h, struct gvs_hello *hello,
+static int authenticate(struct gvs_session *s, struct gvs_frame_hdr *h, struct gvs_hello *hello,
                         const uint8_t **transcript, size_t *tlen, char *why,
                         size_t len)
 {
@@ -168,7 +163,7 @@ static int authenticate(struct gvs_session *s, long long deadline,
     rc = send_reply(s->conn, h->id, GVS_HELLO_CHALLENGE, "token required",
                     s->opts->id, nonce);
     if (rc == 0)
-        rc = recv_hello(s, deadline, h);
+        rc = recv_hello(s, h);
     if (rc < 0)
         return refuse(why, len, rc, "no answer to the challenge (%s)",
                       gvs_strerror(rc));
@@ -220,32 +215,81 @@ void gvsd_session_close_plugins(struct gvs_session *s)
     }
 }
 
-/* The HELLO exchange up to the plugins' opening, bounded as a whole by
- * the handshake timeout.  On failure why is set, except for a transport
- * failure (*frame 0: nothing to answer). */
+/* The connection becomes one of the sessions, if there is room: while
+ * it was in its handshake it did not count (gvsd_stats_publish). */
+static int join_sessions(struct gvs_session *s, char *why, size_t len)
+{
+    int max = s->opts->cfg != NULL ? s->opts->cfg->max_sessions : 0;
+    int rc = gvsd_stats_publish(&s->info, max);
+    if (rc == GVS_E_RANGE)
+        return refuse(why, len, rc, "too many sessions (max_sessions %d)",
+                      max);
+    if (rc < 0)
+        return refuse(why, len, rc, "cannot join the sessions (%s)",
+                      gvs_strerror(rc));
+    return 0;
+}
+
+/* The HELLO exchange up to the plugins' opening.  The handshake timeout
+ * bounds it as a whole, from the connection's acceptance (the tls
+ * handshake included, which the first receive runs) to the last frame of
+ * the proof, however slowly the client sends.  On failure why is set,
+ * except for a transport failure (*frame 0: nothing to answer). */
 static int exchange(struct gvs_session *s, struct gvs_frame_hdr *h,
                     struct gvs_hello *hello, int *frame, char *why,
                     size_t len)
 {
     unsigned ms = s->opts->handshake_timeout_ms;
-    long long deadline = ms != 0 ? gvs_now_ns() + (long long)ms * 1000000 : 0;
     const uint8_t *transcript;
     size_t tlen;
     *frame = 0;
-    int rc = recv_hello(s, deadline, h);
+    int rc = gvs_conn_set_deadline(
+        s->conn, ms != 0 ? s->opts->accepted_ns + (long long)ms * 1000000 : 0);
+    if (rc == 0)
+        rc = recv_hello(s, h);
     if (rc < 0)
         return refuse(why, len, rc, "%s", gvs_strerror(rc));
     *frame = 1;
     rc = decode_hello(s, h, hello, &transcript, &tlen, why, len);
     if (rc == 0 && s->opts->cfg != NULL && s->opts->cfg->ntokens > 0)
-        rc = authenticate(s, deadline, h, hello, &transcript, &tlen, why, len);
+        rc = authenticate(s, h, hello, &transcript, &tlen, why, len);
     else if (rc == 0 && hello->auth != GVS_HELLO_AUTH_NONE)
         rc = refuse(why, len, GVS_E_PROTO, "token proof before a challenge");
     if (rc == 0)
         rc = check_plugins(s, hello, why, len);
     if (rc == 0)
+        rc = join_sessions(s, why, len);
+    if (rc == 0)
         rc = open_plugins(s, hello, why, len);
     return rc;
+}
+
+/* The counted reason of a failed handshake, from its code: each check
+ * above fails with a code of its own kind. */
+static enum gvsd_refusal refusal_of(int rc)
+{
+    switch (rc) {
+    case GVS_E_TIMEOUT:
+        return GVSD_REFUSED_TIMEOUT;
+    case GVS_E_CLOSED:
+    case GVS_E_IO:
+        return GVSD_REFUSED_GONE;
+    case GVS_E_TLS:
+        return GVSD_REFUSED_TLS;
+    case GVS_E_VERSION:
+        return GVSD_REFUSED_VERSION;
+    case GVS_E_DENIED:
+        return GVSD_REFUSED_TOKEN;
+    case GVS_E_NOENT:
+    case GVS_E_MISMATCH:
+        return GVSD_REFUSED_PLUGIN;
+    case GVS_E_RANGE:
+        return GVSD_REFUSED_MAX_SESSIONS;
+    case GVS_E_NOMEM:
+        return GVSD_REFUSED_INTERNAL;
+    default:
+        return GVSD_REFUSED_BAD_HELLO;
+    }
 }
 
 int gvsd_handshake(struct gvs_session *s)
@@ -267,19 +311,22 @@ int gvsd_handshake(struct gvs_session *s)
         sent = gvsd_hello_reply(s->conn, h.id, rc, rc == 0 ? "" : why, id);
     if (!frame) {
         gvs_warn("session %u: handshake failed: %s", id, why);
+        gvsd_count_refusal(refusal_of(rc));
     } else if (rc < 0) {
         gvs_warn("session %u: handshake refused: %s (peer %s)", id, why,
                  s->info.identity);
+        gvsd_count_refusal(refusal_of(rc));
     } else if (sent < 0) {
         gvs_warn("session %u: handshake reply failed: %s", id,
                  gvs_strerror(sent));
+        gvsd_count_refusal(GVSD_REFUSED_GONE);
         rc = sent;
     } else {
         gvs_info("session %u: %s: program %s pid %" PRIu32 ", %" PRIu32
                  " plugin(s)",
                  id, s->info.identity, hello->program, hello->pid,
                  hello->nplugins);
-        rc = gvs_conn_set_timeout(s->conn, 0);
+        rc = gvs_conn_set_deadline(s->conn, 0);
     }
     explicit_bzero(hello, sizeof(*hello));
     gvs_free(hello);

@@ -14,6 +14,7 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "metrics.h"
+#include "reasons.h"
 #include "stats.h"
 
 enum { READING, WRITING, DRAINING };
@@ -147,15 +148,24 @@ __attribute__((format(printf, 2, 3))) static void append(struct text *t,
     }
 }
 
-/* Label values are printable ASCII already (stats.h); the text format
- * escapes backslash and double quote. */
-static void escape(char *out, size_t len, const char *in)
+/* A label value of the text exposition format, in which backslash,
+ * double quote and newline are escaped.  Identities come escaped for
+ * display already (gvs/escape.h, by gvsd_stats_snapshot), so their
+ * backslashes are doubled here and Prometheus reads back that display
+ * form; a value too long for out is cut at a whole character. */
+static void label_value(char *out, size_t len, const char *in)
 {
     size_t o = 0;
-    for (; *in != '\0' && o + 2 < len; in++) {
-        if (*in == '\\' || *in == '"')
-            out[o++] = '\\';
-        out[o++] = *in;
+    for (; *in != '\0'; in++) {
+        const char *e = *in == '\\' ? "\\\\"
+                        : *in == '"'  ? "\\\""
+                        : *in == '\n' ? "\\n"
+                                      : NULL;
+        size_t n = e != NULL ? 2 : 1;
+        if (n > len - 1 - o)
+            break;
+        memcpy(out + o, e != NULL ? e : in, n);
+        o += n;
     }
     out[o] = '\0';
 }
@@ -181,7 +191,7 @@ static void session_line(struct text *t, int family,
                          const struct gvsd_stats_view *v)
 {
     char id[2 * GVS_IDENTITY_MAX];
-    escape(id, sizeof(id), v->identity);
+    label_value(id, sizeof(id), v->identity);
     append(t, "%s{session=\"%u\",identity=\"%s\"} ", families[family].name,
            (unsigned)v->session, id);
     uint64_t vals[] = {v->memory_used, v->memory_quota, v->calls,
@@ -190,6 +200,26 @@ static void session_line(struct text *t, int family,
         append(t, "%llu\n", (unsigned long long)vals[family]);
     else
         append(t, "%.3f\n", (double)v->uptime_ns / 1e9);
+}
+
+/* Cumulative counts by reason: a bounded label set (reasons.h), every
+ * reason shown from the start so that rates need no missing series. */
+static void reasons(struct text *t)
+{
+    unsigned long long refused[GVSD_REFUSALS_N], ended[GVSD_ENDS_N];
+    gvsd_refusal_counts(refused);
+    gvsd_end_counts(ended);
+    append(t, "# HELP gvs_handshakes_refused_total Connections refused "
+              "before they became sessions, by reason.\n"
+              "# TYPE gvs_handshakes_refused_total counter\n");
+    for (int i = 0; i < GVSD_REFUSALS_N; i++)
+        append(t, "gvs_handshakes_refused_total{reason=\"%s\"} %llu\n",
+               gvsd_refusal_label((enum gvsd_refusal)i), refused[i]);
+    append(t, "# HELP gvs_sessions_ended_total Sessions ended, by reason.\n"
+              "# TYPE gvs_sessions_ended_total counter\n");
+    for (int i = 0; i < GVSD_ENDS_N; i++)
+        append(t, "gvs_sessions_ended_total{reason=\"%s\"} %llu\n",
+               gvsd_end_label((enum gvsd_end)i), ended[i]);
 }
 
 static void body(struct text *t)
@@ -216,7 +246,8 @@ static void body(struct text *t)
            "# TYPE gvs_sessions_max gauge\n"
            "gvs_sessions_max %d\n",
            GVS_VERSION, GVS_PROTO_VERSION,
-           (double)gvsd_stats_uptime_ns() / 1e9, n, max);
+           (double)gvsd_stats_uptime_ns() / 1e9, n,
+           gvsd_stats_max_sessions());
     for (int f = 0; f < (int)(sizeof(families) / sizeof(families[0]));
          f++) {
         append(t, "# HELP %s %s\n# TYPE %s %s\n", families[f].name,
@@ -225,6 +256,7 @@ static void body(struct text *t)
             session_line(t, f, &v[i]);
     }
     gvs_free(v);
+    reasons(t);
 }
 
 /* Splits "METHOD TARGET HTTP/1.x" off the head; 0, or -1 when the line

@@ -17,11 +17,13 @@ static long long now_ms(void)
 /* The refusal answers a HELLO not read yet: id 0, the id clients give
  * their HELLO. */
 void gvsd_refuse(struct gvsd_refusals *r, struct gvs_conn *c,
-                 int max_sessions)
+                 enum gvsd_refusal reason, const char *why,
+                 const char *detail)
 {
-    gvs_warn("refusing connection from %s: too many sessions (%d)",
-             gvs_conn_peer(c), max_sessions);
-    int rc = gvsd_hello_reply(c, 0, GVS_E_RANGE, "too many sessions", 0);
+    gvsd_count_refusal(reason);
+    gvs_warn("refusing connection from %s: %s (%s)", gvs_conn_peer(c), why,
+             detail);
+    int rc = gvsd_hello_reply(c, 0, GVS_E_RANGE, why, 0);
     int fd = gvs_conn_fd(c);
     if (rc < 0 || fd < 0 || r->n == GVSD_REFUSALS_MAX ||
         shutdown(fd, SHUT_WR) < 0) {

@@ -1,5 +1,6 @@
 /*
- * Connections refused for lack of room (max_sessions).  The refusal is a
+ * Connections refused for lack of room (max_sessions, max_handshakes,
+ * max_handshakes_per_peer).  The refusal is a
  * HELLO reply sent at once; the parent then holds the connection, write
  * side shut, until the client closes or a deadline passes.  Closing at
  * once would make the client's HELLO, sent after we closed, fail with a
@@ -11,6 +12,7 @@
 #include <poll.h>
 
 #include "gvs/comm.h"
+#include "reasons.h"
 
 #define GVSD_REFUSALS_MAX 16
 #define GVSD_REFUSAL_LINGER_MS 1000
@@ -21,10 +23,12 @@ struct gvsd_refusals {
     int n;
 };
 
-/* Tells c "too many sessions" and holds it (closes it at once when the
- * table is full or the connection has no descriptor). */
+/* Tells c why (the client shows it: "too many sessions"), counts
+ * reason, logs it with detail (the numbers) and holds c (closes it at
+ * once when the table is full or the connection has no descriptor). */
 void gvsd_refuse(struct gvsd_refusals *r, struct gvs_conn *c,
-                 int max_sessions);
+                 enum gvsd_refusal reason, const char *why,
+                 const char *detail);
 
 /* Fills pfd[0..n) for the held connections; returns n. */
 int gvsd_refusals_pollfds(const struct gvsd_refusals *r, struct pollfd *pfd);

@@ -51,7 +51,9 @@ static int serve(struct gvs_session *s)
          * microseconds: catch it without a sleep and a wake-up. */
         gvs_conn_spin_readable_busy(s->conn, gvs_spin_ns(), serving, s);
         struct gvs_frame_hdr h;
-        int rc = gvs_frame_recv_hdr(s->conn, s->opts->max_frame, &h);
+        char why[128];
+        int rc = gvs_frame_recv_hdr_why(s->conn, s->opts->max_frame, &h, why,
+                                        sizeof(why));
         /* Chosen once the length is known, so that a bulk chunk goes into
          * a buffer that already holds one. */
         struct gvsd_job *j = gvsd_job_get(s, rc == 0 ? h.len : 0);
@@ -63,6 +65,11 @@ static int serve(struct gvs_session *s)
             rc = gvs_frame_recv_body(s->conn, h.len, j->in);
             j->h = h;
             gvsd_stats_add_in(GVS_FRAME_HDR_LEN + (uint64_t)h.len);
+            if (rc == GVS_E_PROTO)
+                snprintf(why, sizeof(why),
+                         "stream ended inside the %u-byte body of request "
+                         "%llu",
+                         (unsigned)h.len, (unsigned long long)h.id);
         }
         j->read_ns = gvs_now_ns();
         /* A failing op shuts the connection down to stop us here. */
@@ -76,7 +83,13 @@ static int serve(struct gvs_session *s)
         else if (rc == GVS_E_TIMEOUT)
             gvs_warn("session %u: idle for %u ms, closing", id, idle);
         else
-            gvs_warn("session %u: bad frame: %s", id, gvs_strerror(rc));
+            gvs_warn("session %u: bad frame: %s%s%s", id, gvs_strerror(rc),
+                     why[0] != '\0' ? ": " : "", why);
+        if (rc != 0 && failed == 0)
+            gvsd_session_why(s, rc == GVSD_SESSION_END ? GVSD_END_CLOSED
+                                : rc == GVS_E_TIMEOUT  ? GVSD_END_IDLE
+                                : rc == GVS_E_TOOBIG   ? GVSD_END_FRAME_TOO_BIG
+                                                       : GVSD_END_BAD_FRAME);
         if (rc == 0 && j->op != NULL && (j->op->flags & GVS_OP_INLINE)) {
             gvsd_serve(s, j, s->out);
             rc = failed_rc(s);
@@ -102,7 +115,7 @@ static int serve_threaded(struct gvs_session *s, int *drained)
     }
     rc = serve(s);
     if (rc < 0)
-        gvsd_session_fail(s, rc);
+        gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
     *drained = gvsd_executor_stop(s) == 0;
     int failed = failed_rc(s);
     return rc < 0 ? rc : failed;
@@ -130,18 +143,24 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
              gvs_conn_peer(c));
     s.info.memory_quota = o->cfg != NULL ? o->cfg->memory_quota : 0;
     int rc = s.in != NULL && s.out != NULL ? gvsd_handshake(&s) : GVS_E_NOMEM;
-    if (rc == 0) {
-        gvsd_stats_publish(&s.info);
+    int handshaken = rc == 0;
+    if (rc == 0)
         gvsd_jobs_prepare(&s);
-    }
     if (rc == 0)
         rc = serve_threaded(&s, &drained);
     pthread_mutex_lock(&s.send_lock);
     s.closed = 1;
     pthread_mutex_unlock(&s.send_lock);
-    gvs_info("session %u: ended after %.3f s, %llu call(s)%s", o->id,
-             elapsed_s(&start), (unsigned long long)atomic_load(&s.calls),
-             rc == 0 ? "" : " (closed on error)");
+    /* A refused handshake was counted and logged as such. */
+    if (handshaken) {
+        enum gvsd_end why = s.ended    ? s.end_reason
+                            : rc == 0 ? GVSD_END_CLOSED
+                                      : GVSD_END_INTERNAL;
+        gvsd_count_end(why);
+        gvs_info("session %u: ended after %.3f s, %llu call(s): %s", o->id,
+                 elapsed_s(&start), (unsigned long long)atomic_load(&s.calls),
+                 gvsd_end_label(why));
+    }
     /* Threads still inside a plugin keep using what it holds; the
      * worker's exit reclaims everything then. */
     if (!drained)

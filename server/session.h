@@ -23,6 +23,7 @@
 #include "gvs/plugin.h"
 #include "gvs/proto.h"
 #include "plugins.h"
+#include "reasons.h"
 
 /* Lane threads a session may create; a blocking op that finds them all
  * busy waits for one. */
@@ -45,6 +46,7 @@ struct gvsd_session_opts {
     uint32_t id;
     size_t max_frame;
     unsigned handshake_timeout_ms;
+    long long accepted_ns; /* gvs_now_ns() when the connection was taken */
     /* gvsd's settings: tokens, quota, idle timeout (docs/security.md). */
     const struct gvs_config *cfg;
 };
@@ -131,6 +133,8 @@ struct gvs_session {
     int executor_done; /* idle lane threads end */
     int failed;        /* closing on an error: queued jobs are dropped */
     int fail_rc;
+    int ended;         /* end_reason is set */
+    enum gvsd_end end_reason; /* why the session ends, the first given */
 };
 
 /* Serves c until the session ends, then closes it.  Returns 0 when the
@@ -165,10 +169,14 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j);
 void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                 struct gvs_buf *out);
 
-/* The session must close on error rc (the first one is kept): queued
+/* The session must close on error rc for reason why (the first of each
+ * is kept), which the caller has logged with the particulars: queued
  * requests are dropped and the connection is shut down, which ends the
  * reader. */
-void gvsd_session_fail(struct gvs_session *s, int rc);
+void gvsd_session_fail(struct gvs_session *s, enum gvsd_end why, int rc);
+/* Records why the session ends, unless a reason was given before: it is
+ * counted and logged with the session's end. */
+void gvsd_session_why(struct gvs_session *s, enum gvsd_end why);
 
 /* Host API notify (include/gvs/plugin.h). */
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,

@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,6 +8,8 @@
 #include <unistd.h>
 
 #include "gvs/err.h"
+#include "gvs/escape.h"
+#include "reasons.h"
 #include "stats.h"
 
 /* Workers and the parent share these atomics through memory they map
@@ -44,6 +48,13 @@ struct table {
     uint32_t nslots;
     uint32_t slot_size;
     uint64_t start_ns;
+    /* Held by a worker while it counts the sessions and joins them
+     * (gvsd_stats_publish): robust, so that a worker killed holding it
+     * does not lock the others out. */
+    pthread_mutex_t enter;
+    /* Cumulative, by reason (reasons.h); any process adds. */
+    _Atomic uint64_t refused[GVSD_REFUSALS_N];
+    _Atomic uint64_t ended[GVSD_ENDS_N];
     alignas(64) struct slot slots[];
 };
 
@@ -52,6 +63,7 @@ struct table {
 static struct table *table;
 static size_t table_size;
 static uint32_t nslots_mapped;
+static int sessions_max;
 static uint64_t started_ns;
 static struct slot *_Atomic self;
 
@@ -62,7 +74,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int gvsd_stats_create(int nslots)
+int gvsd_stats_create(int nslots, int max_sessions)
 {
     if (nslots <= 0)
         return GVS_E_INVAL;
@@ -78,7 +90,23 @@ int gvsd_stats_create(int nslots)
     table->nslots = (uint32_t)nslots;
     table->slot_size = sizeof(struct slot);
     table->start_ns = started_ns = now_ns();
+    pthread_mutexattr_t a;
+    int e = pthread_mutexattr_init(&a);
+    if (e == 0) {
+        e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+        if (e == 0)
+            e = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+        if (e == 0)
+            e = pthread_mutex_init(&table->enter, &a);
+        pthread_mutexattr_destroy(&a);
+    }
+    if (e != 0) {
+        munmap(p, size);
+        table = NULL;
+        return GVS_E_NOMEM;
+    }
     nslots_mapped = (uint32_t)nslots;
+    sessions_max = max_sessions;
     return 0;
 }
 
@@ -144,15 +172,18 @@ int gvsd_stats_claim(uint32_t session)
     return -1;
 }
 
-void gvsd_stats_release(int slot, uint32_t session)
+enum gvsd_slot_state gvsd_stats_release(int slot, uint32_t session)
 {
     if (table == NULL || slot < 0 || (uint32_t)slot >= nslots_mapped)
-        return;
+        return GVSD_SLOT_FREE;
     struct slot *s = &table->slots[slot];
-    if (atomic_load_explicit(&s->state, memory_order_acquire) !=
-            GVSD_SLOT_FREE &&
-        atomic_load_explicit(&s->session, memory_order_relaxed) == session)
-        clear(s);
+    enum gvsd_slot_state st = (enum gvsd_slot_state)atomic_load_explicit(
+        &s->state, memory_order_acquire);
+    if (st == GVSD_SLOT_FREE ||
+        atomic_load_explicit(&s->session, memory_order_relaxed) != session)
+        return GVSD_SLOT_FREE;
+    clear(s);
+    return st;
 }
 
 void gvsd_stats_adopt(int slot)
@@ -166,17 +197,61 @@ void gvsd_stats_adopt(int slot)
     atomic_store(&self, s);
 }
 
-void gvsd_stats_publish(const struct gvs_session_info *info)
+enum gvsd_slot_state gvsd_stats_state(int slot)
+{
+    if (table == NULL || slot < 0 || (uint32_t)slot >= nslots_mapped)
+        return GVSD_SLOT_FREE;
+    return (enum gvsd_slot_state)atomic_load_explicit(
+        &table->slots[slot].state, memory_order_acquire);
+}
+
+/* Sessions (not handshakes) in the table; the caller holds enter. */
+static int count_sessions(void)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < nslots_mapped; i++) {
+        uint32_t st = atomic_load_explicit(&table->slots[i].state,
+                                           memory_order_acquire);
+        n += st == GVSD_SLOT_ACTIVE || st == GVSD_SLOT_STATUS;
+    }
+    return n;
+}
+
+/* A worker that holds the lock past this has hung: the others give up
+ * rather than wait past their own handshake deadline. */
+#define ENTER_WAIT_S 1
+
+static int lock_enter(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ENTER_WAIT_S;
+    int e = pthread_mutex_timedlock(&table->enter, &until);
+    if (e == EOWNERDEAD)
+        e = pthread_mutex_consistent(&table->enter);
+    return e == 0 ? 0 : e == ETIMEDOUT ? GVS_E_TIMEOUT : GVS_E_IO;
+}
+
+int gvsd_stats_publish(const struct gvs_session_info *info, int max_sessions)
 {
     struct slot *s = atomic_load(&self);
     if (s == NULL)
-        return;
+        return 0;
+    int rc = lock_enter();
+    if (rc < 0)
+        return rc;
+    if (max_sessions > 0 && count_sessions() >= max_sessions) {
+        pthread_mutex_unlock(&table->enter);
+        return GVS_E_RANGE;
+    }
     uint32_t seq = write_begin(s);
     snprintf(s->identity, sizeof(s->identity), "%s", info->identity);
     atomic_store_explicit(&s->memory_quota, info->memory_quota,
                           memory_order_relaxed);
-    atomic_store_explicit(&s->state, GVSD_SLOT_ACTIVE, memory_order_relaxed);
+    atomic_store_explicit(&s->state, GVSD_SLOT_ACTIVE, memory_order_release);
     write_end(s, seq);
+    pthread_mutex_unlock(&table->enter);
+    return 0;
 }
 
 void gvsd_stats_mark_status(void)
@@ -224,16 +299,6 @@ void gvsd_stats_set_memory(uint64_t bytes)
         atomic_store_explicit(&s->memory_used, bytes, memory_order_relaxed);
 }
 
-/* What a worker wrote may be anything: printable ASCII only, cut to
- * fit, always terminated. */
-static void sanitize(char *out, const char *in, size_t len)
-{
-    size_t i = 0;
-    for (; i + 1 < len && in[i] != '\0'; i++)
-        out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-    out[i] = '\0';
-}
-
 /* 1 and *v filled when slot s is a shown session and was read whole. */
 static int read_slot(struct slot *s, uint64_t now, struct gvsd_stats_view *v)
 {
@@ -256,7 +321,10 @@ static int read_slot(struct slot *s, uint64_t now, struct gvsd_stats_view *v)
             continue;
         if (state != GVSD_SLOT_ACTIVE)
             return 0;
-        sanitize(v->identity, identity, sizeof(v->identity));
+        /* What a worker wrote may be anything, unterminated included:
+         * shown escaped, cut (and marked) to fit. */
+        gvs_escape(v->identity, sizeof(v->identity), identity,
+                   strnlen(identity, sizeof(identity)));
         v->uptime_ns = now > start ? now - start : 0;
         v->memory_used =
             atomic_load_explicit(&s->memory_used, memory_order_relaxed);
@@ -281,6 +349,11 @@ int gvsd_stats_snapshot(struct gvsd_stats_view *out, int max)
     return n;
 }
 
+int gvsd_stats_max_sessions(void)
+{
+    return table != NULL ? sessions_max : 0;
+}
+
 int gvsd_stats_slots(void)
 {
     return table != NULL ? (int)nslots_mapped : 0;
@@ -289,4 +362,33 @@ int gvsd_stats_slots(void)
 uint64_t gvsd_stats_uptime_ns(void)
 {
     return table != NULL ? now_ns() - started_ns : 0;
+}
+
+void gvsd_count_refusal(enum gvsd_refusal r)
+{
+    if (table != NULL && (unsigned)r < GVSD_REFUSALS_N)
+        atomic_fetch_add_explicit(&table->refused[r], 1,
+                                  memory_order_relaxed);
+}
+
+void gvsd_count_end(enum gvsd_end e)
+{
+    if (table != NULL && (unsigned)e < GVSD_ENDS_N)
+        atomic_fetch_add_explicit(&table->ended[e], 1, memory_order_relaxed);
+}
+
+void gvsd_refusal_counts(unsigned long long *out)
+{
+    for (int i = 0; i < GVSD_REFUSALS_N; i++)
+        out[i] = table != NULL ? atomic_load_explicit(&table->refused[i],
+                                                      memory_order_relaxed)
+                               : 0;
+}
+
+void gvsd_end_counts(unsigned long long *out)
+{
+    for (int i = 0; i < GVSD_ENDS_N; i++)
+        out[i] = table != NULL ? atomic_load_explicit(&table->ended[i],
+                                                      memory_order_relaxed)
+                               : 0;
 }

@@ -4,8 +4,9 @@
  *
  * gvsd maps it MAP_SHARED|MAP_ANONYMOUS before it forks any worker, so
  * the parent and every worker see the same memory: one fixed-size slot
- * per possible session (max_sessions).  The parent claims a free slot for
- * each worker it forks and clears it again when it reaps the worker;
+ * per possible worker (max_sessions + max_handshakes).  The parent
+ * claims a free slot for each worker it forks and clears it again when
+ * it reaps the worker;
  * between the two only that worker writes the slot (its counters, its
  * identity once the handshake is done) and it clears the slot before it
  * exits.  Counters are relaxed atomics; the other fields are guarded by a
@@ -28,7 +29,7 @@
 #include "gvs/plugin.h"
 
 /* Layout version of the table; a change of any slot field bumps it. */
-#define GVSD_STATS_VERSION 1u
+#define GVSD_STATS_VERSION 2u
 
 enum gvsd_slot_state {
     GVSD_SLOT_FREE = 0,
@@ -50,9 +51,9 @@ struct gvsd_stats_view {
     uint64_t bytes_out;
 };
 
-/* The parent, before any fork: maps the table of nslots slots.  0 or
- * GVS_E_NOMEM. */
-int gvsd_stats_create(int nslots);
+/* The parent, before any fork: maps the table of nslots slots, for at
+ * most max_sessions sessions.  0 or GVS_E_NOMEM. */
+int gvsd_stats_create(int nslots, int max_sessions);
 /* Unmaps it (the parent at exit). */
 void gvsd_stats_destroy(void);
 
@@ -60,14 +61,24 @@ void gvsd_stats_destroy(void);
  * starting, or -1 when none is free (the session then goes unshown). */
 int gvsd_stats_claim(uint32_t session);
 /* The parent, once the worker of `session` has ended (or was never
- * forked): clears the slot if the worker left it holding that session. */
-void gvsd_stats_release(int slot, uint32_t session);
+ * forked): clears the slot if the worker left it holding that session,
+ * and returns the state it was left in (FREE when the worker cleared it
+ * itself). */
+enum gvsd_slot_state gvsd_stats_release(int slot, uint32_t session);
 
 /* The worker, first thing: slot (from gvsd_stats_claim, -1 for none)
  * becomes its own. */
 void gvsd_stats_adopt(int slot);
-/* The worker, once the handshake set who the client is: shown from now. */
-void gvsd_stats_publish(const struct gvs_session_info *info);
+/* The worker, once the handshake set who the client is: its slot becomes
+ * a session, shown from now, unless max_sessions (> 0) sessions are
+ * there already: GVS_E_RANGE.  Handshakes do not count, so connections
+ * that never finish theirs cannot take the tenants' places; counting and
+ * joining are one step for all workers.  GVS_E_TIMEOUT when another
+ * worker holds that step for over a second.  0 without a table. */
+int gvsd_stats_publish(const struct gvs_session_info *info, int max_sessions);
+/* The parent: where the worker holding slot stands (FREE also for no
+ * slot, and once the worker has left it). */
+enum gvsd_slot_state gvsd_stats_state(int slot);
 /* The worker, serving STATUS: its own session is hidden from then on. */
 void gvsd_stats_mark_status(void);
 /* The worker, before it exits: clears its slot. */
@@ -82,8 +93,10 @@ void gvsd_stats_set_memory(uint64_t bytes);
 /* Copies up to max shown sessions into out, in slot order; returns how
  * many.  Any process sharing the table. */
 int gvsd_stats_snapshot(struct gvsd_stats_view *out, int max);
-/* Slots in the table (max_sessions); 0 when there is none. */
+/* Slots in the table; 0 when there is none. */
 int gvsd_stats_slots(void);
+/* max_sessions as given to gvsd_stats_create; 0 when there is none. */
+int gvsd_stats_max_sessions(void);
 /* Nanoseconds since gvsd (the parent) started. */
 uint64_t gvsd_stats_uptime_ns(void);
 

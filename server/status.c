@@ -5,6 +5,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
+#include "reasons.h"
 #include "stats.h"
 #include "status.h"
 
@@ -81,6 +82,10 @@ static int visible(struct gvsd_stats_view *v, int n, const char *viewer)
     return kept;
 }
 
+/* What the counts by reason take at most: each of some 30 labels of up
+ * to 24 characters, with its length and count. */
+#define REASONS_ROOM 2048u
+
 /* As many sessions as out has room for are listed; all are counted. */
 static int put_sessions(struct gvs_buf *out, const char *viewer)
 {
@@ -91,7 +96,8 @@ static int put_sessions(struct gvs_buf *out, const char *viewer)
         return GVS_E_NOMEM;
     int n = visible(v, gvsd_stats_snapshot(v, max), viewer);
     size_t room = gvs_buf_max(out) - gvs_buf_len(out);
-    room = room > 8 ? room - 8 : 0;
+    /* The two counts, then the reasons' section after the list. */
+    room = room > 8 + REASONS_ROOM ? room - 8 - REASONS_ROOM : 0;
     int listed = 0;
     for (; listed < n; listed++) {
         size_t need = SESSION_FIXED + strlen(v[listed].identity);
@@ -108,6 +114,39 @@ static int put_sessions(struct gvs_buf *out, const char *viewer)
     return rc;
 }
 
+/* n (label, count) pairs of a reasons.h set. */
+static int put_counts(struct gvs_buf *out, int n,
+                      const unsigned long long *counts,
+                      const char *(*label)(int))
+{
+    int rc = gvs_buf_put_u32(out, (uint32_t)n);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        rc = gvs_buf_put_str(out, label(i));
+        if (rc == 0)
+            rc = gvs_buf_put_u64(out, counts[i]);
+    }
+    return rc;
+}
+
+static const char *refusal_label(int i)
+{
+    return gvsd_refusal_label((enum gvsd_refusal)i);
+}
+
+static const char *end_label(int i)
+{
+    return gvsd_end_label((enum gvsd_end)i);
+}
+
+static int put_reasons(struct gvs_buf *out)
+{
+    unsigned long long refused[GVSD_REFUSALS_N], ended[GVSD_ENDS_N];
+    gvsd_refusal_counts(refused);
+    gvsd_end_counts(ended);
+    int rc = put_counts(out, GVSD_REFUSALS_N, refused, refusal_label);
+    return rc == 0 ? put_counts(out, GVSD_ENDS_N, ended, end_label) : rc;
+}
+
 int gvsd_status_encode(struct gvs_buf *out, const char *viewer)
 {
     /* The workers' CUDA reads the devices gvsd narrowed (devices.h). */
@@ -121,12 +160,14 @@ int gvsd_status_encode(struct gvs_buf *out, const char *viewer)
     if (rc == 0)
         rc = gvs_buf_put_u64(out, gvsd_stats_uptime_ns() / 1000000u);
     if (rc == 0)
-        rc = gvs_buf_put_u32(out, (uint32_t)gvsd_stats_slots());
+        rc = gvs_buf_put_u32(out, (uint32_t)gvsd_stats_max_sessions());
     if (rc == 0)
         rc = gvs_buf_put_str(out, devices != NULL ? devices : "");
     if (rc == 0)
         rc = put_gpus(out);
     if (rc == 0)
         rc = put_sessions(out, viewer);
+    if (rc == 0)
+        rc = put_reasons(out);
     return rc == GVS_E_TOOBIG ? GVS_E_NOMEM : rc;
 }

@@ -1,7 +1,9 @@
 /*
  * The body of the reply to the STATUS control op (docs/protocol.md,
- * "Status"): gvsd's version and settings, the host's GPUs and the
- * sessions of the shared table (stats.h).
+ * "Status"): gvsd's version and settings, the host's GPUs, the
+ * sessions of the shared table (stats.h), and the counts of refused
+ * connections and ended sessions by reason (reasons.h), which every
+ * viewer sees: they name nobody.
  */
 #ifndef GVSD_STATUS_H
 #define GVSD_STATUS_H
@@ -9,7 +11,7 @@
 #include "gvs/buf.h"
 
 /* Layout version of the STATUS reply body, its first field. */
-#define GVSD_STATUS_FORMAT 1u
+#define GVSD_STATUS_FORMAT 2u
 
 /* Encodes the reply into out (reset first).  An operator (viewer NULL)
  * sees every session; a tenant sees only its own: those of its token

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/mem.h"
+#include "reasons.h"
 #include "stats.h"
 #include "workers.h"
 
@@ -29,20 +31,75 @@ void gvsd_workers_free(struct gvsd_workers *ws)
 }
 
 void gvsd_workers_add(struct gvsd_workers *ws, pid_t pid, uint32_t session,
-                      int stats_slot)
+                      int stats_slot, const char *peer)
 {
     struct gvsd_worker *w = &ws->w[ws->n++];
     w->pid = pid;
     w->session = session;
     w->stopping = 0;
+    w->killed = 0;
     w->stats_slot = stats_slot;
+    snprintf(w->peer, sizeof(w->peer), "%s", peer);
     clock_gettime(CLOCK_MONOTONIC, &w->start);
 }
 
-/* Logs how the worker ended and frees its slot of the session table. */
+void gvsd_workers_load(const struct gvsd_workers *ws, const char *peer,
+                       struct gvsd_load *out)
+{
+    *out = (struct gvsd_load){0};
+    for (int i = 0; i < ws->n; i++) {
+        enum gvsd_slot_state st = gvsd_stats_state(ws->w[i].stats_slot);
+        if (st == GVSD_SLOT_ACTIVE || st == GVSD_SLOT_STATUS) {
+            out->sessions++;
+        } else if (st == GVSD_SLOT_STARTING) {
+            out->handshakes++;
+            out->peer_handshakes += strcmp(ws->w[i].peer, peer) == 0;
+        }
+    }
+}
+
+static long long ms_since(const struct timespec *t, const struct timespec *now)
+{
+    return (long long)(now->tv_sec - t->tv_sec) * 1000 +
+           (now->tv_nsec - t->tv_nsec) / 1000000;
+}
+
+int gvsd_workers_expire(struct gvsd_workers *ws, unsigned limit_ms)
+{
+    if (limit_ms == 0)
+        return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long next = -1;
+    for (int i = 0; i < ws->n; i++) {
+        struct gvsd_worker *w = &ws->w[i];
+        if (w->killed || gvsd_stats_state(w->stats_slot) != GVSD_SLOT_STARTING)
+            continue;
+        long long left = (long long)limit_ms - ms_since(&w->start, &now);
+        if (left > 0) {
+            next = next < 0 || left < next ? left : next;
+            continue;
+        }
+        gvs_warn("session %u: handshake still under way after %u ms, "
+                 "killing worker %ld",
+                 w->session, limit_ms, (long)w->pid);
+        kill(w->pid, SIGKILL);
+        w->killed = 1;
+    }
+    return (int)next;
+}
+
+/* Logs how the worker ended and frees its slot of the session table.  A
+ * worker that could not leave its slot died: its session or handshake
+ * is counted here. */
 static void ended(const struct gvsd_worker *w, int status)
 {
-    gvsd_stats_release(w->stats_slot, w->session);
+    enum gvsd_slot_state left = gvsd_stats_release(w->stats_slot, w->session);
+    if (left == GVSD_SLOT_STARTING)
+        gvsd_count_refusal(w->killed ? GVSD_REFUSED_TIMEOUT
+                                     : GVSD_REFUSED_INTERNAL);
+    else if (left != GVSD_SLOT_FREE)
+        gvsd_count_end(GVSD_END_KILLED);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double secs = (double)(now.tv_sec - w->start.tv_sec) +

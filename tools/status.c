@@ -12,6 +12,7 @@
 #include "gvs/client.h"
 #include "gvs/config.h"
 #include "gvs/err.h"
+#include "gvs/escape.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "gvs/tls.h"
@@ -20,7 +21,7 @@ static const char status_usage[] =
     "usage: gvs status [--server URI] [--bytes]\n";
 
 /* Bounds of the reply, as docs/protocol.md gives them. */
-#define STATUS_FORMAT 1u
+#define STATUS_FORMAT 2u
 #define REPLY_MAX ((size_t)64 << 20)
 #define TIMEOUT_MS 10000u
 #define GPUS_MAX 64u
@@ -38,6 +39,16 @@ struct status_session {
     uint64_t uptime_ms, memory, quota, calls, in, out;
 };
 
+/* Counts by reason: refused connections, ended sessions. */
+#define REASONS_MAX 64
+#define REASON_LABEL_MAX 64
+
+struct status_counts {
+    uint32_t n;
+    char *label[REASONS_MAX];
+    uint64_t count[REASONS_MAX];
+};
+
 struct status {
     char *version, *devices, *gpu_note;
     uint32_t protocol, max_sessions, ngpus, nsessions, nlisted;
@@ -45,6 +56,7 @@ struct status {
     int32_t gpu_status;
     struct status_gpu gpus[GPUS_MAX];
     struct status_session *sessions;
+    struct status_counts refused, ended;
 };
 
 static void status_free(struct status *st)
@@ -59,6 +71,47 @@ static void status_free(struct status *st)
     for (uint32_t i = 0; st->sessions != NULL && i < st->nlisted; i++)
         gvs_free(st->sessions[i].identity);
     gvs_free(st->sessions);
+    for (uint32_t i = 0; i < st->refused.n; i++)
+        gvs_free(st->refused.label[i]);
+    for (uint32_t i = 0; i < st->ended.n; i++)
+        gvs_free(st->ended.label[i]);
+}
+
+/* What a server sent is printed, not obeyed.  gvsd sends display text:
+ * printable ASCII, peers' strings escaped by the rule of gvs/escape.h.
+ * Such text is shown as it came (escaping it again would show gvsd's
+ * escapes as "\x5cxNN"); a string holding any other byte did not come
+ * from a conforming gvsd and is shown escaped whole. */
+static int is_display(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
+static const char *shown(char *out, size_t len, const char *s)
+{
+    if (is_display(s))
+        return s;
+    gvs_escape(out, len, s, strlen(s));
+    return out;
+}
+
+/* A str of the reply, at most max bytes, as it will be shown. */
+static int get_text(struct gvs_buf *b, size_t max, char **out)
+{
+    int rc = gvs_buf_get_str(b, max, out);
+    if (rc < 0 || is_display(*out))
+        return rc;
+    size_t n = strlen(*out);
+    char *e = gvs_malloc(GVS_ESCAPED_SIZE(n));
+    if (e == NULL)
+        return GVS_E_NOMEM;
+    gvs_escape(e, GVS_ESCAPED_SIZE(n), *out, n);
+    gvs_free(*out);
+    *out = e;
+    return 0;
 }
 
 static int get_u64s(struct gvs_buf *b, uint64_t *const *v, int n)
@@ -74,7 +127,7 @@ static int decode_gpus(struct gvs_buf *b, struct status *st)
     uint32_t n;
     int rc = gvs_buf_get_i32(b, &st->gpu_status);
     if (rc == 0)
-        rc = gvs_buf_get_str(b, STR_MAX, &st->gpu_note);
+        rc = get_text(b, STR_MAX, &st->gpu_note);
     if (rc == 0)
         rc = gvs_buf_get_u32(b, &n);
     if (rc == 0 && n > GPUS_MAX)
@@ -82,9 +135,9 @@ static int decode_gpus(struct gvs_buf *b, struct status *st)
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         struct status_gpu *g = &st->gpus[i];
         st->ngpus = i + 1; /* freed even when half decoded */
-        rc = gvs_buf_get_str(b, STR_MAX, &g->name);
+        rc = get_text(b, STR_MAX, &g->name);
         if (rc == 0)
-            rc = gvs_buf_get_str(b, STR_MAX, &g->uuid);
+            rc = get_text(b, STR_MAX, &g->uuid);
         if (rc == 0)
             rc = get_u64s(b, (uint64_t *const[]){&g->total, &g->used}, 2);
     }
@@ -111,13 +164,29 @@ static int decode_sessions(struct gvs_buf *b, struct status *st)
         if (rc == 0)
             rc = gvs_buf_get_u32(b, &s->pid);
         if (rc == 0)
-            rc = gvs_buf_get_str(b, STR_MAX, &s->identity);
+            rc = get_text(b, STR_MAX, &s->identity);
         if (rc == 0)
             rc = get_u64s(b,
                           (uint64_t *const[]){&s->uptime_ms, &s->memory,
                                               &s->quota, &s->calls, &s->in,
                                               &s->out},
                           6);
+    }
+    return rc;
+}
+
+static int decode_counts(struct gvs_buf *b, struct status_counts *c)
+{
+    uint32_t n;
+    int rc = gvs_buf_get_u32(b, &n);
+    if (rc == 0 && n > REASONS_MAX)
+        rc = GVS_E_RANGE;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        rc = get_text(b, REASON_LABEL_MAX, &c->label[i]);
+        if (rc == 0)
+            c->n = i + 1; /* freed even when half decoded */
+        if (rc == 0)
+            rc = gvs_buf_get_u64(b, &c->count[i]);
     }
     return rc;
 }
@@ -129,7 +198,7 @@ static int decode(struct gvs_buf *b, struct status *st)
     if (rc == 0 && format != STATUS_FORMAT)
         rc = GVS_E_VERSION;
     if (rc == 0)
-        rc = gvs_buf_get_str(b, STR_MAX, &st->version);
+        rc = get_text(b, STR_MAX, &st->version);
     if (rc == 0)
         rc = gvs_buf_get_u32(b, &st->protocol);
     if (rc == 0)
@@ -137,11 +206,15 @@ static int decode(struct gvs_buf *b, struct status *st)
     if (rc == 0)
         rc = gvs_buf_get_u32(b, &st->max_sessions);
     if (rc == 0)
-        rc = gvs_buf_get_str(b, DEVICES_MAX, &st->devices);
+        rc = get_text(b, DEVICES_MAX, &st->devices);
     if (rc == 0)
         rc = decode_gpus(b, st);
     if (rc == 0)
         rc = decode_sessions(b, st);
+    if (rc == 0)
+        rc = decode_counts(b, &st->refused);
+    if (rc == 0)
+        rc = decode_counts(b, &st->ended);
     return rc == 0 ? gvs_buf_expect_end(b) : rc;
 }
 
@@ -166,9 +239,11 @@ static int hello_round(struct gvs_conn *c, const struct gvs_hello *hello,
         return rc;
     }
     if (r->status < 0) {
-        snprintf(why, len, "refused: %s", r->message[0] != '\0'
-                                              ? r->message
-                                              : gvs_strerror(r->status));
+        char msg[GVS_NAME_MAX + 1]; /* an escaped one is cut to a name */
+        snprintf(why, len, "refused: %s",
+                 r->message[0] != '\0'
+                     ? shown(msg, sizeof(msg), r->message)
+                     : gvs_strerror(r->status));
         return r->status;
     }
     return 0;
@@ -241,15 +316,6 @@ static int ask(const char *uri, const char *token, struct gvs_buf *b,
     return rc;
 }
 
-/* What the server sent is printed, not obeyed: no control characters. */
-static const char *clean(char *s)
-{
-    for (char *p = s; *p != '\0'; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    return s;
-}
-
 static const char *size_text(char *out, size_t len, uint64_t v, int exact)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB",
@@ -287,18 +353,18 @@ static const char *time_text(char *out, size_t len, uint64_t ms)
 static void print_gpus(struct status *st, int exact)
 {
     char a[32], b[32];
-    printf("devices: %s\n", st->devices[0] != '\0' ? clean(st->devices)
+    printf("devices: %s\n", st->devices[0] != '\0' ? st->devices
                                                    : "all of the host's");
     if (st->gpu_status < 0) {
-        printf("GPUs: unknown (%s)\n", clean(st->gpu_note));
+        printf("GPUs: unknown (%s)\n", st->gpu_note);
         return;
     }
     printf("\n%-4s %-28s %-42s %s\n", "GPU", "NAME", "UUID",
            "MEMORY USED / TOTAL");
     for (uint32_t i = 0; i < st->ngpus; i++) {
         struct status_gpu *g = &st->gpus[i];
-        printf("%-4u %-28s %-42s %s / %s\n", i, clean(g->name),
-               clean(g->uuid), size_text(a, sizeof(a), g->used, exact),
+        printf("%-4u %-28s %-42s %s / %s\n", i, g->name, g->uuid,
+               size_text(a, sizeof(a), g->used, exact),
                size_text(b, sizeof(b), g->total, exact));
     }
 }
@@ -325,11 +391,27 @@ static void print_sessions(struct status *st, int exact)
                s->id, s->pid, time_text(up, sizeof(up), s->uptime_ms),
                s->calls, size_text(in, sizeof(in), s->in, exact),
                size_text(out, sizeof(out), s->out, exact), mq,
-               clean(s->identity));
+               s->identity);
     }
     if (st->nlisted < st->nsessions)
         printf("(%" PRIu32 " more sessions did not fit in the reply)\n",
                st->nsessions - st->nlisted);
+}
+
+/* "what: label N, label N" for the reasons counted at least once. */
+static void print_counts(const char *what, const struct status_counts *c)
+{
+    const char *sep = ": ";
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (c->count[i] == 0)
+            continue;
+        if (sep[0] == ':')
+            printf("%s", what);
+        printf("%s%s %" PRIu64, sep, c->label[i], c->count[i]);
+        sep = ", ";
+    }
+    if (sep[0] != ':')
+        printf("\n");
 }
 
 static void print(struct status *st, int exact)
@@ -337,9 +419,11 @@ static void print(struct status *st, int exact)
     char up[32];
     printf("gvsd %s, protocol %" PRIu32 ", up %s, %" PRIu32 " of %" PRIu32
            " sessions\n",
-           clean(st->version), st->protocol,
+           st->version, st->protocol,
            time_text(up, sizeof(up), st->uptime_ms), st->nsessions,
            st->max_sessions);
+    print_counts("refused", &st->refused);
+    print_counts("sessions ended", &st->ended);
     print_gpus(st, exact);
     print_sessions(st, exact);
 }

@@ -100,6 +100,14 @@ int gvs_conn_fd(const struct gvs_conn *c);
 /* Sets the receive timeout in milliseconds (0 = none); GVS_E_TIMEOUT
  * is then returned by recv when it expires. */
 int gvs_conn_set_timeout(struct gvs_conn *c, unsigned ms);
+/* Bounds every later receive and gvs_conn_start as a whole: once the
+ * monotonic clock (gvs_now_ns, gvs/spin.h) passes deadline_ns they fail
+ * with GVS_E_TIMEOUT, however the peer spreads its bytes, because each
+ * wait is given only the time left.  It replaces the receive timeout
+ * while set; 0 clears it and leaves no receive timeout (set one again
+ * with gvs_conn_set_timeout).  For exchanges that must end by a time,
+ * such as a handshake; one reader at a time. */
+int gvs_conn_set_deadline(struct gvs_conn *c, long long deadline_ns);
 /* Peer description for logs ("uid=0 gid=0 pid=42", "127.0.0.1:5000",
  * "[::1]:5000"). */
 const char *gvs_conn_peer(const struct gvs_conn *c);

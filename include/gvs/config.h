@@ -36,6 +36,11 @@ struct gvs_config {
     size_t max_frame;                     /* "max_frame" (bytes) */
     unsigned handshake_timeout_ms;        /* "handshake_timeout_ms" */
     int max_sessions;                     /* "max_sessions" */
+    /* Connections still in their handshake, apart from the sessions:
+     * overall and from one peer (a uid on unix/shm, an address on
+     * tcp/tls). */
+    int max_handshakes;                   /* "max_handshakes" */
+    int max_handshakes_per_peer;          /* "max_handshakes_per_peer" */
     char *devices; /* "devices": the GPUs workers show (gvs/devices.h) */
     /* access and limits (docs/security.md) */
     struct gvs_config_token tokens[GVS_CONFIG_MAX_TOKENS]; /* "token" */
@@ -58,7 +63,8 @@ struct gvs_config {
 };
 
 /* Fills *c with defaults (no listen, no plugins, max_frame default,
- * handshake timeout 5000 ms, max_sessions 64, socket_mode 0660,
+ * handshake timeout 5000 ms, max_sessions 64, max_handshakes 64,
+ * max_handshakes_per_peer 16, socket_mode 0660,
  * keepalive 30000 ms, no tokens, no quota, no idle timeout). */
 void gvs_config_init(struct gvs_config *c);
 
@@ -74,7 +80,8 @@ void gvs_config_init(struct gvs_config *c);
  * gvs_uri_parse accepts, log_level one gvs_log_parse_level accepts,
  * max_frame a decimal byte count with an optional K, M or G suffix in
  * 4096..GVS_BUF_MAX_CEILING, handshake_timeout_ms in 0..3600000,
- * max_sessions in 1..4096, devices a list gvs_devices_check accepts.
+ * max_sessions, max_handshakes and max_handshakes_per_peer in 1..4096,
+ * devices a list gvs_devices_check accepts.
  * Access keys (docs/config.md): token is "SECRET [name=NAME]
  * [quota=SIZE]" with a secret of GVS_TOKEN_MIN_LEN..GVS_TOKEN_MAX_LEN
  * printable characters; insecure is 0/1/yes/no/true/false; socket_mode

@@ -1,6 +1,13 @@
 /*
  * Leveled logging to stderr.  One line per message, prefixed with the
  * program tag, pid and level.  Thread-safe (one write(2) per line).
+ *
+ * A message is one line of printable ASCII whatever it holds: once
+ * formatted it is escaped by the rule of gvs/escape.h (a newline is shown
+ * as \x0a, ESC as \x1b, a backslash as \x5c) and cut, marked with
+ * "...", to the line's bound (1 KiB).  So a peer's string (a program or
+ * plugin name, an identity) is logged as it came, never escaped before:
+ * it would be escaped twice.  A message cannot span lines.
  */
 #ifndef GVS_LOG_H
 #define GVS_LOG_H

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 4u
+#define GVS_PLUGIN_ABI 5u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -82,6 +82,10 @@ struct gvs_call {
      * until the handler's thread serves its next request. */
     const void *out_tail;
     size_t out_tail_len;
+    /* A handler that returns a negative code may say here which field,
+     * limit or handle was wrong ("callback 7 is not this session's");
+     * gvsd logs it with the session's close.  Empty on entry. */
+    char why[128];
 };
 
 /* Returns 0 (out is sent as the reply) or a negative GVS_E_* code when

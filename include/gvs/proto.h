@@ -98,6 +98,12 @@ int gvs_frame_recv(struct gvs_conn *c, size_t max, struct gvs_frame_hdr *h,
  * GVS_E_TOOBIG.  GVS_E_PROTO if the peer closes mid-body. */
 int gvs_frame_recv_hdr(struct gvs_conn *c, size_t max,
                        struct gvs_frame_hdr *h);
+/* gvs_frame_recv_hdr that, when it fails on what the peer sent, says
+ * what in why (NUL-terminated, cut to len): the bad magic, the unknown
+ * flags, the length and the maximum, or how much of the header came
+ * before the stream ended.  Transport errors leave it "". */
+int gvs_frame_recv_hdr_why(struct gvs_conn *c, size_t max,
+                           struct gvs_frame_hdr *h, char *why, size_t len);
 int gvs_frame_recv_body(struct gvs_conn *c, size_t len, struct gvs_buf *body);
 
 /* Handshake ------------------------------------------------------------

@@ -6,6 +6,14 @@ runs must also succeed (exit 0); in --mode e2e (a machine without a GPU)
 they must fail the same way.  Through gvs the program runs with `gvs run`:
 over a private Unix-socket gvsd, or over TCP or shared memory to a gvsd
 this script starts.
+
+With GVS_TEST_NOGPU naming ../shared/tools/nogpu.sh (the GPU machine, as
+root), the gvs client runs as on a machine without a GPU: in a private
+mount namespace where the GPU's device nodes and NVIDIA's driver libraries
+are masked, while gvsd, started here for every transport, runs outside it.
+The program is then also run natively inside that namespace, and must not
+give the native run's result there: the mask is shown to hold, so a pass
+through gvs cannot come from the local driver.
 """
 import argparse
 import os
@@ -74,9 +82,18 @@ def main():
         name, _, value = kv.partition("=")
         env[name] = value
     native, t_native = run(prog, env)
+    nogpu = os.environ.get("GVS_TEST_NOGPU")
+    if nogpu and a.mode == "gpu":
+        masked, _ = run([nogpu] + prog, env)
+        if (masked.returncode == native.returncode and
+                masked.stdout == native.stdout):
+            print(f"{os.path.basename(prog[0])}: the GPU is not hidden by "
+                  f"{nogpu}: the native run gave the same result inside it")
+            return 1
     daemon = None
-    cmd = [a.gvs, "run"]
-    if a.transport != "unix":
+    cmd = [nogpu] if nogpu else []
+    cmd += [a.gvs, "run"]
+    if a.transport != "unix" or nogpu:
         daemon, uri = start_gvsd(a.gvsd, a.transport, a.gvsd_arg)
         cmd += ["--server", uri]
     try:

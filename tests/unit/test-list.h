@@ -74,6 +74,13 @@
     /* core/log */                                                           \
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \
+    TEST_ENTRY(log_one_line)                                                 \
+    /* core/escape: peers' strings in the log and gvs status */              \
+    TEST_ENTRY(escape_basic)                                                 \
+    TEST_ENTRY(escape_every_byte)                                            \
+    TEST_ENTRY(escape_truncation)                                            \
+    TEST_ENTRY(server_hello_escaped)                                         \
+    TEST_ENTRY(cli_status_escaped)                                           \
     /* server */                                                             \
     TEST_ENTRY(server_echo)                                                  \
     TEST_ENTRY(server_posted_notes)                                          \
@@ -93,6 +100,11 @@
     TEST_ENTRY(server_wrong_version)                                         \
     TEST_ENTRY(server_wrong_table_hash)                                      \
     TEST_ENTRY(server_handshake_timeout)                                     \
+    TEST_ENTRY(server_slow_hello_unix)                                       \
+    TEST_ENTRY(server_slow_hello_tcp)                                        \
+    TEST_ENTRY(server_slow_hello_tls)                                        \
+    TEST_ENTRY(server_handshake_limits)                                      \
+    TEST_ENTRY(server_close_reasons)                                         \
     TEST_ENTRY(server_malformed_request)                                     \
     TEST_ENTRY(server_bad_flags)                                             \
     TEST_ENTRY(server_lane_echoed)                                           \

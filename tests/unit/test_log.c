@@ -55,3 +55,42 @@ TEST_IMPL(log_format)
     ASSERT(memchr(out, '\n', (size_t)n - 1) == NULL);
     return 0;
 }
+
+/* Whatever a message holds, it is one line, with nothing a terminal
+ * acts on: newlines and escapes are shown as \xNN. */
+TEST_IMPL(log_one_line)
+{
+    int p[2];
+    char out[4096], want[256];
+    ASSERT_EQ(pipe(p), 0);
+    ASSERT_EQ(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+    ASSERT_GE(dup2(p[1], STDERR_FILENO), 0);
+    gvs_log_setup("gvsd", GVS_LOG_INFO);
+    gvs_info("session 1: program %s pid %d", "x\nERR:\x1b[2J", 5);
+    ssize_t n = read(p[0], out, sizeof(out) - 1);
+    ASSERT_GT(n, 0);
+    out[n] = '\0';
+    snprintf(want, sizeof(want),
+             "gvsd[%ld] INFO: session 1: program x\\x0aERR:\\x1b[2J pid 5\n",
+             (long)getpid());
+    ASSERT_STR_EQ(out, want);
+    ASSERT(memchr(out, 0x1b, (size_t)n) == NULL);
+
+    /* Escapes that outgrow the line are cut whole, and marked. */
+    char big[1000];
+    memset(big, '\n', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    gvs_warn("%s", big);
+    n = read(p[0], out, sizeof(out) - 1);
+    ASSERT_GT(n, 100);
+    ASSERT_LE(n, 1024);
+    out[n] = '\0';
+    ASSERT_EQ(out[n - 1], '\n');
+    ASSERT(memchr(out, '\n', (size_t)n - 1) == NULL);
+    ASSERT_STR_EQ(out + n - 4, "...\n");
+    ASSERT(strstr(out, "\\x0a\\x0a") != NULL);
+    const char *dots = strstr(out, "...");
+    ASSERT(dots != NULL);
+    ASSERT_EQ((dots - strchr(out, '\\')) % 4, 0);
+    return 0;
+}

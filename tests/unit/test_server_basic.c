@@ -188,7 +188,8 @@ TEST_IMPL(server_max_sessions)
     ASSERT(refused(g.unix_uri));
     ASSERT(refused(g.tcp_uri));
     ASSERT(refused(g.shm_uri));
-    ASSERT(test_gvsd_log_has(&g, "too many sessions (2)", 5000));
+    ASSERT(test_gvsd_log_has(&g, "too many sessions (2 of max_sessions 2)",
+                             5000));
     ASSERT_EQ(test_echo(a, 1, 10), 0);
     /* Once a session ends (and its worker is reaped) there is room. */
     gvs_conn_close(b);

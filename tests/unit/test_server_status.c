@@ -235,7 +235,7 @@ TEST_IMPL(server_status_bad_server)
     ASSERT_EQ(test_call(c, 0, GVS_CTL_STATUS, 1, NULL, 0, reply), 0);
     uint32_t format = 0;
     ASSERT_EQ(gvs_buf_get_u32(reply, &format), 0);
-    ASSERT_EQ(format, 1);
+    ASSERT_EQ(format, 2);
     /* The asking session is hidden, and still served. */
     ASSERT_EQ(test_echo(c, 2, 10), 0);
     ASSERT(wait_sessions(g.unix_uri, 0, 2000));
@@ -482,5 +482,79 @@ TEST_IMPL(server_metrics_bad_listen)
     ASSERT(test_gvsd_log_has(&g, "cannot serve metrics", 1000));
     close(busy);
     test_gvsd_stop(&g);
+    return 0;
+}
+
+/* Each close is logged with its particulars and counted by reason, in the
+ * metrics and in `gvs status`. */
+TEST_IMPL(server_close_reasons)
+{
+    struct test_gvsd g = {0};
+    static char text[65536];
+    int port;
+    ASSERT_EQ(start_with_metrics(&g, &port), 0);
+    /* A frame longer than max_frame. */
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    uint8_t hdr[GVS_FRAME_HDR_LEN];
+    struct gvs_frame_hdr h = {.plugin = ECHO_PLUGIN_ID, .op = ECHO_OP_ECHO,
+                              .id = 1, .len = 0x7fffffffu};
+    gvs_frame_hdr_encode(&h, hdr);
+    ASSERT_EQ(test_send_raw(c, hdr, sizeof(hdr)), 0);
+    ASSERT(test_wait_closed(c, 5000));
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "bad frame: length exceeds the maximum: "
+                                 "length 2147483647 exceeds the maximum",
+                             5000));
+    ASSERT(test_gvsd_log_has(&g, "call(s): frame_too_big", 5000));
+    /* A header cut short by the end of the stream. */
+    c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(test_send_raw(c, hdr, 10), 0);
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "stream ended 10 bytes into a 28-byte "
+                                 "header",
+                             5000));
+    /* An op the plugin does not have. */
+    c = test_session(g.tcp_uri);
+    ASSERT(c != NULL);
+    h = (struct gvs_frame_hdr){.plugin = ECHO_PLUGIN_ID, .op = 999, .id = 1};
+    ASSERT_EQ(gvs_frame_send(c, &h, NULL), 0);
+    ASSERT(test_wait_closed(c, 5000));
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "call(s): unknown_op", 5000));
+    /* A HELLO whose request id is not 0 is refused. */
+    struct gvs_hello hello = {.version = GVS_PROTO_VERSION, .nplugins = 0};
+    struct gvs_buf *b = gvs_buf_new(4096);
+    ASSERT(b != NULL);
+    ASSERT_EQ(gvs_hello_encode(&hello, b), 0);
+    ASSERT_EQ(gvs_connect(g.unix_uri, &c), 0);
+    h = (struct gvs_frame_hdr){.op = GVS_CTL_HELLO, .id = 5};
+    ASSERT_EQ(gvs_frame_send(c, &h, b), 0);
+    gvs_buf_free(b);
+    ASSERT(test_wait_closed(c, 5000));
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "a HELLO has request id 0, not 5", 5000));
+
+    ASSERT(test_gvsd_log_has(&g, "session 3: ended", 5000));
+    ASSERT_GT(http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", text,
+                   sizeof(text)),
+              0);
+    ASSERT(strstr(text, "# TYPE gvs_sessions_ended_total counter\n") != NULL);
+    ASSERT(strstr(text, "\ngvs_sessions_ended_total{reason=\"frame_too_big\"} "
+                        "1\n") != NULL);
+    ASSERT(strstr(text, "\ngvs_sessions_ended_total{reason=\"bad_frame\"} "
+                        "1\n") != NULL);
+    ASSERT(strstr(text, "\ngvs_sessions_ended_total{reason=\"unknown_op\"} "
+                        "1\n") != NULL);
+    ASSERT(strstr(text, "\ngvs_handshakes_refused_total{reason=\"bad_hello\"} "
+                        "1\n") != NULL);
+    ASSERT(strstr(text, "\ngvs_handshakes_refused_total{reason=\"timeout\"} "
+                        "0\n") != NULL);
+    ASSERT_EQ(status_text(g.unix_uri, text, sizeof(text)), 0);
+    ASSERT(strstr(text, "\nrefused: bad_hello 1\n") != NULL);
+    ASSERT(strstr(text, "\nsessions ended: bad_frame 1, frame_too_big 1, "
+                        "unknown_op 1\n") != NULL);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
     return 0;
 }

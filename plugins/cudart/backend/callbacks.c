@@ -21,6 +21,7 @@
 #include "be.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "apigen_rt.h"
@@ -235,8 +236,12 @@ int cudart_be_callback_done(struct gvs_call *call)
     }
     int known = cb != NULL || released;
     pthread_mutex_unlock(&lock);
-    if (!known)
+    if (!known) {
+        snprintf(call->why, sizeof(call->why),
+                 "callback %llu is not one of this session's waiting",
+                 (unsigned long long)id);
         return GVS_E_RANGE;
+    }
     if (!call->noreply)
         apigen_put_i32(&c, cudaSuccess);
     return c.rc;

@@ -1,3 +1,5 @@
+#include <stdio.h>
+
 #include "mem3d.h"
 
 #include "cudart_be_gen.h"
@@ -176,8 +178,12 @@ int cudart_be_memcpy3d_to(struct gvs_call *call)
     apigen_get_blob(&c, &data, &len);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (len != be_box_bytes(&b) || len == 0)
+    if (len != be_box_bytes(&b) || len == 0) {
+        snprintf(call->why, sizeof(call->why),
+                 "%zu data bytes for a box of %llu", len,
+                 (unsigned long long)be_box_bytes(&b));
         return GVS_E_PROTO;
+    }
     if (s == NULL)
         return GVS_E_NOMEM;
     if (s->latched == cudaSuccess) {
