@@ -187,12 +187,17 @@ static int authenticate(struct gvs_session *s, struct gvs_frame_hdr *h, struct g
     return 0;
 }
 
+/* Plugins that offer their peers an interface (the remoting layer) are
+ * opened first, so that the others find it from their session_open. */
 static int open_plugins(struct gvs_session *s, const struct gvs_hello *hello,
                         char *why, size_t len)
 {
-    for (uint32_t i = 0; i < hello->nplugins; i++) {
+    for (uint32_t k = 0; k < 2 * hello->nplugins; k++) {
+        uint32_t i = k % hello->nplugins;
         const struct gvsd_plugin *p =
             gvsd_plugins_find(s->plugins, hello->plugins[i].id);
+        if ((k < hello->nplugins) != (p->desc->peer_api != NULL))
+            continue;
         void *state = NULL;
         int rc = p->desc->session_open(p->host, s, &state);
         if (rc < 0) {

@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gvs/log.h"
 #include "plugins.h"
@@ -37,8 +38,9 @@ static void host_vlog(int slot, enum gvs_log_level level, const char *fmt,
 HOST_SLOTS(HOST_LOG_FN)
 
 #define HOST_API_ROW(i)                                                      \
-    {GVS_PLUGIN_ABI, host_log_##i,      gvsd_notify,                         \
-     gvsd_recv_fd,   gvsd_session_info, gvsd_report_memory},
+    {GVS_PLUGIN_ABI,     host_log_##i,      gvsd_notify,                     \
+     gvsd_recv_fd,       gvsd_session_info, gvsd_report_memory,              \
+     gvsd_session_peer},
 static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
 
 _Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,
@@ -59,4 +61,14 @@ void gvsd_report_memory(struct gvs_session *s, uint64_t bytes)
 {
     atomic_store(&s->memory_used, bytes);
     gvsd_stats_set_memory(bytes);
+}
+
+const void *gvsd_session_peer(struct gvs_session *s, const char *name)
+{
+    for (int i = 0; name != NULL && i < s->nopen; i++) {
+        const struct gvs_plugin *d = s->open[i]->desc;
+        if (strcmp(d->name, name) == 0)
+            return d->peer_api != NULL ? d->peer_api(s->state[i]) : NULL;
+    }
+    return NULL;
 }

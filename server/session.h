@@ -182,9 +182,10 @@ void gvsd_session_why(struct gvs_session *s, enum gvsd_end why);
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len);
 
-/* host.c: host API session_info and report_memory. */
+/* host.c: host API session_info, report_memory and peer. */
 void gvsd_session_info(struct gvs_session *s, struct gvs_session_info *out);
 void gvsd_report_memory(struct gvs_session *s, uint64_t bytes);
+const void *gvsd_session_peer(struct gvs_session *s, const char *name);
 
 /* fds.c: host API recv_fd, and the release of what is left at the end. */
 int gvsd_recv_fd(struct gvs_session *s, uint64_t tag, int *fd);

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 5u
+#define GVS_PLUGIN_ABI 6u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -57,6 +57,11 @@ struct gvs_host_api {
      * `gvs status` and the metrics (any thread, as often as it
      * changes). */
     void (*report_memory)(struct gvs_session *session, uint64_t bytes);
+    /* The interface plugin `name`, open in the same session, offers its
+     * peers (struct gvs_plugin's peer_api), or NULL when the session has
+     * no such plugin or it offers none.  Plugins that offer one are
+     * opened first, so it may be asked from session_open. */
+    const void *(*peer)(struct gvs_session *session, const char *name);
 };
 
 /* One request being served.
@@ -125,8 +130,14 @@ struct gvs_plugin {
      * refused).  session stays valid until session_close returns. */
     int (*session_open)(const struct gvs_host_api *host,
                         struct gvs_session *session, void **state);
-    /* Called in the worker when the session ends normally. */
+    /* Called in the worker when the session ends normally; in the
+     * reverse of the opening order. */
     void (*session_close)(void *state);
+    /* What this plugin offers the other plugins of a session (host->peer),
+     * given its session state: plugins are loaded RTLD_LOCAL and cannot
+     * link each other (the remoting layer, docs/remoting.md).  NULL:
+     * nothing. */
+    const void *(*peer_api)(void *state);
 };
 
 /* The entry symbol's type: returns 0 and the plugin's static descriptor,

@@ -21,7 +21,24 @@ struct echo_state {
     uint64_t notes;
     uint64_t sum;
     uint64_t releases; /* RELEASEs not yet taken by a BLOCK */
+    uint32_t peer_at_open; /* what host->peer gave at session_open */
 };
+
+/* The "peer" plugin's value through host->peer, 0 without one. */
+static uint32_t peer_value(const struct echo_state *s)
+{
+    const uint32_t *v = s->host->peer(s->session, PEER_PLUGIN_NAME);
+    return v != NULL ? *v : 0;
+}
+
+static int op_peer(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    int rc = gvs_buf_expect_end(c->in);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(c->out, s->peer_at_open);
+    return rc < 0 ? rc : gvs_buf_put_u32(c->out, peer_value(s));
+}
 
 static int op_echo(struct gvs_call *c)
 {
@@ -218,6 +235,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_REPORT_MEMORY, 0, "REPORT_MEMORY", op_report_memory},
     {ECHO_OP_SLOW_NOTE, GVS_OP_ASYNC_OK, "SLOW_NOTE", op_slow_note},
     {ECHO_OP_COUNT_SYNC, GVS_OP_BLOCKING, "COUNT_SYNC", op_count},
+    {ECHO_OP_PEER, 0, "PEER", op_peer},
     GVS_OP_END,
 };
 
@@ -231,6 +249,7 @@ static int echo_open(const struct gvs_host_api *host,
     s->session = session;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->released, NULL);
+    s->peer_at_open = peer_value(s);
     host->log(GVS_LOG_DEBUG, "session opened");
     *state = s;
     return 0;

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000004ull
+#define ECHO_TABLE_HASH 0x6563686f00000005ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -32,7 +32,16 @@ enum echo_op {
     /* u32 ms; may be posted; counts a note of v 1 after sleeping. */
     ECHO_OP_SLOW_NOTE = 13,
     ECHO_OP_COUNT_SYNC = 14, /* COUNT, run as a blocking op */
+    /* Reply: u32 the "peer" plugin's value as host->peer gave it when the
+     * session opened (0: none), u32 the same asked now. */
+    ECHO_OP_PEER = 15,
 };
+
+/* The test-only "peer" plugin (peer.c): it offers its peers a pointer to
+ * this value, as the remoting layer offers its interface. */
+#define PEER_PLUGIN_ID 202
+#define PEER_PLUGIN_NAME "peer"
+#define PEER_PLUGIN_VALUE 0x70656572u
 
 /* Notification ops of the echo plugin. */
 enum echo_note {

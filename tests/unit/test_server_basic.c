@@ -328,3 +328,83 @@ TEST_IMPL(server_bad_plugins)
     ASSERT_EQ(test_gvsd_stop(&g), 0);
     return 0;
 }
+
+/* A session naming echo and peer, in that order; the open connection, or
+ * NULL after printing why. */
+static struct gvs_conn *two_plugin_session(const char *uri, int with_peer)
+{
+    struct gvs_hello hello = {.version = GVS_PROTO_VERSION,
+                              .pid = (uint32_t)getpid(),
+                              .nplugins = with_peer ? 2 : 1};
+    struct gvs_hello_reply r;
+    struct gvs_frame_hdr h = {.op = GVS_CTL_HELLO};
+    snprintf(hello.program, sizeof(hello.program), "gvs-unit-tests");
+    hello.plugins[0].id = ECHO_PLUGIN_ID;
+    hello.plugins[0].table_hash = ECHO_TABLE_HASH;
+    snprintf(hello.plugins[0].name, sizeof(hello.plugins[0].name), "%s",
+             ECHO_PLUGIN_NAME);
+    hello.plugins[1].id = PEER_PLUGIN_ID;
+    hello.plugins[1].table_hash = 1;
+    snprintf(hello.plugins[1].name, sizeof(hello.plugins[1].name), "%s",
+             PEER_PLUGIN_NAME);
+    struct gvs_conn *c = NULL;
+    struct gvs_buf *b = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    int rc = b == NULL ? GVS_E_NOMEM : gvs_connect(uri, &c);
+    if (rc == 0)
+        rc = gvs_hello_encode(&hello, b);
+    if (rc == 0)
+        rc = gvs_frame_send(c, &h, b);
+    if (rc == 0)
+        rc = gvs_frame_recv(c, GVS_FRAME_MAX_DEFAULT, &h, b);
+    if (rc == 0)
+        rc = gvs_hello_reply_decode(b, &r);
+    if (rc == 0 && r.status != 0) {
+        fprintf(stderr, "HELLO refused: %s\n", r.message);
+        rc = r.status;
+    }
+    gvs_buf_free(b);
+    if (rc == 0)
+        return c;
+    fprintf(stderr, "session on %s: %s\n", uri, gvs_strerror(rc));
+    gvs_conn_close(c);
+    return NULL;
+}
+
+/* ECHO_OP_PEER's two values. */
+static int peer_values(struct gvs_conn *c, uint32_t *at_open, uint32_t *now)
+{
+    struct gvs_buf *reply = gvs_buf_new(64);
+    int rc = reply == NULL ? GVS_E_NOMEM
+                           : test_call(c, ECHO_PLUGIN_ID, ECHO_OP_PEER, 1,
+                                       NULL, 0, reply);
+    if (rc == 0)
+        rc = gvs_buf_get_u32(reply, at_open);
+    if (rc == 0)
+        rc = gvs_buf_get_u32(reply, now);
+    gvs_buf_free(reply);
+    return rc;
+}
+
+/* A plugin finds what another plugin of its session offers (host->peer),
+ * already from its session_open: gvsd opens the plugins that offer one
+ * first, whatever the HELLO's order.  A session without it finds none. */
+TEST_IMPL(server_plugin_peer)
+{
+    struct test_gvsd g = {0};
+    uint32_t at_open, now;
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = two_plugin_session(g.unix_uri, 1);
+    ASSERT(c != NULL);
+    ASSERT_EQ(peer_values(c, &at_open, &now), 0);
+    ASSERT_EQ(at_open, PEER_PLUGIN_VALUE);
+    ASSERT_EQ(now, PEER_PLUGIN_VALUE);
+    gvs_conn_close(c);
+    c = two_plugin_session(g.tcp_uri, 0);
+    ASSERT(c != NULL);
+    ASSERT_EQ(peer_values(c, &at_open, &now), 0);
+    ASSERT_EQ(at_open, 0);
+    ASSERT_EQ(now, 0);
+    gvs_conn_close(c);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}

@@ -5,7 +5,7 @@
 #include "be.h"
 #include "cudart_be_gen.h"
 #include "cudart_ops.h"
-#include "output.h"
+#include "remote_be.h"
 
 void be_async_error(struct gvs_call *call, cudaError_t e)
 {
@@ -45,6 +45,8 @@ static void report_async_error(struct gvs_call *call)
 
 void cudart_be_after_blocking(struct gvs_call *call)
 {
-    be_output_flush();
+    const struct be_session *s = call->state;
+    if (s != NULL && s->remote != NULL)
+        s->remote->output_flush();
     report_async_error(call);
 }

@@ -88,8 +88,11 @@ struct be_lane {
     int unpinned;
 };
 
+struct gvs_remote_be;
+
 struct be_session {
     const struct gvs_host_api *host;
+    const struct gvs_remote_be *remote; /* the layer's backend, or NULL */
     struct gvs_session *session; /* for host->notify */
     pthread_mutex_t mods_lock;   /* the table below */
     struct be_module **mods;     /* ids index this table, never reused */

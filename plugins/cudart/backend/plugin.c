@@ -4,8 +4,8 @@
 #include "cudart_ops.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
-#include "output.h"
 #include "rdc.h"
+#include "remote_be.h"
 #include "shared_mem.h"
 
 static int session_open(const struct gvs_host_api *host,
@@ -19,11 +19,13 @@ static int session_open(const struct gvs_host_api *host,
     be_quota_open(host, session);
     pthread_mutex_init(&s->mods_lock, NULL);
     pthread_mutex_init(&s->lanes_lock, NULL);
-    /* CUDA is initialized lazily, by the first call that needs it.
-     * Without capture the session still works: device printf output
-     * then stays in the worker. */
-    if (be_output_open(host, session) < 0)
-        host->log(GVS_LOG_WARN, "device output will not reach the client");
+    /* The layer's backend, opened before us (docs/remoting.md).  A
+     * client that did not name it, or one of another version, gets the
+     * API alone: device output then stays in the worker. */
+    const struct gvs_remote_be *r =
+        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
+    s->remote = r != NULL && r->version == GVS_REMOTE_BE_VERSION ? r : NULL;
+    /* CUDA is initialized lazily, by the first call that needs it. */
     *state = s;
     return 0;
 }
@@ -38,7 +40,6 @@ static void session_close(void *state)
     be_notifications_release();
     be_streams_close(s);
     be_shared_free();
-    be_output_close();
     be_link_free();
     be_modules_free(s);
     be_lanes_free(s);

@@ -1,9 +1,8 @@
 /*
  * Contracts of the frontend's device files beyond the first slice:
  * visible.c (the client's CUDA_VISIBLE_DEVICES), devices.c (PCI ids,
- * device choice, shared memory configuration), peer.c, output.c (device
- * printf and assert output), notifications.c (async notifications and
- * log callbacks).
+ * device choice, shared memory configuration), peer.c, notifications.c
+ * (async notifications and log callbacks).
  */
 #ifndef CUDART_FE_DEVICES_H
 #define CUDART_FE_DEVICES_H
@@ -14,10 +13,6 @@
  * posts VISIBLE_DEVICES with this process's CUDA_VISIBLE_DEVICES, so
  * that the backend shows only the devices it names (docs/cudart.md). */
 int fe_visible_devices_post_locked(struct gvs_client *cl);
-
-/* A DEVICE_OUTPUT notification (u8 fd, blob bytes): writes the bytes on
- * stdout (fd 1, flushed) or stderr (fd 2).  Anything else is ignored. */
-void fe_device_output(struct gvs_buf *body);
 
 /* notifications.c: an ASYNC_NOTIFICATION (u64 callback, u64 handle, i32
  * type, u64 info) or LOGS_MESSAGE (u64 callback, i32 level, blob

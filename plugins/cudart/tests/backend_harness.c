@@ -4,9 +4,15 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct gvs_plugin *plugin;
 static void *state;
+/* The remoting layer's backend (docs/remoting.md), gvs-remote.so beside
+ * the plugin, opened first as gvsd opens it; NULL where there is none. */
+static gvs_plugin_entry_fn layer_entry;
+static const struct gvs_plugin *layer;
+static void *layer_state;
 
 /* One write per line, so that lines logged by the plugin's threads do not
  * interleave. */
@@ -34,11 +40,21 @@ static void host_report_memory(struct gvs_session *session, uint64_t bytes)
     (void)session, (void)bytes;
 }
 
+static const void *host_peer(struct gvs_session *session, const char *name)
+{
+    (void)session;
+    if (layer == NULL || layer->peer_api == NULL ||
+        strcmp(layer->name, name) != 0)
+        return NULL;
+    return layer->peer_api(layer_state);
+}
+
 /* The plugin keeps a pointer to it while the session is open. */
 static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
                                    .log = host_log,
                                    .session_info = host_session_info,
-                                   .report_memory = host_report_memory};
+                                   .report_memory = host_report_memory,
+                                   .peer = host_peer};
 
 int harness_mock_arg(int argc, char **argv)
 {
@@ -47,7 +63,7 @@ int harness_mock_arg(int argc, char **argv)
     return argc == 3 && strcmp(argv[2], "--mock") == 0 ? 1 : -1;
 }
 
-gvs_plugin_entry_fn harness_load(const char *path)
+static gvs_plugin_entry_fn load_entry(const char *path)
 {
     gvs_plugin_entry_fn entry;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -60,9 +76,26 @@ gvs_plugin_entry_fn harness_load(const char *path)
     return entry;
 }
 
+gvs_plugin_entry_fn harness_load(const char *path)
+{
+    char layer_path[4096];
+    const char *slash = strrchr(path, '/');
+    int dir = slash != NULL ? (int)(slash - path) : 1;
+    snprintf(layer_path, sizeof(layer_path), "%.*s/gvs-remote.so", dir,
+             slash != NULL ? path : ".");
+    if (access(layer_path, R_OK) == 0 &&
+        (layer_entry = load_entry(layer_path)) == NULL)
+        return NULL;
+    return load_entry(path);
+}
+
 int harness_start(gvs_plugin_entry_fn entry, harness_notify_fn notify)
 {
     host.notify = notify;
+    if (layer_entry != NULL &&
+        (layer_entry(GVS_PLUGIN_ABI, &layer) != 0 ||
+         layer->session_open(&host, NULL, &layer_state) != 0))
+        return -1;
     if (entry(GVS_PLUGIN_ABI, &plugin) != 0)
         return -1;
     return plugin->session_open(&host, NULL, &state) == 0 ? 0 : -1;
@@ -77,6 +110,8 @@ int harness_open(const char *path, harness_notify_fn notify)
 void harness_close(void)
 {
     plugin->session_close(state);
+    if (layer != NULL)
+        layer->session_close(layer_state);
 }
 
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,

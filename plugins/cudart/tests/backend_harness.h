@@ -22,9 +22,11 @@
 #include "gvs/buf.h"
 #include "gvs/plugin.h"
 
-/* With a notify callback the plugin captures stdout and stderr while the
- * session is open (to send them to the client): failures go straight to
- * descriptor 2.  Returns 1 from the enclosing function when cond fails. */
+/* With a notify callback the remoting layer (gvs-remote.so, beside the
+ * plugin and opened first, as gvsd does) captures stdout and stderr while
+ * the session is open (to send them to the client): failures go straight
+ * to descriptor 2.  Returns 1 from the enclosing function when cond
+ * fails. */
 #define CHECK(cond)                                                           \
     do {                                                                      \
         if (!(cond)) {                                                        \
@@ -54,13 +56,16 @@ int harness_mock_arg(int argc, char **argv);
 /* The plugin's descriptor, set by harness_start. */
 extern const struct gvs_plugin *plugin;
 
-/* dlopens the plugin at path as gvsd does and returns its entry point, or
- * NULL (the reason on descriptor 2).  It stays loaded until exit. */
+/* dlopens the plugin at path as gvsd does, and the remoting layer's
+ * gvs-remote.so in the same directory when there is one, and returns the
+ * plugin's entry point, or NULL (the reason on descriptor 2).  Both stay
+ * loaded until exit. */
 gvs_plugin_entry_fn harness_load(const char *path);
 
-/* Takes the plugin's descriptor from entry and opens the session, whose
- * host sends notifications to notify.  With notify NULL the host has no
- * client, and the plugin leaves stdout and stderr alone.  0 or -1. */
+/* Takes the plugin's descriptor from entry and opens the session (the
+ * layer's first, whose interface the host's peer gives), whose host sends
+ * notifications to notify.  With notify NULL the host has no client, and
+ * stdout and stderr are left alone.  0 or -1. */
 int harness_start(gvs_plugin_entry_fn entry, harness_notify_fn notify);
 
 /* harness_load, then harness_start: 0 or -1. */

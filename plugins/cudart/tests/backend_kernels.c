@@ -14,6 +14,7 @@
 #include "backend_harness.h"
 #include "cudart_ops.h"
 #include "gvs/err.h"
+#include "remote_ops.h"
 
 /* What DEVICE_OUTPUT notifications carried, per stream. */
 static char captured[3][8192];
@@ -28,8 +29,8 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     size_t n;
     uint8_t fd;
     (void)session;
-    if (b == NULL || plugin_id != CUDART_PLUGIN_ID ||
-        op != CUDART_OP_DEVICE_OUTPUT || gvs_buf_get_u8(b, &fd) < 0 ||
+    if (b == NULL || plugin_id != REMOTE_PLUGIN_ID ||
+        op != REMOTE_OP_DEVICE_OUTPUT || gvs_buf_get_u8(b, &fd) < 0 ||
         (fd != 1 && fd != 2) || gvs_buf_get_blob(b, &bytes, &n) < 0 ||
         gvs_buf_expect_end(b) < 0 || ncaptured[fd] + n > sizeof(captured[fd]))
         bad_notes++;

@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cudart_be_gen.h"
-#include "cudart_ops.h"
+#include "remote_ops.h"
 #include "gvs/buf.h"
 #include "gvs/err.h"
 
@@ -53,8 +52,8 @@ static ssize_t pump_locked(int i)
     gvs_buf_reset(cap.body);
     if (gvs_buf_put_u8(cap.body, i == OUT ? 1 : 2) == 0 &&
         gvs_buf_put_blob(cap.body, cap.buf, (size_t)n) == 0)
-        (void)cap.host->notify(cap.session, CUDART_PLUGIN_ID,
-                               CUDART_OP_DEVICE_OUTPUT,
+        (void)cap.host->notify(cap.session, REMOTE_PLUGIN_ID,
+                               REMOTE_OP_DEVICE_OUTPUT,
                                gvs_buf_ptr(cap.body), gvs_buf_len(cap.body));
     return n;
 }
@@ -130,7 +129,7 @@ static void release(void)
     cap.body = NULL;
 }
 
-int be_output_open(const struct gvs_host_api *host,
+int remote_be_output_open(const struct gvs_host_api *host,
                    struct gvs_session *session)
 {
     if (host->notify == NULL)
@@ -163,7 +162,7 @@ int be_output_open(const struct gvs_host_api *host,
     return 0;
 }
 
-void be_output_flush(void)
+void remote_be_output_flush(void)
 {
     if (!cap.running)
         return;
@@ -173,11 +172,11 @@ void be_output_flush(void)
     }
 }
 
-void be_output_close(void)
+void remote_be_output_close(void)
 {
     if (!cap.running)
         return;
-    be_output_flush();
+    remote_be_output_flush();
     stdout = cap.saved[OUT];
     stderr = cap.saved[ERR];
     ssize_t w;

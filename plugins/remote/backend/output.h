@@ -12,21 +12,21 @@
  * blocking op drains them before its reply leaves, so output produced
  * before a synchronizing call returns reaches the client first.
  */
-#ifndef CUDART_BE_OUTPUT_H
-#define CUDART_BE_OUTPUT_H
+#ifndef REMOTE_BE_OUTPUT_H
+#define REMOTE_BE_OUTPUT_H
 
 #include "gvs/plugin.h"
 
 /* Starts capturing for the session (once per worker, before CUDA starts).
  * On failure output is simply not captured: 0 or a negative GVS_E_*.
  * A host without notify (a test harness) gets no capture. */
-int be_output_open(const struct gvs_host_api *host,
+int remote_be_output_open(const struct gvs_host_api *host,
                    struct gvs_session *session);
 
 /* Sends everything written so far.  Thread-safe. */
-void be_output_flush(void);
+void remote_be_output_flush(void);
 
 /* Sends what is left, stops the thread, puts the streams back. */
-void be_output_close(void);
+void remote_be_output_close(void);
 
 #endif
