@@ -7,8 +7,7 @@
 #include "cudart_ops.h"
 #include "devices.h"
 #include "gvs/err.h"
-#include "gvs/mem.h"
-#include "gvs/proto.h"
+#include "gvs_remote.h"
 
 static const struct gvs_client_plugin plugin = {
     .id = CUDART_PLUGIN_ID,
@@ -139,114 +138,54 @@ cudaError_t fe_client(struct gvs_client **out)
     return fe_dead_code();
 }
 
+/* What must leave before a device request: the lane's device in line,
+ * the staging region asked for, the host's writes to managed memory. */
+static int before_send_locked(struct gvs_client *cl, unsigned flags)
+{
+    if (!(flags & APIGEN_DEVICE))
+        return 0;
+    int rc = fe_device_sync_locked(cl);
+    if (rc == 0)
+        fe_staging_kick_locked(cl);
+    return rc == 0 ? fe_managed_push_locked(cl) : rc;
+}
+
+static int32_t client_code(struct gvs_client **out)
+{
+    return fe_client(out);
+}
+
+static int32_t transport_code(int rc)
+{
+    return fe_transport_error(rc);
+}
+
+static const struct gvs_remote_api api = {
+    .plugin = CUDART_PLUGIN_ID,
+    .success = cudaSuccess,
+    .nomem = cudaErrorMemoryAllocation,
+    .unknown = cudaErrorUnknown,
+    .client = client_code,
+    .transport_error = transport_code,
+    .before_send_locked = before_send_locked,
+};
+
 int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
                    int noreply, const struct iovec *iov, int n,
                    uint64_t *id)
 {
-    if (flags & APIGEN_DEVICE) {
-        int rc = fe_device_sync_locked(cl);
-        if (rc == 0)
-            fe_staging_kick_locked(cl);
-        /* Device work must see what the host wrote to managed memory. */
-        if (rc == 0)
-            rc = fe_managed_push_locked(cl);
-        if (rc < 0)
-            return rc;
-    }
-    return gvs_client_send_locked(cl, CUDART_PLUGIN_ID, op,
-                                  noreply ? GVS_F_NOREPLY : 0, iov, n, id);
-}
-
-/* Request and reply buffers of the generated calls, one pair per thread,
- * kept between calls. */
-static pthread_key_t bufs_key;
-static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
-
-struct fe_bufs {
-    struct gvs_buf *req;
-    struct gvs_buf *rep;
-};
-
-static void bufs_free(void *p)
-{
-    struct fe_bufs *b = p;
-    gvs_buf_free(b->req);
-    gvs_buf_free(b->rep);
-    gvs_free(b);
-}
-
-static void bufs_init(void)
-{
-    (void)pthread_key_create(&bufs_key, bufs_free);
-}
-
-static struct fe_bufs *thread_bufs(void)
-{
-    pthread_once(&bufs_once, bufs_init);
-    struct fe_bufs *b = pthread_getspecific(bufs_key);
-    if (b != NULL)
-        return b;
-    b = gvs_calloc(1, sizeof(*b));
-    if (b == NULL)
-        return NULL;
-    /* Storage grows on demand: a large maximum costs nothing, and a
-     * reply over the maximum would break the connection. */
-    b->req = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
-    b->rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
-    if (b->req == NULL || b->rep == NULL ||
-        pthread_setspecific(bufs_key, b) != 0) {
-        bufs_free(b);
-        return NULL;
-    }
-    return b;
+    return gvs_remote_send_locked(&api, cl, op, flags, noreply, iov, n, id);
 }
 
 cudaError_t cudart_fe_begin(struct apigen_call *c)
 {
-    struct gvs_client *cl;
-    c->put = c->get = NULL;
-    c->rc = 0;
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
-    struct fe_bufs *b = thread_bufs();
-    if (b == NULL)
-        return cudaErrorMemoryAllocation;
-    gvs_buf_reset(b->req);
-    gvs_buf_reset(b->rep);
-    c->put = b->req;
-    c->get = b->rep;
-    return cudaSuccess;
-}
-
-static cudaError_t encode_error(int rc)
-{
-    return rc == GVS_E_NOMEM ? cudaErrorMemoryAllocation : cudaErrorUnknown;
+    return (cudaError_t)gvs_remote_begin(&api, c);
 }
 
 cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
                           unsigned flags)
 {
-    struct gvs_client *cl;
-    struct gvs_buf *reply = c->get;
-    uint64_t id;
-    /* Until a reply has arrived there is nothing for end to check. */
-    c->get = NULL;
-    if (c->rc < 0)
-        return encode_error(c->rc);
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
-    struct iovec iov = {(void *)gvs_buf_ptr(c->put), gvs_buf_len(c->put)};
-    gvs_client_lock(cl);
-    int rc = fe_send_locked(cl, op, flags, 0, &iov, 1, &id);
-    gvs_client_unlock(cl);
-    if (rc == 0)
-        rc = gvs_client_wait(cl, id, reply);
-    if (rc < 0)
-        return fe_transport_error(rc);
-    c->get = reply;
-    e = fe_reply_result(c);
+    cudaError_t e = (cudaError_t)gvs_remote_run(&api, c, op, flags);
     /* After a synchronization the host may read managed memory. */
     if (e == cudaSuccess)
         e = fe_managed_synced(op);
@@ -256,35 +195,17 @@ cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
 cudaError_t cudart_fe_post(struct apigen_call *c, uint16_t op,
                            unsigned flags)
 {
-    struct gvs_client *cl;
-    if (c->rc < 0)
-        return encode_error(c->rc);
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
-    struct iovec iov = {(void *)gvs_buf_ptr(c->put), gvs_buf_len(c->put)};
-    gvs_client_lock(cl);
-    int rc = fe_send_locked(cl, op, flags, 1, &iov, 1, NULL);
-    gvs_client_unlock(cl);
-    return rc < 0 ? fe_transport_error(rc) : cudaSuccess;
+    return (cudaError_t)gvs_remote_post(&api, c, op, flags);
 }
 
 cudaError_t fe_reply_result(struct apigen_call *c)
 {
-    int32_t r;
-    apigen_get_i32(c, &r);
-    if (c->rc < 0)
-        return cudaErrorUnknown;
-    return (cudaError_t)r;
+    return (cudaError_t)gvs_remote_reply_result(&api, c);
 }
 
 cudaError_t cudart_fe_end(struct apigen_call *c, cudaError_t r)
 {
-    if (c->get == NULL)
-        return r;
-    if (apigen_end(c) < 0)
-        return cudaErrorUnknown;
-    return r;
+    return (cudaError_t)gvs_remote_end(&api, c, r);
 }
 
 cudaError_t fe_reply_result_only(struct gvs_buf *rep)

@@ -1,0 +1,65 @@
+/*
+ * What the remoting layer's frontend, libgvs-remote.so.0, offers the API
+ * frontends (libcudart.so.13, libcuda.so.1; docs/remoting.md): one copy
+ * per process, so that what it keeps is the same for all of them.
+ *
+ * The round trips of the calls generated from an API's description
+ * (tools/apigen/README.md, "Generated files"): an API frontend describes
+ * itself once in a struct gvs_remote_api and its generated hooks call
+ * these.  Results are the API's own codes (cudaError_t, CUresult) as
+ * int32_t: the layer only moves them.
+ */
+#ifndef GVS_REMOTE_H
+#define GVS_REMOTE_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "apigen_rt.h"
+#include "gvs/client.h"
+
+struct gvs_remote_api {
+    uint16_t plugin; /* the API plugin's wire id */
+    /* Its codes for success, for out of memory, and for a reply that
+     * cannot be decoded. */
+    int32_t success, nomem, unknown;
+    /* The process's connected client, with the API's own session
+     * initialization done: success, or the API's sticky failure. */
+    int32_t (*client)(struct gvs_client **out);
+    /* The API's code for a failed gvs_client_* call. */
+    int32_t (*transport_error)(int rc);
+    /* Caller holds the client lock: what must leave before a request
+     * with these apigen flags (APIGEN_DEVICE: the lane's device brought
+     * in line, say).  0 or a negative GVS_E_* code.  NULL: nothing. */
+    int (*before_send_locked)(struct gvs_client *cl, unsigned flags);
+};
+
+/* Caller holds the client lock.  Sends one request of the calling
+ * thread's lane, after what api->before_send_locked sends.  id may be
+ * NULL for a noreply request; otherwise the caller releases the lock and
+ * collects the reply with gvs_client_wait.  0 or a negative GVS_E_*. */
+int gvs_remote_send_locked(const struct gvs_remote_api *api,
+                           struct gvs_client *cl, uint16_t op,
+                           unsigned flags, int noreply,
+                           const struct iovec *iov, int n, uint64_t *id);
+
+/* The generated hooks.  begin connects and takes this thread's request
+ * and reply buffers (one pair per thread, kept between calls); run sends
+ * the request and waits, and returns the transport's error or the
+ * reply's leading result; post sends it without waiting; end checks that
+ * the reply was read exactly (api->unknown if not).  Each returns r
+ * unchanged where there is nothing to check. */
+int32_t gvs_remote_begin(const struct gvs_remote_api *api,
+                         struct apigen_call *c);
+int32_t gvs_remote_run(const struct gvs_remote_api *api,
+                       struct apigen_call *c, uint16_t op, unsigned flags);
+int32_t gvs_remote_post(const struct gvs_remote_api *api,
+                        struct apigen_call *c, uint16_t op, unsigned flags);
+int32_t gvs_remote_end(const struct gvs_remote_api *api,
+                       struct apigen_call *c, int32_t r);
+
+/* A reply's leading result; api->unknown if absent. */
+int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
+                                struct apigen_call *c);
+
+#endif
