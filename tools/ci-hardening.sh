@@ -28,7 +28,10 @@ no_leaks_re="^($(echo $asan_no_leaks | tr ' ' '|'))\$"
 step() { printf '\n=== %s (%ds)\n' "$*" "$SECONDS"; }
 
 step "ASan+UBSan build"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGVS_SANITIZE=ON
+# One CUDA architecture: the CUDA programs only serve the e2e tests here,
+# which run them without a GPU.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGVS_SANITIZE=ON \
+    -DGVS_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90
 cmake --build build-asan -j"$jobs"
 
 step "ASan+UBSan suite"
@@ -46,7 +49,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 
 step "fuzzers build"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DGVS_FUZZ=ON -DGVS_BUILD_GPU_TESTS=OFF
+    -DGVS_FUZZ=ON -DGVS_BUILD_GPU_TESTS=OFF -DGVS_WERROR=ON
 cmake --build build-fuzz -j"$jobs" --target gvs-fuzzers
 
 for h in $harnesses; do

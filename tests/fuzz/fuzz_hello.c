@@ -68,11 +68,12 @@ static void plugin_close(void *state)
     opened--;
 }
 
+/* Neither offers anything to other plugins (peer_api NULL). */
 static const struct gvs_plugin alpha = {GVS_PLUGIN_ABI, 1, "alpha",
                                         ALPHA_HASH, ops, alpha_open,
-                                        plugin_close};
+                                        plugin_close, NULL};
 static const struct gvs_plugin beta = {GVS_PLUGIN_ABI, 2, "beta", BETA_HASH,
-                                       ops, beta_open, plugin_close};
+                                       ops, beta_open, plugin_close, NULL};
 
 static struct gvsd_plugins plugins;
 static struct gvs_config cfg;

@@ -31,7 +31,8 @@ __global__ void with_dynamic_shared(int *out, int words)
     }
 }
 
-__global__ void __cluster_dims__(2, 1, 1) clustered(int *out)
+// Without its cluster in the code for GPUs older than sm_90 (check.h).
+__global__ void CLUSTER_DIMS(2, 1, 1) clustered(int *out)
 {
     out[blockIdx.x] = blockIdx.x;
 }

@@ -1,10 +1,10 @@
 # The library image: library_image/kernels.cu as a fat binary for the
-# tests' architecture, in the build tree; the program reads its path from
-# LIBRARY_IMAGE.
+# tests' architectures (GVS_CUDA_ARCH_FLAGS), in the build tree; the
+# program reads its path from LIBRARY_IMAGE.
 set(library_api_image ${CMAKE_BINARY_DIR}/tests/gpu/library_api.fatbin)
 add_custom_command(
   OUTPUT ${library_api_image}
-  COMMAND ${CMAKE_CUDA_COMPILER} -fatbin -arch=sm_${CMAKE_CUDA_ARCHITECTURES}
+  COMMAND ${CMAKE_CUDA_COMPILER} -fatbin ${GVS_CUDA_ARCH_FLAGS}
           -o ${library_api_image}
           ${CMAKE_CURRENT_SOURCE_DIR}/library_image/kernels.cu
   DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/library_image/kernels.cu

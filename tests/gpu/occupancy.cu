@@ -1,6 +1,6 @@
 // Occupancy: blocks per multiprocessor by block size and dynamic shared
 // memory, the shared memory left per block, the templated helpers of
-// cuda_runtime.h built on them, and cluster occupancy on sm_90.
+// cuda_runtime.h built on them, and cluster occupancy on sm_90 and later.
 #include "check.h"
 
 __global__ void light(float *p) { p[threadIdx.x] *= 2; }
@@ -17,7 +17,7 @@ __global__ void heavy(float *p)
     p[threadIdx.x] = t;
 }
 
-__global__ void __cluster_dims__(4, 1, 1) in_clusters(float *p) { p[blockIdx.x] = 1; }
+__global__ void CLUSTER_DIMS(4, 1, 1) in_clusters(float *p) { p[blockIdx.x] = 1; }
 
 static size_t smem_for(int block) { return (size_t)block * 16; }
 
@@ -58,6 +58,10 @@ int main()
                                                         0));
     printf("heavy at 128 through the template: %d\n", per_sm);
 
+    if (!built_for_clusters((const void *)in_clusters)) {
+        printf("clusters: not in the code this GPU runs\n");
+        return 0;
+    }
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
     cfg.gridDim = dim3(64);

@@ -231,12 +231,15 @@ cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels,
     return cudaSuccess;
 }
 
-/* LIBRARY_KERNEL or LIBRARY_SYMBOL (kind given) for a name. */
+/* LIBRARY_KERNEL or LIBRARY_SYMBOL (kind given) for a name.  out is
+ * zeroed first: whatever the result, the caller reads no indeterminate
+ * value. */
 static cudaError_t ask(cudaLibrary_t lib, uint16_t op, int kind,
                        const char *name, uint64_t out[2])
 {
     struct apigen_call c;
     uint32_t id, n, index = 0;
+    out[0] = out[1] = 0;
     if (name == NULL)
         return cudaErrorInvalidValue;
     if (!fe_library_info((struct fe_module *)lib, &id, &n))
