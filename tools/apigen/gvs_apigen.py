@@ -141,6 +141,7 @@ class Desc:
         self.includes = []
         self.fe_includes = []
         self.be_includes = []
+        self.be_call = None
         self.handles = {}
         self.ops = []
 
@@ -320,6 +321,10 @@ def parse_into(d, path, text, seen):
                 raise DescError(path, lineno, "expected <header> or \"header\"")
             {"include": d.includes, "fe-include": d.fe_includes,
              "be-include": d.be_includes}[key].append(rest)
+        elif key == "be-call":
+            if not IDENT.match(rest):
+                raise DescError(path, lineno, "expected 'be-call MACRO'")
+            d.be_call = rest
         elif key == "op":
             if d.plugin is None or d.result is None:
                 raise DescError(path, lineno, "'plugin' and 'result' must come before the first op")
@@ -529,6 +534,14 @@ def gen_be_h(d, src):
         out.append("\n/* Takes the failure r (a result code) of a posted call of a\n"
                    " * generated handler, which has no reply to carry it. */\n")
         out.append("void %s_be_posted_failure(struct gvs_call *call, int r);\n" % d.plugin)
+    if d.be_call:
+        names = sorted({op.name for op in d.ops if op.be == "auto"})
+        out.append("\n/* The API functions the generated handlers call, through\n"
+                   " * %s(NAME): X(NAME) each. */\n" % d.be_call)
+        out.append("#define %s_BE_CALLED(X)" % d.plugin.upper())
+        for n in names:
+            out.append(" \\\n    X(%s)" % n)
+        out.append("\n")
     out.append("\n/* The plugin's op table, ending with GVS_OP_END. */\n")
     out.append("extern const struct gvs_op %s_op_table[];\n\n#endif\n" % d.plugin)
     return "".join(out)
@@ -578,7 +591,8 @@ def be_handler(d, op):
         steps.append("%s_be_enter(call)" % d.plugin)
     steps += [a.handle.be_resolve("a_" + a.name, "h_" + a.name)
               for a in handles if a.handle.takes_call]
-    steps.append("%s(%s)" % (op.name, ", ".join(params)))
+    fn = "%s(%s)" % (d.be_call, op.name) if d.be_call else op.name
+    steps.append("%s(%s)" % (fn, ", ".join(params)))
     o.append("    r = %s;\n" % steps[0])
     for step in steps[1:]:
         o.append("    if (r == %s)\n        r = %s;\n" % (d.success, step))

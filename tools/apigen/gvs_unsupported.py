@@ -1,24 +1,29 @@
 #!/usr/bin/env python3
-"""Stubs for the CUDA runtime functions the frontend does not implement,
-and the coverage table of every function NVIDIA's runtime exports.
+"""Stubs for the CUDA functions a frontend does not implement, and the
+coverage table of every function the NVIDIA library it stands in for
+exports: the runtime (libcudart.so.13) or the driver (libcuda.so.1).
 
-    gvs_unsupported.py --lib LIBCUDART --include-dir DIR [--include-dir DIR...]
+    gvs_unsupported.py [--api cudart|cuda] [--cc CC] [--exports FILE]
+                       --lib LIB --include-dir DIR [--include-dir DIR...]
                        --out-c FILE --out-coverage FILE [--reasons FILE]
                        OBJECT...
 
-LIBCUDART is the toolkit's libcudart.so.13: every function it exports
-must be exported by the frontend.  OBJECTs are the frontend's compiled
-sources (with -ffunction-sections): whatever they define is implemented;
-every other export gets a stub in --out-c with the prototype the toolkit
-headers give it.  --out-coverage classifies each export as forwarded,
-answered locally or not supported (tools/apigen/README.md), the last
-with its reason from --reasons.  Standard library only; output is
-deterministic.
+LIB is the toolkit's library (libcudart.so.13, or lib64/stubs/libcuda.so
+for the driver): every function it exports must be exported by the
+frontend, or, given --exports, every function that file names (one a
+line, unversioned).  OBJECTs are the frontend's compiled sources (with
+-ffunction-sections): whatever they define is implemented; every other
+export gets a stub in --out-c with the prototype the toolkit headers give
+it.  --out-coverage classifies each export as forwarded, answered locally
+or not supported (tools/apigen/README.md), the last with its reason from
+--reasons.  The driver's headers are read through CC's preprocessor.
+Standard library only; output is deterministic.
 """
 
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -31,7 +36,7 @@ import gvs_elf  # noqa: E402
 # the system's GL, EGL and VDPAU headers, which a build machine need not
 # have: the stubs are compiled with tools/apigen/shim, which gives the few
 # types the CUDA prototypes use.
-HEADERS = (
+RUNTIME_HEADERS = (
     ("cuda_runtime_api.h", True),
     ("cuda_profiler_api.h", True),
     ("cuda_gl_interop.h", True),
@@ -41,13 +46,13 @@ HEADERS = (
     ("crt/device_functions.h", False),
 )
 
-# Exports that no toolkit header declares (only CUPTI's callback ids name
-# them).  Prototypes from the machine code of NVIDIA's libcudart.so.13:
-# __cudaGetProcAddress reads no argument and returns 0;
+# Runtime exports that no toolkit header declares (only CUPTI's callback
+# ids name them).  Prototypes from the machine code of NVIDIA's
+# libcudart.so.13: __cudaGetProcAddress reads no argument and returns 0;
 # __cudaRegisterHostVar passes on four arguments and
 # __cudaRegisterUnifiedTable five, the first a module handle, and neither
 # returns a value.
-UNDECLARED = {
+RUNTIME_UNDECLARED = {
     "__cudaGetProcAddress": ("void *", "void"),
     "__cudaRegisterHostVar": ("void", "void **fatCubinHandle, const char *deviceName, "
                                       "char *hostVar, size_t size"),
@@ -55,10 +60,10 @@ UNDECLARED = {
                                            "void *arg3, void *arg4"),
 }
 
-# What a stub returns, by return type, after recording
+# What a runtime stub returns, by return type, after recording
 # cudaErrorNotSupported as the thread's last error (a void stub only
 # records it).  Every exported function's return type must be here.
-FAILURE = {
+RUNTIME_FAILURE = {
     "cudaError_t": "cudaErrorNotSupported",
     "void": None,
     # A pointer: no handle, no table, no string.
@@ -82,11 +87,64 @@ C_TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double",
                 "struct", "enum", "union"}
 
 # Coverage: a function is forwarded when its code can reach one of the
-# client library's request senders ...
+# client library's request senders (other than through the frontend's
+# connection set-up: Api.setup).
 SENDERS = re.compile(r"^gvs_client_(call|post|send)")
-# ... other than through the connection's set-up, which every call makes
-# and which asks the backend for its devices once per session.
-SETUP = ("fe_client",)
+
+
+class Api:
+    """What sets one NVIDIA library apart: where its exports are declared,
+    how its stubs fail, and the words of its coverage table."""
+
+    def __init__(self, name, title, result, not_supported, fail, base_header,
+                 headers, failure, reasons, defines=None, prerequisites=None,
+                 undeclared=None, setup=()):
+        self.name = name                    # the plugin: plugins/NAME
+        self.title = title                  # "CUDA runtime"
+        self.result = result                # the API's error type
+        self.not_supported = not_supported  # its "not supported" value
+        self.fail = fail                    # what unsupported() returns
+        self.base_header = base_header      # the header fe.h includes
+        self.headers = headers              # ((header, C sees it), ...)
+        self.failure = failure              # {return type: failure value}
+        self.reasons = reasons              # the reasons file, in the tree
+        # None: each header's own text is read, macros unexpanded.
+        # Otherwise the macros defined when the headers are read through
+        # the C preprocessor; fe.h defines the same ones.
+        self.defines = defines
+        # {header: the header it needs included first and does not include}
+        self.prerequisites = prerequisites or {}
+        self.undeclared = undeclared or {}  # {name: (return type, params)}
+        self.setup = setup                  # functions every call goes through
+
+
+# The runtime's headers declare each export under its own name (the
+# per-thread variants through renames, which read_prototypes follows),
+# but hide parts from C: they are read as text.  A stub records its
+# failure as the thread's last error.  fe_client is the connection's
+# set-up, which asks the backend for its devices once per session.
+CUDART = Api("cudart", "CUDA runtime", "cudaError_t", "cudaErrorNotSupported",
+             "cudart_fe_ret(cudaErrorNotSupported)", "cuda_runtime_api.h",
+             RUNTIME_HEADERS, RUNTIME_FAILURE, "plugins/cudart/unsupported.reasons",
+             undeclared=RUNTIME_UNDECLARED, setup=("fe_client",))
+
+# cuda.h declares three ABIs under one name through macros (cuMemAlloc is
+# cuMemAlloc_v2, or cuMemAlloc_v2_ptds per thread; the legacy cuMemAlloc
+# is declared only for the driver's own build): preprocessed with
+# __CUDA_API_VERSION_INTERNAL, as NVIDIA builds the driver, the headers
+# declare every export under its exported name.  The interop headers want
+# the system's GL, EGL and VDPAU headers, which tools/apigen/shim stands
+# in for, as for the runtime; cudaVDPAU.h includes none itself.  The
+# driver has no last error: a stub only fails.
+CUDA = Api("cuda", "CUDA driver", "CUresult", "CUDA_ERROR_NOT_SUPPORTED",
+           "CUDA_ERROR_NOT_SUPPORTED", "cuda.h",
+           (("cuda.h", True), ("cudaProfiler.h", True), ("cudaGL.h", True),
+            ("cudaEGL.h", True), ("cudaVDPAU.h", True)),
+           {"CUresult": "CUDA_ERROR_NOT_SUPPORTED"}, "plugins/cuda/unsupported.reasons",
+           defines=("__CUDA_API_VERSION_INTERNAL",),
+           prerequisites={"cudaVDPAU.h": "vdpau/vdpau.h"})
+
+APIS = {api.name: api for api in (CUDART, CUDA)}
 
 TOKEN = re.compile(r"""\s*(?:("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
                    r"""|([A-Za-z_]\w*)|(\.?\d[\w.]*)|(\.\.\.|[^\s\w]))""")
@@ -215,18 +273,20 @@ def insert_name(toks, name):
     return toks[:end] + [name] + toks[end:]
 
 
-def find_declarations(toks, wanted):
-    """[(name, return type tokens, parameter tokens)] of every `extern`
-    declaration of a wanted name."""
-    out, start = [], 0
+def find_declarations(toks, wanted, accept):
+    """[(index, name, return type tokens, parameter tokens)] of every
+    declaration of a wanted name that accept(prefix, braces) takes: the
+    statement's tokens before the name, and the depth of braces around."""
+    out, start, braces = [], 0, 0
     for i, t in enumerate(toks):
         if t in (";", "{", "}"):
+            braces += {"{": 1, "}": -1}.get(t, 0)
             start = i + 1
             continue
         if t not in wanted or i + 1 >= len(toks) or toks[i + 1] != "(":
             continue
         prefix = toks[start:i]
-        if not prefix or prefix[0] != "extern":
+        if not accept(prefix, braces):
             continue  # a call in an inline function, a macro's use
         depth, j = 0, i + 1
         for j in range(i + 1, len(toks)):
@@ -234,38 +294,111 @@ def find_declarations(toks, wanted):
             if depth == 0:
                 break
         if j + 1 < len(toks) and toks[j + 1] == ";":
-            out.append((t, [x for x in prefix if x not in DECORATIONS], toks[i + 2:j]))
+            out.append((i, t, [x for x in prefix if x not in DECORATIONS], toks[i + 2:j]))
     return out
 
 
-def read_prototypes(include_dirs, wanted):
-    """{name: Prototype} for each wanted name, from the first declaration
-    in HEADERS order; every other declaration must have the same types."""
-    protos, renames = {}, {}
-    for header, c_visible in HEADERS:
-        path = next((os.path.join(d, header) for d in include_dirs
-                     if os.path.isfile(os.path.join(d, header))), None)
-        if path is None:
-            raise GenError("%s not found in %s" % (header, " ".join(include_dirs)))
+def extern_declaration(prefix, _braces):
+    """In a header's raw text, where both branches of every #if are seen
+    and C++ inline code too, only an `extern` statement declares."""
+    return bool(prefix) and prefix[0] == "extern"
+
+
+def file_scope_declaration(prefix, braces):
+    """In preprocessed C, a statement at file scope made of type words
+    declares (a typedef of a function pointer names no function)."""
+    return (braces == 0 and bool(prefix) and prefix[0] != "typedef"
+            and all(t == "*" or re.match(r"^[A-Za-z_]\w*$", t) for t in prefix))
+
+
+def find_header(header, include_dirs):
+    path = next((os.path.join(d, header) for d in include_dirs
+                 if os.path.isfile(os.path.join(d, header))), None)
+    if path is None:
+        raise GenError("%s not found in %s" % (header, " ".join(include_dirs)))
+    return path
+
+
+def text_declarations(api, include_dirs, wanted):
+    """The declarations of wanted names in each header's own text, as
+    [(path, header, c_visible, name, return type tokens, parameter
+    tokens)], and the per-thread renames {renamed: base}."""
+    decls, renames = [], {}
+    for header, c_visible in api.headers:
+        path = find_header(header, include_dirs)
         toks, ren = header_tokens(path)
         renames.update(ren)
-        for name, ret, params in find_declarations(toks, wanted):
-            for t in ret:
-                if t.startswith("__") or re.match(r"^[A-Z][A-Z0-9_]+$", t):
-                    raise GenError("%s: unknown annotation %s in the declaration of %s"
-                                   % (path, t, name))
-            p = Prototype(name, render(ret), [param_name(x) for x in split_params(params)],
-                          header, c_visible)
-            have = protos.get(name)
-            if have is None:
-                protos[name] = p
-            elif have.signature() != p.signature():
-                raise GenError("%s: %s is declared as %s here, %s in %s"
-                               % (path, name, p.c_declarator(), have.c_declarator(),
-                                  have.header))
+        decls += [(path, header, c_visible, name, ret, params) for _, name, ret, params
+                  in find_declarations(toks, wanted, extern_declaration)]
+    return decls, renames
+
+
+SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
+LINE_MARKER = re.compile(r'^#\s*\d+\s+"((?:\\.|[^"\\])*)"')
+
+
+def preprocessed_declarations(api, include_dirs, wanted, cc):
+    """The declarations of wanted names in the headers as CC's
+    preprocessor gives them with api.defines, in the same form as
+    text_declarations, each with the header its line markers name."""
+    if cc is None:
+        raise GenError("the %s headers are read through a C preprocessor: give --cc"
+                       % api.name)
+    ours = {os.path.realpath(find_header(h, include_dirs)): (h, v) for h, v in api.headers}
+    src = "".join(include_lines(api, [h for h, _ in api.headers]))
+    cmd = ([cc, "-E", "-x", "c"] + ["-D" + d for d in api.defines]
+           + ["-I" + d for d in include_dirs + [SHIM]] + ["-"])
+    r = subprocess.run(cmd, input=src, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise GenError("%s failed:\n%s" % (" ".join(cmd), r.stderr))
+    toks, origin, where = [], [], None
+    for line in r.stdout.split("\n"):
+        if line.startswith("#"):
+            m = LINE_MARKER.match(line)
+            if m is not None:
+                where = m.group(1)
+                continue  # a marker may fall inside a declaration
+            line = ";"  # a #pragma ends a statement
+        for t in tokenize(line, "the preprocessed headers"):
+            toks.append(t)
+            origin.append(where)
+    decls = []
+    for i, name, ret, params in find_declarations(toks, wanted, file_scope_declaration):
+        path = origin[i]
+        if os.path.realpath(path) not in ours:
+            raise GenError("%s declares %s: not a header of the %s"
+                           % (path, name, api.title))
+        header, c_visible = ours[os.path.realpath(path)]
+        decls.append((path, header, c_visible, name, ret, params))
+    return decls, {}
+
+
+def read_prototypes(api, include_dirs, wanted, cc=None):
+    """{name: Prototype} for each wanted name, from the first declaration
+    in api.headers order; every other declaration must have the same
+    types."""
+    if api.defines is None:
+        decls, renames = text_declarations(api, include_dirs, wanted)
+    else:
+        decls, renames = preprocessed_declarations(api, include_dirs, wanted, cc)
+    protos = {}
+    for path, header, c_visible, name, ret, params in decls:
+        for t in ret:
+            if t.startswith("__") or re.match(r"^[A-Z][A-Z0-9_]+$", t):
+                raise GenError("%s: unknown annotation %s in the declaration of %s"
+                               % (path, t, name))
+        p = Prototype(name, render(ret), [param_name(x) for x in split_params(params)],
+                      header, c_visible)
+        have = protos.get(name)
+        if have is None:
+            protos[name] = p
+        elif have.signature() != p.signature():
+            raise GenError("%s: %s is declared as %s here, %s in %s"
+                           % (path, name, p.c_declarator(), have.c_declarator(),
+                              have.header))
     for name in sorted(wanted - set(protos)):
-        if name in UNDECLARED:
-            ret, params = UNDECLARED[name]
+        if name in api.undeclared:
+            ret, params = api.undeclared[name]
             protos[name] = Prototype(name, ret, [param_name(tokenize(p, name)) for p in
                                                  ([] if params == "void" else params.split(","))],
                                      None, False)
@@ -274,21 +407,22 @@ def read_prototypes(include_dirs, wanted):
         else:
             raise GenError("no toolkit header declares %s" % name)
     for p in protos.values():
-        failure_value(p)
+        failure_value(api, p)
     return protos
 
 
-def failure_value(p):
+def failure_value(api, p):
     key = "*" if p.ret.endswith("*") else p.ret
-    if key not in FAILURE:
-        raise GenError("%s returns %s: choose its failure value in FAILURE" % (p.name, p.ret))
-    return FAILURE[key]
+    if key not in api.failure:
+        raise GenError("%s returns %s: choose its failure value in the %s Api's failure"
+                       % (p.name, p.ret, api.name))
+    return api.failure[key]
 
 
-def stub(p):
-    value = failure_value(p)
+def stub(api, p):
+    value = failure_value(api, p)
     body = ["{\n", "    static atomic_flag logged = ATOMIC_FLAG_INIT;\n"]
-    if p.ret == "cudaError_t":
+    if p.ret == api.result:
         body.append('    return unsupported("%s", &logged);\n' % p.name)
     else:
         body.append('    (void)unsupported("%s", &logged);\n' % p.name)
@@ -298,38 +432,47 @@ def stub(p):
     return "%s\n%s" % (p.c_declarator(), "".join(body))
 
 
-def gen_stubs(protos, missing, soname):
+def include_lines(api, headers):
+    out = []
+    for h in headers:
+        if h in api.prerequisites:
+            out.append("#include <%s>\n" % api.prerequisites[h])
+        out.append("#include <%s>\n" % h)
+    return out
+
+
+def gen_stubs(api, protos, missing, soname):
     out = ["/* Generated by tools/apigen/gvs_unsupported.py from %s and the\n"
            " * toolkit headers: the functions it exports that the frontend does not\n"
            " * implement.  Do not edit. */\n" % soname,
            '#include "fe.h"\n\n#include <stdatomic.h>\n#include <stdio.h>\n']
-    # fe.h includes cuda_runtime_api.h.
+    # fe.h includes the API's main header.
     headers = sorted({protos[n].header for n in missing if protos[n].c_visible}
-                     - {"cuda_runtime_api.h"})
+                     - {api.base_header})
     if headers:
         out.append("\n#pragma GCC visibility push(default)\n")
-        out.extend("#include <%s>\n" % h for h in headers)
+        out.extend(include_lines(api, headers))
         out.append("#pragma GCC visibility pop\n")
     out.append("""
 /* A stub ignores its arguments. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 /* Says once per function that it is missing; fails like any call. */
-static cudaError_t unsupported(const char *name, atomic_flag *logged)
+static %s unsupported(const char *name, atomic_flag *logged)
 {
     if (!atomic_flag_test_and_set(logged))
-        fprintf(stderr, "gvs: %s is not supported yet\\n", name);
-    return cudart_fe_ret(cudaErrorNotSupported);
+        fprintf(stderr, "gvs: %%s is not supported yet\\n", name);
+    return %s;
 }
 
 #pragma GCC visibility push(default)
-""")
+""" % (api.result, api.fail))
     hidden = [n for n in missing if not protos[n].c_visible]
     if hidden:
         out.append("\n/* Declared for C by no toolkit header. */\n")
         out.extend("%s;\n" % protos[n].c_declarator() for n in hidden)
     for n in missing:
-        out.append("\n" + stub(protos[n]))
+        out.append("\n" + stub(api, protos[n]))
     out.append("\n#pragma GCC visibility pop\n")
     return "".join(out)
 
@@ -338,7 +481,7 @@ class Objects:
     """The frontend's compiled sources: the functions they define, and
     which sections refer to which (one function per section)."""
 
-    def __init__(self, paths):
+    def __init__(self, paths, setup):
         self.functions = {}  # global function name -> node
         self.edges = {}      # node (object index, section) -> nodes and undefined names
         per_object, globals_ = [], {}
@@ -361,9 +504,9 @@ class Objects:
                     raise GenError("%s: %s share a section: compile with -ffunction-sections"
                                    % (path, ", ".join(sorted(names.values()))))
         self.barrier = set()
-        for b in SETUP:
+        for b in setup:
             if b not in self.functions:
-                raise GenError("the frontend defines no %s: update SETUP" % b)
+                raise GenError("the frontend defines no %s: update its Api's setup" % b)
             self.barrier.add(self.functions[b])
         for k, (elf, syms) in enumerate(per_object):
             for section, symidx in elf.relocations():
@@ -417,7 +560,7 @@ def reason_for(entries, name):
     return None
 
 
-def gen_coverage(exports, objs, soname, reasons=()):
+def gen_coverage(api, exports, objs, soname, reasons=()):
     status = {}
     for name in exports:
         if name not in objs.functions:
@@ -428,20 +571,20 @@ def gen_coverage(exports, objs, soname, reasons=()):
             status[name] = "answered locally"
     count = {s: sum(1 for v in status.values() if v == s)
              for s in ("forwarded", "answered locally", "not supported")}
-    out = ["# CUDA runtime coverage\n\n",
+    out = ["# %s coverage\n\n" % api.title,
            "Generated from the build by `tools/apigen/gvs_unsupported.py`; do not\n"
            "edit.  Refresh it after a build with\n"
-           "`cmake --build build --target cudart_coverage`.\n\n",
+           "`cmake --build build --target %s_coverage`.\n\n" % api.name,
            "Of the %d functions NVIDIA's `%s` exports, gvs's frontend\n" % (len(status), soname),
            "forwards **%d** to the backend, answers **%d** locally, and does not\n"
-           "support **%d** yet (they return `cudaErrorNotSupported` and say so once\n"
+           "support **%d** yet (they return `%s` and say so once\n"
            "on stderr).\n\n" % (count["forwarded"], count["answered locally"],
-                                count["not supported"]),
+                                count["not supported"], api.not_supported),
            "* forwarded: its code can send a request to the backend (beyond the\n"
            "  session's set-up, which every call makes once).\n"
            "* answered locally: implemented in the frontend alone.\n"
            "* not supported: a generated stub, with the reason gvs leaves it so\n"
-           "  (plugins/cudart/unsupported.reasons).\n\n",
+           "  (%s).\n\n" % api.reasons,
            "| function | status | reason |\n|---|---|---|\n"]
     for name in sorted(status, key=lambda n: (n.lstrip("_").lower(), n)):
         why = ""
@@ -449,6 +592,13 @@ def gen_coverage(exports, objs, soname, reasons=()):
             why = reason_for(reasons, name) or ""
         out.append("| `%s` | %s | %s |\n" % (name, status[name], why))
     return "".join(out)
+
+
+def read_exports(path):
+    """{name: ""} of an exports list: a name a line, `#` comments."""
+    with open(path, encoding="utf-8") as f:
+        names = [line.strip() for line in f]
+    return {n: "" for n in names if n and not n.startswith("#")}
 
 
 def write_file(path, text):
@@ -461,7 +611,12 @@ def write_file(path, text):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", required=True, help="the toolkit's libcudart.so.13")
+    ap.add_argument("--api", choices=sorted(APIS), default=CUDART.name,
+                    help="the library the frontend stands in for")
+    ap.add_argument("--cc", help="the C compiler, to preprocess the driver's headers")
+    ap.add_argument("--lib", required=True,
+                    help="the toolkit's library (libcudart.so.13, stubs/libcuda.so)")
+    ap.add_argument("--exports", help="the functions to export, if not LIB's")
     ap.add_argument("--include-dir", action="append", required=True,
                     help="the toolkit's include directory")
     ap.add_argument("--out-c", required=True, help="the stubs to write")
@@ -469,15 +624,17 @@ def main(argv):
     ap.add_argument("--reasons", help="why the unsupported functions are so")
     ap.add_argument("objects", nargs="+", help="the frontend's object files")
     ns = ap.parse_args(argv)
+    api = APIS[ns.api]
     try:
         lib = gvs_elf.Elf(ns.lib)
-        exports, soname = lib.exported_functions(), lib.soname()
-        objs = Objects(ns.objects)
-        protos = read_prototypes(ns.include_dir, set(exports))
+        soname = lib.soname()
+        exports = read_exports(ns.exports) if ns.exports else lib.exported_functions()
+        objs = Objects(ns.objects, api.setup)
+        protos = read_prototypes(api, ns.include_dir, set(exports), ns.cc)
         missing = sorted(set(exports) - set(objs.functions))
-        write_file(ns.out_c, gen_stubs(protos, missing, soname))
+        write_file(ns.out_c, gen_stubs(api, protos, missing, soname))
         reasons = read_reasons(ns.reasons) if ns.reasons else []
-        write_file(ns.out_coverage, gen_coverage(exports, objs, soname, reasons))
+        write_file(ns.out_coverage, gen_coverage(api, exports, objs, soname, reasons))
     except (GenError, gvs_elf.ElfError, OSError) as e:
         print("gvs_unsupported: %s" % e, file=sys.stderr)
         return 1

@@ -177,6 +177,17 @@ class Handles(unittest.TestCase):
         self.assertEqual(at, sorted(at))
         self.assertNotIn("demo_be_demowait", gvs_apigen.gen_be_h(parse(HANDLES), "demo.api"))
 
+    def test_backend_calls_through_the_plugins_macro(self):
+        d = parse(GOOD.replace("include <demo.h>\n",
+                               "include <demo.h>\nbe-call DEMO_DRV\n"))
+        c = gvs_apigen.gen_be_c(d, "demo.api")
+        self.assertIn("r = DEMO_DRV(demoSet)((int)a_value, (size_t)a_bytes);", c)
+        h = gvs_apigen.gen_be_h(d, "demo.api")
+        self.assertIn("#define DEMO_BE_CALLED(X) \\\n    X(demoGetCount) \\\n"
+                      "    X(demoSet)\n", h)
+        self.assertEqual(d.table_hash(), parse(GOOD).table_hash())
+        self.assertNotIn("DEMO_BE_CALLED", gvs_apigen.gen_be_h(parse(GOOD), "demo.api"))
+
     def test_types_and_twins_are_hashed(self):
         base = parse(HANDLES).table_hash()
         for changed in (HANDLES.replace(" ptsz", ""),
@@ -208,6 +219,7 @@ class Malformed(unittest.TestCase):
         (GOOD + "op 9 f notify inline\n", 7, "notify op takes no other"),
         (GOOD + "op 9 f notify : in int x\n", 7, "notify op takes no other"),
         (GOOD + "frobnicate\n", 7, "unknown directive"),
+        (GOOD + "be-call 1x\n", 7, "expected 'be-call MACRO'"),
         ("plugin demo 7\nplugin demo 8\n", 2, "plugin given twice"),
         ("plugin demo\n", 1, "expected 'plugin NAME ID'"),
         ("plugin demo 1\nresult t\n", 2, "expected 'result TYPE"),

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Unit tests of gvs_unsupported.py and gvs_elf.py.
 
-usage: test_gvs_unsupported.py CC LIBCUDART CUDA_INCLUDE_DIR...
+usage: test_gvs_unsupported.py [--api cudart|cuda] [--exports FILE]
+                               CC LIB CUDA_INCLUDE_DIR...
 
-CC compiles the test objects and checks the stubs of every export of
-LIBCUDART (the toolkit's libcudart.so.13) against the toolkit's headers."""
+CC compiles the test objects and checks the stubs of every export of LIB
+(the toolkit's libcudart.so.13, or its stubs/libcuda.so with --api cuda),
+or of every function FILE lists, against the toolkit's headers."""
 
 import os
 import subprocess
@@ -18,10 +20,16 @@ sys.path.insert(0, HERE)
 import gvs_elf  # noqa: E402
 import gvs_unsupported as gu  # noqa: E402
 
-CC = LIB = None
+CC = LIB = EXPORTS = None
+API = gu.CUDART
 INCLUDES = []
+# The frontend's fe.h, reduced to what the stubs use.
+FE_H = {
+    "cudart": "#include <cuda_runtime_api.h>\ncudaError_t cudart_fe_ret(cudaError_t r);\n",
+    "cuda": "#define __CUDA_API_VERSION_INTERNAL\n#include <cuda.h>\n",
+}
 
-API = """\
+RUNTIME_API = """\
 #define cudaA __CUDART_API_PTDS(cudaA)
 /* cudaB(int) in a comment is no declaration */
 extern __host__ __cudart_builtin__ cudaError_t CUDARTAPI cudaA(int *x,
@@ -38,23 +46,24 @@ extern void cudaE(void);
 """
 
 
-def include_dir(tmp, api):
-    for header, _ in gu.HEADERS:
+def include_dir(tmp, api, text):
+    """A toolkit whose main header is text, its other headers empty."""
+    for header, _ in api.headers:
         path = os.path.join(tmp, header)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            f.write(api if header == "cuda_runtime_api.h" else "")
+            f.write(text if header == api.base_header else "")
     return tmp
 
 
-def prototypes(api, wanted):
+def prototypes(text, wanted, api=gu.CUDART):
     with tempfile.TemporaryDirectory() as tmp:
-        return gu.read_prototypes([include_dir(tmp, api)], set(wanted))
+        return gu.read_prototypes(api, [include_dir(tmp, api, text)], set(wanted), CC)
 
 
 class Prototypes(unittest.TestCase):
     def test_declarations(self):
-        p = prototypes(API, ["cudaA", "cudaA_ptds", "cudaB", "cudaC", "cudaD", "cudaE"])
+        p = prototypes(RUNTIME_API, ["cudaA", "cudaA_ptds", "cudaB", "cudaC", "cudaD", "cudaE"])
         self.assertEqual(p["cudaA"].c_declarator(),
                          "cudaError_t cudaA(int *x, unsigned int flags)")
         self.assertTrue(p["cudaA"].c_visible)
@@ -69,18 +78,18 @@ class Prototypes(unittest.TestCase):
                          "cudaError_t cudaD(void (*cb)(void *, int), const char *fmt, ...)")
         self.assertEqual(p["cudaE"].c_declarator(), "void cudaE(void)")
         self.assertIn("return (struct cudaChannelFormatDesc){0, 0, 0, 0, "
-                      "cudaChannelFormatKindNone};", gu.stub(p["cudaC"]))
+                      "cudaChannelFormatKindNone};", gu.stub(gu.CUDART, p["cudaC"]))
 
     def test_undeclared(self):
         p = prototypes("", ["__cudaGetProcAddress", "__cudaRegisterUnifiedTable"])
         self.assertEqual(p["__cudaGetProcAddress"].c_declarator(),
                          "void *__cudaGetProcAddress(void)")
-        self.assertIn("return NULL;", gu.stub(p["__cudaGetProcAddress"]))
-        self.assertNotIn("return", gu.stub(p["__cudaRegisterUnifiedTable"]))
+        self.assertIn("return NULL;", gu.stub(gu.CUDART, p["__cudaGetProcAddress"]))
+        self.assertNotIn("return", gu.stub(gu.CUDART, p["__cudaRegisterUnifiedTable"]))
 
-    def assertFails(self, api, wanted, message):
+    def assertFails(self, text, wanted, message, api=gu.CUDART):
         with self.assertRaises(gu.GenError) as cm:
-            prototypes(api, wanted)
+            prototypes(text, wanted, api)
         self.assertIn(message, str(cm.exception))
 
     def test_errors(self):
@@ -91,6 +100,46 @@ class Prototypes(unittest.TestCase):
                          "unknown annotation NEW_ANNOTATION")
         self.assertFails("extern float cudaF(void);\n", ["cudaF"],
                          "cudaF returns float: choose its failure value")
+
+    # The driver's way: one name, three ABIs, told apart by the macros
+    # of the driver's own build.
+    DRIVER_API = """\
+#ifdef __CUDA_API_VERSION_INTERNAL
+#define PTDS(api) api ## _ptds
+#else
+#define PTDS(api) api
+#endif
+#define cuA PTDS(cuA_v2)
+#define cuB cuB_v2
+typedef int CUresult;
+typedef CUresult (*PFN_cuB)(int x);
+CUresult CUDAAPI_NONE cuA(int *p,
+    unsigned n);
+CUresult cuB(long x);
+static inline CUresult cuC(void) { return cuB(0); }
+#ifdef __CUDA_API_VERSION_INTERNAL
+#undef cuA
+#undef cuB
+CUresult cuA(int *p);
+CUresult cuA_v2(int *p, unsigned n);
+CUresult cuB(int x);
+#endif
+"""
+
+    def test_preprocessed(self):
+        text = "#define CUDAAPI_NONE\n" + self.DRIVER_API
+        p = prototypes(text, ["cuA", "cuA_v2", "cuA_v2_ptds", "cuB", "cuB_v2"], gu.CUDA)
+        self.assertEqual(p["cuA"].c_declarator(), "CUresult cuA(int *p)")
+        self.assertEqual(p["cuA_v2"].c_declarator(), "CUresult cuA_v2(int *p, unsigned n)")
+        self.assertEqual(p["cuA_v2_ptds"].c_declarator(),
+                         "CUresult cuA_v2_ptds(int *p, unsigned n)")
+        self.assertEqual(p["cuB"].c_declarator(), "CUresult cuB(int x)")
+        self.assertEqual(p["cuB_v2"].c_declarator(), "CUresult cuB_v2(long x)")
+        self.assertTrue(all(x.c_visible and x.header == "cuda.h" for x in p.values()))
+        self.assertIn("return unsupported(\"cuB\", &logged);", gu.stub(gu.CUDA, p["cuB"]))
+        # An inline function's call declares nothing.
+        self.assertFails(text, ["cuC"], "no toolkit header declares cuC", gu.CUDA)
+        self.assertFails("#error broken\n", ["cuA"], "-E", gu.CUDA)
 
 
 class Toolkit(unittest.TestCase):
@@ -106,16 +155,15 @@ class Toolkit(unittest.TestCase):
         self.assertEqual(gvs_elf.Elf(LIB).exported_functions(), nm)
 
     def test_every_stub_matches_its_declaration(self):
-        exports = gvs_elf.Elf(LIB).exported_functions()
-        protos = gu.read_prototypes(INCLUDES, set(exports))
+        lib = gvs_elf.Elf(LIB)
+        exports = gu.read_exports(EXPORTS) if EXPORTS else lib.exported_functions()
+        protos = gu.read_prototypes(API, INCLUDES, set(exports), CC)
         with tempfile.TemporaryDirectory() as tmp:
-            # The frontend's fe.h, reduced to what the stubs use.
             with open(os.path.join(tmp, "fe.h"), "w") as f:
-                f.write("#include <cuda_runtime_api.h>\n"
-                        "cudaError_t cudart_fe_ret(cudaError_t r);\n")
+                f.write(FE_H[API.name])
             src = os.path.join(tmp, "stubs.c")
             with open(src, "w") as f:
-                f.write(gu.gen_stubs(protos, sorted(exports), "libcudart.so.13"))
+                f.write(gu.gen_stubs(API, protos, sorted(exports), lib.soname()))
             args = [CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
                     "-I", tmp, "-I", os.path.join(HERE, "shim")]
             r = subprocess.run(args + ["-I" + d for d in INCLUDES] + [src],
@@ -140,13 +188,13 @@ int cudaAlone(int x) { return x + 1; }
         with open(src, "w") as f:
             f.write(self.SOURCE)
         subprocess.run([CC, "-c", "-O2", "-fPIC", "-o", obj, src] + list(flags), check=True)
-        return gu.Objects([obj])
+        return gu.Objects([obj], gu.CUDART.setup)
 
     def test_classification(self):
         with tempfile.TemporaryDirectory() as tmp:
             objs = self.objects(tmp, "-ffunction-sections", "-fdata-sections")
-        text = gu.gen_coverage({"cudaFwd": "", "cudaLocal": "", "cudaAlone": "",
-                                "cudaMissing": ""}, objs, "libcudart.so.13")
+        text = gu.gen_coverage(gu.CUDART, {"cudaFwd": "", "cudaLocal": "", "cudaAlone": "",
+                                           "cudaMissing": ""}, objs, "libcudart.so.13")
         self.assertIn("forwards **1** to the backend, answers **2** locally, "
                       "and does not\nsupport **1** yet", text)
         self.assertIn("| `cudaFwd` | forwarded |", text)
@@ -166,7 +214,7 @@ int cudaAlone(int x) { return x + 1; }
                 gu.read_reasons(path)
         self.assertEqual(gu.reason_for(reasons, "cudaMissing"), "prefix reason")
         self.assertIsNone(gu.reason_for(reasons, "cudaFwd"))
-        text = gu.gen_coverage({"cudaFwd": "", "cudaMissing": ""}, objs,
+        text = gu.gen_coverage(gu.CUDART, {"cudaFwd": "", "cudaMissing": ""}, objs,
                                "libcudart.so.13", reasons)
         self.assertIn("| `cudaMissing` | not supported | prefix reason |", text)
         self.assertIn("| `cudaFwd` | forwarded |  |", text)
@@ -179,8 +227,13 @@ int cudaAlone(int x) { return x + 1; }
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    if args[:1] == ["--api"] and len(args) > 1 and args[1] in gu.APIS:
+        API, args = gu.APIS[args[1]], args[2:]
+    if args[:1] == ["--exports"] and len(args) > 1:
+        EXPORTS, args = args[1], args[2:]
+    if len(args) < 3:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    CC, LIB, INCLUDES = sys.argv[1], sys.argv[2], sys.argv[3:]
+    CC, LIB, INCLUDES = args[0], args[1], args[2:]
     unittest.main(argv=sys.argv[:1])

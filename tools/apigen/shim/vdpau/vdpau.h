@@ -1,6 +1,6 @@
 /* Stands in for the system's vdpau/vdpau.h when gvs_unsupported.py's
- * stubs include cuda_vdpau_interop.h: the types its prototypes use, as
- * VDPAU defines them. */
+ * stubs include cuda_vdpau_interop.h or cudaVDPAU.h: the types their
+ * prototypes use, as VDPAU defines them. */
 #ifndef GVS_SHIM_VDPAU_H
 #define GVS_SHIM_VDPAU_H
 

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""cudart.coverage: the committed docs/coverage.md is the one the build
-generated from the current frontend (tools/apigen/gvs_unsupported.py).
+"""A committed coverage table (docs/coverage*.md) is the one the build
+generated from the current frontend (gvs_unsupported.py).
 
-usage: check_coverage.py GENERATED COMMITTED"""
+usage: check_coverage.py GENERATED COMMITTED TARGET
+TARGET is the build target that refreshes COMMITTED."""
 
 import difflib
 import sys
 
 
 def main(argv):
-    generated, committed = argv
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    generated, committed, target = argv
     with open(generated, encoding="utf-8") as f:
         new = f.read().splitlines(keepends=True)
     try:
@@ -22,7 +26,7 @@ def main(argv):
         return 0
     sys.stdout.writelines(difflib.unified_diff(old, new, committed, generated))
     print("FAIL: %s is out of date; refresh it with "
-          "`cmake --build <build dir> --target cudart_coverage`" % committed)
+          "`cmake --build <build dir> --target %s`" % (committed, target))
     return 1
 
 

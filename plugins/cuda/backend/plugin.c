@@ -1,0 +1,44 @@
+/* The CUDA driver backend plugin, gvs-cuda.so (be.h). */
+#include "be.h"
+
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+/* The driver is resolved at the first call that needs it, not here: a
+ * session that never calls the driver API never loads it. */
+static int session_open(const struct gvs_host_api *host,
+                        struct gvs_session *session, void **state)
+{
+    struct cuda_be_session *s = gvs_calloc(1, sizeof(*s));
+    if (s == NULL)
+        return GVS_E_NOMEM;
+    s->host = host;
+    s->session = session;
+    *state = s;
+    return 0;
+}
+
+static void session_close(void *state)
+{
+    gvs_free(state);
+}
+
+static const struct gvs_plugin plugin = {
+    .abi = GVS_PLUGIN_ABI,
+    .id = CUDA_PLUGIN_ID,
+    .name = CUDA_PLUGIN_NAME,
+    .table_hash = CUDA_TABLE_HASH,
+    .ops = cuda_op_table,
+    .session_open = session_open,
+    .session_close = session_close,
+};
+
+__attribute__((visibility("default"))) int
+gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out)
+{
+    if (abi != GVS_PLUGIN_ABI)
+        return GVS_E_VERSION;
+    *out = &plugin;
+    return 0;
+}

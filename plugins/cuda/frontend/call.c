@@ -1,0 +1,115 @@
+/* The round trips of the generated calls (cuda_fe_gen.c), on the
+ * remoting layer's (gvs_remote.h), and the driver's initialization
+ * state. */
+#include "call.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+#include "gvs_remote.h"
+
+static const struct gvs_client_plugin plugin = {
+    .id = CUDA_PLUGIN_ID,
+    .name = CUDA_PLUGIN_NAME,
+    .table_hash = CUDA_TABLE_HASH,
+};
+
+/* The connection's failure once it is known dead (sticky, as the
+ * driver's own initialization failures are); CUDA_SUCCESS while usable. */
+static _Atomic int dead_code = CUDA_SUCCESS;
+static _Atomic int connected;
+/* cuInit succeeded in this process (this session, after a fork). */
+static _Atomic int initialized;
+
+/* A forked child's client makes a new session, whose driver has not been
+ * initialized. */
+static void fork_child(void)
+{
+    atomic_store(&connected, 0);
+    atomic_store(&initialized, 0);
+}
+
+__attribute__((constructor)) static void cuda_fe_register(void)
+{
+    /* The only failure is a full plugin table: every call then fails at
+     * the handshake, which reports it. */
+    (void)gvs_client_register(&plugin);
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+void cuda_fe_set_initialized(void)
+{
+    atomic_store(&initialized, 1);
+}
+
+/* No server is a machine with no device; a server lost mid-session, a
+ * device that went away. */
+static int32_t transport_code(int rc)
+{
+    (void)rc;
+    int e = atomic_load(&connected) ? CUDA_ERROR_DEVICE_UNAVAILABLE
+                                    : CUDA_ERROR_NO_DEVICE;
+    int expected = CUDA_SUCCESS;
+    atomic_compare_exchange_strong(&dead_code, &expected, e);
+    return atomic_load(&dead_code);
+}
+
+static int32_t client_code(struct gvs_client **out)
+{
+    int rc = gvs_client_get(out);
+    if (rc < 0)
+        return transport_code(rc);
+    atomic_store(&connected, 1);
+    return atomic_load(&dead_code);
+}
+
+static const struct gvs_remote_api api = {
+    .plugin = CUDA_PLUGIN_ID,
+    .success = CUDA_SUCCESS,
+    .nomem = CUDA_ERROR_OUT_OF_MEMORY,
+    .unknown = CUDA_ERROR_UNKNOWN,
+    .client = client_code,
+    .transport_error = transport_code,
+};
+
+/* Before cuInit the driver answers every call but these with
+ * CUDA_ERROR_NOT_INITIALIZED. */
+static int needs_init(uint16_t op)
+{
+    return op != CUDA_OP_cuInit && op != CUDA_OP_cuDriverGetVersion &&
+           !atomic_load(&initialized);
+}
+
+CUresult cuda_fe_begin(struct apigen_call *c)
+{
+    return (CUresult)gvs_remote_begin(&api, c);
+}
+
+CUresult cuda_fe_run(struct apigen_call *c, uint16_t op, unsigned flags)
+{
+    if (needs_init(op)) {
+        c->get = NULL; /* no reply for end to check */
+        return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    return (CUresult)gvs_remote_run(&api, c, op, flags);
+}
+
+CUresult cuda_fe_post(struct apigen_call *c, uint16_t op, unsigned flags)
+{
+    if (needs_init(op))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return (CUresult)gvs_remote_post(&api, c, op, flags);
+}
+
+CUresult cuda_fe_end(struct apigen_call *c, CUresult r)
+{
+    return (CUresult)gvs_remote_end(&api, c, r);
+}
+
+/* The driver keeps no last error. */
+CUresult cuda_fe_ret(CUresult r)
+{
+    return r;
+}

@@ -1,0 +1,25 @@
+/*
+ * Private contracts between the files of the CUDA driver frontend
+ * (libcuda.so.1).  The library is built with hidden visibility; the
+ * driver's declarations below get default visibility so that the
+ * functions defined against them are exported, and the version script
+ * keeps everything else out of the dynamic symbol table.
+ *
+ * cuda.h maps the names a program writes to the current ABI
+ * (cuMemAlloc is cuMemAlloc_v2, or a _ptds/_ptsz variant per thread).
+ * The library exports every ABI under its own name, the legacy ones
+ * included, so it sees cuda.h as NVIDIA's driver build does, with
+ * __CUDA_API_VERSION_INTERNAL: each export declared under its exported
+ * name.  tools/apigen/gvs_unsupported.py reads the headers the same way.
+ *
+ * Must be included before any CUDA header.
+ */
+#ifndef CUDA_FE_H
+#define CUDA_FE_H
+
+#define __CUDA_API_VERSION_INTERNAL
+#pragma GCC visibility push(default)
+#include <cuda.h>
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Linked with `-lcuda` against the frontend's directory, as Triton
+ * compiles its launchers: cuda.h maps the names written here to the
+ * current ABI (cuMemAlloc to cuMemAlloc_v2; cuStreamQuery to
+ * cuStreamQuery_ptsz under CUDA_API_PER_THREAD_DEFAULT_STREAM), which
+ * the frontend must export.  Prints "ok" when the calls fail as stubs do.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cudaProfiler.h>
+
+int main(void)
+{
+    CUdeviceptr p = 0;
+    const char *s = NULL;
+    if (cuCtxSynchronize() != CUDA_ERROR_NOT_SUPPORTED ||
+        cuMemAlloc(&p, 16) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuMemcpyHtoD(p, &s, sizeof(s)) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuStreamQuery(NULL) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuProfilerStart() != CUDA_ERROR_NOT_SUPPORTED ||
+        cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||
+        strcmp(s, "operation not supported") != 0) {
+        printf("FAIL\n");
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}

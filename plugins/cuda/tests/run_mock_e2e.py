@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""cuda.mock_*: runs a driver API program (linked with -lcuda) against the
+build's libcuda.so.1 and a private gvsd whose plugin dir holds the
+mock-driver gvs-cuda.so and the remoting layer, over one transport; the
+program checks the mock's answers itself and prints "ok".
+
+usage: run_mock_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM
+                       [--transport unix|tcp|shm] [--arg ARG]..."""
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    for name in ("gvsd", "plugin_dir", "frontend_dir", "program"):
+        ap.add_argument(name)
+    ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
+                    default="unix")
+    ap.add_argument("--arg", action="append", default=[])
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.transport == "tcp":
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                uri = "tcp://127.0.0.1:%d" % s.getsockname()[1]
+        else:
+            uri = "%s://%s/gvsd.sock" % (a.transport, tmp)
+        conf = os.path.join(tmp, "gvs.conf")
+        with open(conf, "w") as f:
+            f.write("# empty: the command line says it all\n")
+        r, w = os.pipe()
+        gvsd = subprocess.Popen(
+            [a.gvsd, "--listen", uri, "--plugin-dir", a.plugin_dir,
+             "--config", conf, "--ready-fd", str(w)], pass_fds=(w,))
+        os.close(w)
+        with os.fdopen(r) as ready:
+            if ready.read().strip() != "ready":
+                gvsd.kill()
+                print("FAILED: gvsd did not start on %s" % uri)
+                return 1
+        env = dict(os.environ, GVS_SERVER=uri,
+                   LD_LIBRARY_PATH=a.frontend_dir)
+        try:
+            p = subprocess.run([a.program] + a.arg, env=env,
+                               capture_output=True, text=True, timeout=120)
+        finally:
+            gvsd.terminate()
+            gvsd.wait(timeout=30)
+        sys.stdout.write(p.stdout)
+        sys.stderr.write(p.stderr)
+        if p.returncode != 0 or not p.stdout.endswith("ok\n"):
+            print("FAILED: %s exited %d" % (a.program, p.returncode))
+            return 1
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
