@@ -82,8 +82,12 @@ class Target:
     def cmd(self, prog):
         if self.name == "native":
             return prog
-        return [os.path.join(self.build, "bin", "gvs"), "run", "--server",
-                self.uri, "--"] + prog
+        # GVS_TEST_NOGPU (tests/gpu/compare.py): the client runs where the
+        # GPU is hidden from it, gvsd outside.
+        nogpu = os.environ.get("GVS_TEST_NOGPU")
+        return ([nogpu] if nogpu else []) + [
+            os.path.join(self.build, "bin", "gvs"), "run", "--server",
+            self.uri, "--"] + prog
 
     def start(self, prog):
         env = native_env()
