@@ -25,7 +25,9 @@
  * the generated ones (CUDA_BE_CALLED). */
 #define CUDA_BE_CALLED_BY_HAND(X)                                            \
     X(cuDeviceGetName)                                                       \
-    X(cuDeviceTotalMem_v2)
+    X(cuDeviceTotalMem_v2)                                                   \
+    X(cuDeviceGetPCIBusId)                                                   \
+    X(cuDeviceGetByPCIBusId)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

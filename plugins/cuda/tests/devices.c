@@ -1,7 +1,8 @@
 /*
  * Driver API device queries, as a program linked with -lcuda makes them:
  * what the driver answers before cuInit, bad arguments, and each
- * device's name, UUID, memory, compute capability and attributes.
+ * device's name, UUID, memory, compute capability, attributes, PCI bus
+ * id, properties and peers.
  * Prints them: the GPU test compares the output natively and through
  * gvs (tests/gpu/compare.py).  With --mock it also checks the values of
  * the tests' mock driver (mock_driver.c) and prints "ok".
@@ -43,11 +44,35 @@ static int device(CUdevice i, int mock)
           CUDA_SUCCESS);
     CHECK(cuDeviceGetAttribute(NULL, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d) ==
           CUDA_ERROR_INVALID_VALUE);
-    printf("device %d: %s, %zu bytes, sm_%d%d, %d SMs, PCI bus %d, uuid ",
-           (int)d, name, bytes, major, minor, sms, bus);
+    char bus_id[32], short_id[4];
+    CUdevice again = -1;
+    CUdevprop prop;
+    size_t width = 0;
+    int affinity = -1;
+    CHECK(cuDeviceGetPCIBusId(bus_id, sizeof(bus_id), d) == CUDA_SUCCESS);
+    CHECK(cuDeviceGetPCIBusId(short_id, sizeof(short_id), d) ==
+              CUDA_SUCCESS &&
+          strlen(short_id) == 3);
+    CHECK(cuDeviceGetByPCIBusId(&again, bus_id) == CUDA_SUCCESS && again == d);
+    CHECK(cuDeviceGetByPCIBusId(&again, "not a bus id") ==
+          CUDA_ERROR_INVALID_VALUE);
+    /* Deprecated, and still called by programs. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(cuDeviceGetProperties(&prop, d) == CUDA_SUCCESS);
+#pragma GCC diagnostic pop
+    CHECK(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 4,
+                                             d) == CUDA_SUCCESS);
+    CHECK(cuDeviceGetExecAffinitySupport(
+              &affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT, d) == CUDA_SUCCESS);
+    printf("device %d: %s, %zu bytes, sm_%d%d, %d SMs, PCI bus %d (%s), uuid ",
+           (int)d, name, bytes, major, minor, sms, bus, bus_id);
     for (int b = 0; b < 16; b++)
         printf("%02x", (unsigned char)uuid.bytes[b]);
-    printf("\n");
+    printf("\n  %d threads per block, SIMD %d, clock %d kHz, 1D linear "
+           "texture width %zu, SM-count affinity %d\n",
+           prop.maxThreadsPerBlock, prop.SIMDWidth, prop.clockRate, width,
+           affinity);
     if (mock) {
         char want[64];
         snprintf(want, sizeof(want), "gvs mock GPU %d", (int)d);
@@ -77,6 +102,15 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (device(i, mock) != 0)
             return 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int can = -1, rank = -1;
+            CHECK(cuDeviceCanAccessPeer(&can, i, j) == CUDA_SUCCESS);
+            CUresult r = cuDeviceGetP2PAttribute(
+                &rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, i, j);
+            printf("peer %d -> %d: access %d, rank %d (%d)\n", i, j, can,
+                   rank, (int)r);
+        }
     if (mock) {
         CHECK(v == 13000 && n == 2);
         printf("ok\n");

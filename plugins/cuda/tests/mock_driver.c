@@ -102,8 +102,87 @@ static CUresult mock_name(char *name, int len, CUdevice dev)
     return r;
 }
 
+static CUresult mock_peer(int *can, CUdevice dev, CUdevice peer)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        r = check_dev(peer);
+    if (r == CUDA_SUCCESS)
+        *can = dev != peer;
+    return r;
+}
+
+static CUresult mock_p2p(int *value, CUdevice_P2PAttribute attrib,
+                         CUdevice src, CUdevice dst)
+{
+    CUresult r = check_dev(src);
+    if (r == CUDA_SUCCESS)
+        r = check_dev(dst);
+    if (r == CUDA_SUCCESS && src == dst)
+        r = CUDA_ERROR_INVALID_DEVICE;
+    if (r == CUDA_SUCCESS)
+        *value = attrib == CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ? 0 : 1;
+    return r;
+}
+
+static CUresult mock_properties(CUdevprop *prop, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS) {
+        memset(prop, 0, sizeof(*prop));
+        prop->maxThreadsPerBlock = 1024;
+        prop->SIMDWidth = 32;
+        prop->clockRate = 1980000;
+    }
+    return r;
+}
+
+static CUresult mock_tex1d(size_t *width, CUarray_format format,
+                           unsigned channels, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS && (channels < 1 || channels > 4 || format == 0))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *width = (size_t)1 << 28;
+    return r;
+}
+
+static CUresult mock_affinity(int *pi, CUexecAffinityType type, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *pi = type == CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    return r;
+}
+
+static CUresult mock_bus_id(char *id, int len, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        snprintf(id, (size_t)len, "0000:%02x:00.0", 0x18 + (int)dev);
+    return r;
+}
+
+static CUresult mock_by_bus_id(CUdevice *dev, const char *id)
+{
+    unsigned bus;
+    if (sscanf(id, "0000:%2x:00.0", &bus) != 1 || bus < 0x18 ||
+        bus >= 0x18 + MOCK_DEVICES)
+        return CUDA_ERROR_INVALID_VALUE;
+    *dev = (CUdevice)(bus - 0x18);
+    return CUDA_SUCCESS;
+}
+
 int cuda_be_driver_load(void)
 {
+    cuda_be_drv.cuDeviceCanAccessPeer = mock_peer;
+    cuda_be_drv.cuDeviceGetP2PAttribute = mock_p2p;
+    cuda_be_drv.cuDeviceGetProperties = mock_properties;
+    cuda_be_drv.cuDeviceGetTexture1DLinearMaxWidth = mock_tex1d;
+    cuda_be_drv.cuDeviceGetExecAffinitySupport = mock_affinity;
+    cuda_be_drv.cuDeviceGetPCIBusId = mock_bus_id;
+    cuda_be_drv.cuDeviceGetByPCIBusId = mock_by_bus_id;
     cuda_be_drv.cuInit = mock_init;
     cuda_be_drv.cuDriverGetVersion = mock_version;
     cuda_be_drv.cuDeviceGetCount = mock_count;

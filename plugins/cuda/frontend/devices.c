@@ -1,0 +1,70 @@
+/* The device calls that are more than a generated round trip: strings
+ * both ways (cuda.api). */
+#include "call.h"
+
+#include <string.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+
+/* A request of i32 dev whose reply is a string: the backend sends it
+ * whole, and it is cut to len here, as the driver cuts it. */
+static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev)
+{
+    struct apigen_call c;
+    const uint8_t *bytes;
+    size_t n;
+    if (out == NULL || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_i32(&c, (int32_t)dev);
+    r = cuda_fe_run(&c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_blob(&c, &bytes, &n);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (n > (size_t)len - 1)
+        n = (size_t)len - 1;
+    memcpy(out, bytes, n);
+    out[n] = '\0';
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    return get_string(CUDA_OP_DEVICE_GET_NAME, name, len, dev);
+}
+
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    return get_string(CUDA_OP_DEVICE_GET_PCI_BUS_ID, pciBusId, len, dev);
+}
+
+/* A bus id no device has is the driver's to refuse; one longer than any
+ * bus id is refused here. */
+#define BUS_ID_MAX_LEN 63
+
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+    struct apigen_call c;
+    int32_t d;
+    if (dev == NULL || pciBusId == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t n = strnlen(pciBusId, BUS_ID_MAX_LEN + 1);
+    if (n > BUS_ID_MAX_LEN)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_blob(&c, pciBusId, n);
+    r = cuda_fe_run(&c, CUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_i32(&c, &d);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS)
+        *dev = (CUdevice)d;
+    return r;
+}
