@@ -190,7 +190,13 @@ static int room_for(struct gvsd *d, struct gvs_conn *c, const char *peer)
     const char *why = NULL;
     enum gvsd_refusal reason = GVSD_REFUSED_MAX_SESSIONS;
     gvsd_workers_load(&d->workers, peer, &n);
-    if (n.sessions >= cfg->max_sessions) {
+    if (d->workers.n >= d->workers.max) {
+        /* Workers that have left their slots but are not reaped yet
+         * count as neither, and still hold a row of the table. */
+        why = "too many sessions";
+        snprintf(detail, sizeof(detail), "%d workers, of which %d ending",
+                 d->workers.n, d->workers.n - n.sessions - n.handshakes);
+    } else if (n.sessions >= cfg->max_sessions) {
         why = "too many sessions";
         snprintf(detail, sizeof(detail), "%d of max_sessions %d",
                  n.sessions, cfg->max_sessions);
