@@ -6,7 +6,7 @@ format (see the comment at the top of tests/fuzz/<harness>.c).
 usage: tools/fuzz-seeds.py [--out DIR]   (default: tests/fuzz/corpus)
 
 The files it writes are committed; run it again after a change of the
-wire formats or of cudart.api, and commit what changed.  Files it does
+wire formats or of an .api file, and commit what changed.  Files it does
 not write (crash inputs added by hand, named crash-*) are left alone.
 """
 import argparse
@@ -159,7 +159,7 @@ def config_seeds():
 CODEC_BYTES = {"i32": i32, "u32": u32, "i64": i64, "u64": u64, "f32": f32}
 
 
-def cudart_request(op, value):
+def api_request(op, value):
     """The body of op's described in-arguments, each set to value (0 or 1),
     sizes to 256."""
     body = b""
@@ -184,16 +184,36 @@ def cudart_seeds():
         head = u16(op.num)
         mode = 0
         if op.args:
-            out["%s_zero" % op.name] = head + u8(mode) + cudart_request(op, 0)
-            out["%s_one" % op.name] = head + u8(mode | 2) + cudart_request(op, 1)
+            out["%s_zero" % op.name] = head + u8(mode) + api_request(op, 0)
+            out["%s_one" % op.name] = head + u8(mode | 2) + api_request(op, 1)
         else:
             for n in (0, 1, 2, 3, 4):
                 out["%s_u64x%d" % (op.name, n)] = head + u8(mode) + u64(0) * n
             out["%s_i32" % op.name] = head + u8(mode) + i32(0)
             out["%s_blob" % op.name] = head + u8(mode) + u64(0) + u64(0) + blob(bytes(16))
         if "async" in op.flags:
-            out["%s_noreply" % op.name] = head + u8(mode | 1) + cudart_request(op, 0)
+            out["%s_noreply" % op.name] = head + u8(mode | 1) + api_request(op, 0)
     return out, d.plugin_id
+
+
+def cuda_seeds():
+    """fuzz_cuda_ops: u16 op, body.  Ops with described arguments get them
+    (zeros, then ones: devices 0 and 1 of the mock); the hand-coded ones
+    get each shape those take: a device (i32), a PCI bus id (blob)."""
+    path = os.path.join(ROOT, "plugins", "cuda", "cuda.api")
+    with open(path, encoding="utf-8") as f:
+        d = gvs_apigen.parse(path, f.read())
+    out = {}
+    for op in d.ops:
+        head = u16(op.num)
+        if op.args:
+            out["%s_zero" % op.name] = head + api_request(op, 0)
+            if op.ins:
+                out["%s_one" % op.name] = head + api_request(op, 1)
+        else:
+            out["%s_i32" % op.name] = head + i32(1)
+            out["%s_bus_id" % op.name] = head + blob(b"0000:19:00.0")
+    return out
 
 
 def write(out_dir, harness, seeds):
@@ -214,7 +234,8 @@ def main(argv):
                            ("fuzz_hello", hello_seeds(cudart_id)),
                            ("fuzz_buf", buf_seeds()),
                            ("fuzz_config", config_seeds()),
-                           ("fuzz_cudart_ops", cudart)):
+                           ("fuzz_cudart_ops", cudart),
+                           ("fuzz_cuda_ops", cuda_seeds())):
         n, size = write(ns.out, harness, seeds)
         print("%-16s %4d files %8d bytes" % (harness, n, size))
     return 0

@@ -2,17 +2,24 @@
  * cuda.backend_decode: every handler of the driver backend takes its
  * request apart strictly and answers hostile values with a CUresult.
  * Loads the mock-driver gvs-cuda.so as gvsd does (cudart's
- * backend_harness.h) and, for each op of its table, runs the valid
- * request, each of its truncations and the request plus a trailing byte
- * (refused: a negative GVS_E_* code), each of its bits flipped and
- * out-of-range values in each argument (a reply: its CUresult, and the
- * outputs only after CUDA_SUCCESS).  Each request lies in a heap block of
- * exactly its length, so that the ASan build (tools/ci-hardening.sh)
- * catches a handler reading past it.
+ * backend_harness.h) and, for each op of its table, runs
+ *   - its valid request: CUDA_SUCCESS and exactly the outputs;
+ *   - each truncation of it, and it plus a trailing byte: refused, a
+ *     negative GVS_E_* code;
+ *   - it with each bit flipped in turn: refused, or a reply (a CUresult,
+ *     followed by the outputs only after CUDA_SUCCESS);
+ *   - out-of-range values in each device argument (-1, the device count,
+ *     INT32_MAX, INT32_MIN): CUDA_ERROR_INVALID_DEVICE;
+ *   - the op's own hostile values (enums and flags out of range, bus ids
+ *     too long or not one): the code listed, or any reply where the mock
+ *     driver does not check the value (NVIDIA's does).
+ * Each request lies in a heap block of exactly its length, so that the
+ * ASan build (tools/ci-hardening.sh) catches a handler reading past it.
+ * An op of the table without a case here fails the test: a new handler
+ * gets its case.
  * usage: backend_decode MOCK-PLUGIN.so
  */
 #include <cuda.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,46 +29,114 @@
 
 /* The mock driver's devices (mock_driver.c). */
 #define MOCK_DEVICES 2
-/* The longest device name DEVICE_GET_NAME replies (cuda.api). */
-#define NAME_MAX_LEN 255
+/* The longest bus id DEVICE_GET_BY_PCI_BUS_ID takes (cuda.api). */
+#define BUS_ID_MAX_LEN 63
+/* The longest request here: a bus id far too long, in a blob. */
+#define REQ_MAX (4 + 4096)
 
-/* What an argument is, which picks its out-of-range values. */
-enum arg_kind { FLAGS, ORDINAL, ATTRIBUTE };
+/* A request's arguments: the i32s of its ints, in order, and its blob. */
+struct values {
+    int32_t i[3];
+    const char *s;
+    size_t slen;
+};
 
-/* What follows CUDA_SUCCESS in the reply. */
-enum reply_kind { NOTHING, INT, INT2, UUID, SIZE, NAME };
+/* What a hostile request gets: a CUresult (>= 0), a refusal (a GVS_E_*
+ * code), or ANY_REPLY, any CUresult. */
+#define ANY_REPLY INT32_MIN
 
-/* An op's request, each argument a 4-byte integer (cuda.api), and its
- * reply. */
+/* The values of a request of ints, and of one of a blob. */
+#define INTS(...) {{__VA_ARGS__}, NULL, 0}
+#define BLOB(s, len) {{0}, s, len}
+
+struct hostile {
+    struct values v;
+    int32_t expect;
+};
+
 struct op_case {
     uint16_t op;
-    int nargs;
-    enum arg_kind kind[2];
-    int32_t valid[2];
-    enum reply_kind reply;
+    /* The request, an argument a character: d, an i32 device; i, another
+     * 4-byte integer; b, a blob. */
+    const char *in;
+    /* The outputs after CUDA_SUCCESS: i, 4 bytes; q, 8; U, a CUuuid; P, a
+     * CUdevprop; n, a blob of a device name (at most 255 bytes); B, a
+     * blob of a bus id (at most 63); none of the blobs holds a NUL. */
+    const char *reply;
+    struct values valid;
+    const struct hostile *bad;
+    size_t nbad;
+};
+
+#define BAD(list) list, sizeof(list) / sizeof(list[0])
+
+static const struct hostile init_bad[] = {
+    {INTS(1), CUDA_ERROR_INVALID_VALUE},
+    {INTS(-1), CUDA_ERROR_INVALID_VALUE},
+};
+static const struct hostile attribute_bad[] = {
+    {INTS(-1, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(0, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(CU_DEVICE_ATTRIBUTE_MAX, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(INT32_MAX, 0), CUDA_ERROR_INVALID_VALUE},
+};
+static const struct hostile p2p_bad[] = {
+    {INTS(-1, 0, 1), ANY_REPLY},
+    {INTS(INT32_MAX, 0, 1), ANY_REPLY},
+    {INTS(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 1, 1),
+     CUDA_ERROR_INVALID_DEVICE},
+};
+static const struct hostile tex1d_bad[] = {
+    {INTS(0, 1, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(-1, 1, 0), ANY_REPLY},
+    {INTS(CU_AD_FORMAT_FLOAT, 0, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(CU_AD_FORMAT_FLOAT, 5, 0), CUDA_ERROR_INVALID_VALUE},
+    {INTS(CU_AD_FORMAT_FLOAT, -1, 0), CUDA_ERROR_INVALID_VALUE},
+};
+static const struct hostile affinity_bad[] = {
+    {INTS(-1, 0), ANY_REPLY},
+    {INTS(INT32_MAX, 0), ANY_REPLY},
+};
+/* Bus ids of 'x's (xs, filled by main) and ones that are not. */
+static char xs[REQ_MAX - 4];
+static const struct hostile by_bus_id_bad[] = {
+    {BLOB("", 0), CUDA_ERROR_INVALID_VALUE},
+    {BLOB("0000:ff:00.0", 12), CUDA_ERROR_INVALID_VALUE},
+    {BLOB("0000:18:00.0\0junk", 17), ANY_REPLY},
+    {BLOB(xs, BUS_ID_MAX_LEN), CUDA_ERROR_INVALID_VALUE},
+    {BLOB(xs, BUS_ID_MAX_LEN + 1), GVS_E_RANGE},
+    {BLOB(xs, sizeof(xs)), GVS_E_RANGE},
 };
 
 static const struct op_case cases[] = {
-    {CUDA_OP_cuInit, 1, {FLAGS}, {0}, NOTHING},
-    {CUDA_OP_cuDriverGetVersion, 0, {0}, {0}, INT},
-    {CUDA_OP_cuDeviceGetCount, 0, {0}, {0}, INT},
-    {CUDA_OP_cuDeviceGet, 1, {ORDINAL}, {1}, INT},
-    {CUDA_OP_cuDeviceGetAttribute, 2, {ATTRIBUTE, ORDINAL},
-     {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1}, INT},
-    {CUDA_OP_cuDeviceGetUuid, 1, {ORDINAL}, {1}, UUID},
-    {CUDA_OP_cuDeviceGetUuid_v2, 1, {ORDINAL}, {1}, UUID},
-    {CUDA_OP_cuDeviceComputeCapability, 1, {ORDINAL}, {0}, INT2},
-    {CUDA_OP_cuDeviceTotalMem_v2, 1, {ORDINAL}, {1}, SIZE},
-    {CUDA_OP_DEVICE_GET_NAME, 1, {ORDINAL}, {0}, NAME},
+    {CUDA_OP_cuInit, "i", "", INTS(0), BAD(init_bad)},
+    {CUDA_OP_cuDriverGetVersion, "", "i", INTS(0), NULL, 0},
+    {CUDA_OP_cuDeviceGetCount, "", "i", INTS(0), NULL, 0},
+    {CUDA_OP_cuDeviceGet, "d", "i", INTS(1), NULL, 0},
+    {CUDA_OP_cuDeviceGetAttribute, "id", "i",
+     INTS(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1), BAD(attribute_bad)},
+    {CUDA_OP_cuDeviceGetUuid, "d", "U", INTS(1), NULL, 0},
+    {CUDA_OP_cuDeviceGetUuid_v2, "d", "U", INTS(1), NULL, 0},
+    {CUDA_OP_cuDeviceComputeCapability, "d", "ii", INTS(0), NULL, 0},
+    {CUDA_OP_cuDeviceTotalMem_v2, "d", "q", INTS(1), NULL, 0},
+    {CUDA_OP_DEVICE_GET_NAME, "d", "n", INTS(0), NULL, 0},
+    {CUDA_OP_cuDeviceCanAccessPeer, "dd", "i", INTS(0, 1), NULL, 0},
+    {CUDA_OP_cuDeviceGetP2PAttribute, "idd", "i",
+     INTS(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 0, 1), BAD(p2p_bad)},
+    {CUDA_OP_cuDeviceGetProperties, "d", "P", INTS(1), NULL, 0},
+    {CUDA_OP_cuDeviceGetTexture1DLinearMaxWidth, "iid", "q",
+     INTS(CU_AD_FORMAT_FLOAT, 4, 1), BAD(tex1d_bad)},
+    {CUDA_OP_cuDeviceGetExecAffinitySupport, "id", "i",
+     INTS(CU_EXEC_AFFINITY_TYPE_SM_COUNT, 1), BAD(affinity_bad)},
+    {CUDA_OP_DEVICE_GET_PCI_BUS_ID, "d", "B", INTS(1), NULL, 0},
+    {CUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, "b", "i",
+     BLOB("0000:19:00.0", 12), BAD(by_bus_id_bad)},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
-/* Out-of-range values of each kind and what the driver answers them. */
-static const int32_t bad_flags[] = {1, INT32_MAX, -1};
-static const int32_t bad_ordinals[] = {-1, MOCK_DEVICES, INT32_MAX,
-                                       INT32_MIN};
-static const int32_t bad_attributes[] = {-1, 0, CU_DEVICE_ATTRIBUTE_MAX,
-                                         INT32_MAX};
+static const int32_t bad_devices[] = {-1, MOCK_DEVICES, INT32_MAX,
+                                      INT32_MIN};
+#define NBAD_DEVICES (sizeof(bad_devices) / sizeof(bad_devices[0]))
 
 static struct gvs_buf *out;
 
@@ -70,23 +145,41 @@ static struct gvs_buf *out;
 static int run(uint16_t op, const uint8_t *req, size_t len)
 {
     uint8_t *copy = malloc(len > 0 ? len : 1);
-    struct gvs_buf *in = copy != NULL ? gvs_buf_view(copy, len) : NULL;
-    if (in == NULL)
+    if (copy == NULL)
         abort();
     memcpy(copy, req, len);
+    struct gvs_buf *in = gvs_buf_view(copy, len);
+    if (in == NULL)
+        abort();
     int rc = call(op, in, out);
     gvs_buf_free(in);
     free(copy);
     return rc;
 }
 
-/* The request of the case's arguments in v. */
-static size_t encode(const struct op_case *k, const int32_t *v, uint8_t *req)
+static size_t put_u32(uint8_t *p, uint32_t v)
 {
-    for (int i = 0; i < k->nargs; i++)
-        for (int b = 0; b < 4; b++) /* little-endian, as on the wire */
-            req[4 * i + b] = (uint8_t)((uint32_t)v[i] >> 8 * b);
-    return 4 * (size_t)k->nargs;
+    for (int b = 0; b < 4; b++) /* little-endian, as on the wire */
+        p[b] = (uint8_t)(v >> 8 * b);
+    return 4;
+}
+
+/* The request of the case's shape on the values v, into req (REQ_MAX
+ * bytes); its length. */
+static size_t encode(const struct op_case *k, const struct values *v,
+                     uint8_t *req)
+{
+    size_t len = 0;
+    int n = 0;
+    for (const char *a = k->in; *a != '\0'; a++)
+        if (*a == 'b') {
+            len += put_u32(req + len, (uint32_t)v->slen);
+            memcpy(req + len, v->s, v->slen);
+            len += v->slen;
+        } else {
+            len += put_u32(req + len, (uint32_t)v->i[n++]);
+        }
+    return len;
 }
 
 /* A refusal: a negative GVS_E_* code. */
@@ -97,35 +190,46 @@ static int refused(int rc)
     return 0;
 }
 
-/* A reply of handler return rc: 0, a CUresult, and after CUDA_SUCCESS
- * exactly the outputs of the case's kind, with *result set.  Or a
- * refusal, *result -1. */
+/* A blob of at most max bytes, none of them a NUL. */
+static int text(size_t max)
+{
+    const uint8_t *p;
+    size_t len;
+    CHECK(gvs_buf_get_blob(out, &p, &len) == 0);
+    CHECK(len <= max && memchr(p, 0, len) == NULL);
+    return 0;
+}
+
+/* The handler's return rc and its reply: a refusal (*result is then rc),
+ * or 0 and a reply of a CUresult (*result), followed after CUDA_SUCCESS
+ * by exactly the case's outputs. */
 static int well_formed(const struct op_case *k, int rc, int32_t *result)
 {
-    *result = -1;
+    *result = rc;
     if (rc != 0)
         return refused(rc);
     CHECK(gvs_buf_get_i32(out, result) == 0 && *result >= 0);
-    if (*result == CUDA_SUCCESS) {
-        uint8_t outputs[16];
-        const uint8_t *name;
-        size_t len;
-        switch (k->reply) {
-        case NOTHING:
+    for (const char *o = k->reply; *result == CUDA_SUCCESS && *o != '\0';
+         o++) {
+        uint8_t bytes[sizeof(CUdevprop)];
+        switch (*o) {
+        case 'i':
+            CHECK(gvs_buf_get_bytes(out, bytes, 4) == 0);
             break;
-        case INT:
-            CHECK(gvs_buf_get_bytes(out, outputs, 4) == 0);
+        case 'q':
+            CHECK(gvs_buf_get_bytes(out, bytes, 8) == 0);
             break;
-        case INT2:
-        case SIZE:
-            CHECK(gvs_buf_get_bytes(out, outputs, 8) == 0);
+        case 'U':
+            CHECK(gvs_buf_get_bytes(out, bytes, sizeof(CUuuid)) == 0);
             break;
-        case UUID:
-            CHECK(gvs_buf_get_bytes(out, outputs, 16) == 0);
+        case 'P':
+            CHECK(gvs_buf_get_bytes(out, bytes, sizeof(CUdevprop)) == 0);
             break;
-        case NAME:
-            CHECK(gvs_buf_get_blob(out, &name, &len) == 0);
-            CHECK(len <= NAME_MAX_LEN && memchr(name, 0, len) == NULL);
+        case 'n':
+            CHECK(text(255) == 0);
+            break;
+        default:
+            CHECK(*o == 'B' && text(BUS_ID_MAX_LEN) == 0);
             break;
         }
     }
@@ -133,53 +237,52 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
     return 0;
 }
 
+/* The handler's answer to the values v is expect (a hostile's). */
+static int answers(const struct op_case *k, const struct values *v,
+                   int32_t expect)
+{
+    static uint8_t req[REQ_MAX];
+    int32_t result;
+    CHECK(well_formed(k, run(k->op, req, encode(k, v, req)), &result) == 0);
+    if (expect == ANY_REPLY ? result < 0 : result != expect)
+        dprintf(2, "op %u: %d, not %d\n", k->op, result, expect);
+    CHECK(expect == ANY_REPLY ? result >= 0 : result == expect);
+    return 0;
+}
+
 /* Every hostile variant of one op's valid request. */
 static int check_op(const struct op_case *k)
 {
-    uint8_t req[9];
-    size_t len = encode(k, k->valid, req);
+    static uint8_t req[REQ_MAX];
+    size_t len = encode(k, &k->valid, req);
     int32_t result;
 
-    CHECK(well_formed(k, run(k->op, req, len), &result) == 0);
-    CHECK(result == CUDA_SUCCESS);
+    CHECK(answers(k, &k->valid, CUDA_SUCCESS) == 0);
 
     for (size_t n = 0; n < len; n++)
         CHECK(refused(run(k->op, req, n)) == 0);
     req[len] = 0;
     CHECK(run(k->op, req, len + 1) == GVS_E_TRAILING);
 
-    /* A flipped bit keeps the length: always a reply. */
     for (size_t bit = 0; bit < 8 * len; bit++) {
         req[bit / 8] ^= (uint8_t)(1u << bit % 8);
         CHECK(well_formed(k, run(k->op, req, len), &result) == 0);
-        CHECK(result >= 0);
         req[bit / 8] ^= (uint8_t)(1u << bit % 8);
     }
 
-    for (int i = 0; i < k->nargs; i++) {
-        const int32_t *bad = bad_ordinals;
-        size_t nbad = sizeof(bad_ordinals) / sizeof(bad_ordinals[0]);
-        int32_t expect = CUDA_ERROR_INVALID_DEVICE;
-        if (k->kind[i] == FLAGS) {
-            bad = bad_flags;
-            nbad = sizeof(bad_flags) / sizeof(bad_flags[0]);
-            expect = CUDA_ERROR_INVALID_VALUE;
-        } else if (k->kind[i] == ATTRIBUTE) {
-            bad = bad_attributes;
-            nbad = sizeof(bad_attributes) / sizeof(bad_attributes[0]);
-            expect = CUDA_ERROR_INVALID_VALUE;
-        }
-        for (size_t j = 0; j < nbad; j++) {
-            int32_t v[2] = {k->valid[0], k->valid[1]};
-            v[i] = bad[j];
-            len = encode(k, v, req);
-            CHECK(well_formed(k, run(k->op, req, len), &result) == 0);
-            if (result != expect)
-                dprintf(2, "op %u arg %d = %d: %d\n", k->op, i, bad[j],
-                        result);
-            CHECK(result == expect);
-        }
+    int n = 0;
+    for (const char *a = k->in; *a != '\0'; a++) {
+        if (*a == 'd')
+            for (size_t j = 0; j < NBAD_DEVICES; j++) {
+                struct values v = k->valid;
+                v.i[n] = bad_devices[j];
+                CHECK(answers(k, &v, CUDA_ERROR_INVALID_DEVICE) == 0);
+            }
+        if (*a != 'b')
+            n++;
     }
+    for (size_t j = 0; j < k->nbad; j++)
+        CHECK(answers(k, &k->bad[j].v, k->bad[j].expect) == 0);
     return 0;
 }
 
@@ -187,6 +290,7 @@ int main(int argc, char **argv)
 {
     out = gvs_buf_new(1 << 16);
     CHECK(argc == 2 && out != NULL);
+    memset(xs, 'x', sizeof(xs));
     gvs_plugin_entry_fn entry = harness_load(argv[1]);
     CHECK(entry != NULL);
     CHECK(entry(GVS_PLUGIN_ABI + 1, &plugin) == GVS_E_VERSION);

@@ -1,7 +1,9 @@
 /*
  * What the cudart backend tests (backend_*.c) share: the plugin loaded as
  * gvsd loads it, one session on it, and its handlers called directly, the
- * test process standing for the worker.
+ * test process standing for the worker.  Nothing but the cudaError_t
+ * values below is cudart's: other plugins' backend tests use it too
+ * (plugins/cuda/tests/backend_decode.c).
  *
  * A test opens the session with harness_open (or, to check the entry
  * point itself, harness_load, its own checks, then harness_start), builds
