@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_host.h"
 #include "gvs/buf.h"
 #include "gvs/err.h"
 #include "gvs/plugin.h"
@@ -33,63 +34,6 @@ int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
 
 /* Below the mock's devices' total, so that the quota shows. */
 #define QUOTA ((uint64_t)1 << 30)
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    (void)level;
-    (void)fmt;
-}
-
-static int host_notify(struct gvs_session *session, uint16_t plugin,
-                       uint16_t op, const void *body, size_t len)
-{
-    (void)session;
-    (void)plugin;
-    (void)op;
-    (void)body;
-    (void)len;
-    return GVS_E_CLOSED;
-}
-
-static int host_recv_fd(struct gvs_session *session, uint64_t tag, int *fd)
-{
-    (void)session;
-    (void)tag;
-    *fd = -1;
-    return GVS_E_NOTSUP;
-}
-
-static void host_session_info(struct gvs_session *session,
-                              struct gvs_session_info *out)
-{
-    (void)session;
-    memset(out, 0, sizeof(*out));
-    strcpy(out->identity, "fuzz");
-    out->memory_quota = QUOTA;
-}
-
-static void host_report_memory(struct gvs_session *session, uint64_t bytes)
-{
-    (void)session;
-    (void)bytes;
-}
-
-static const void *host_peer(struct gvs_session *session, const char *name)
-{
-    (void)session;
-    (void)name;
-    return NULL;
-}
-
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI,
-    .log = host_log,
-    .notify = host_notify,
-    .recv_fd = host_recv_fd,
-    .session_info = host_session_info,
-    .report_memory = host_report_memory,
-    .peer = host_peer,
-};
 
 static const struct gvs_plugin *plugin;
 static struct gvs_buf *out;
@@ -121,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct gvs_buf *in = gvs_buf_view(data + 2, size - 2);
     void *state;
-    if (in == NULL || plugin->session_open(&host, NULL, &state) != 0)
+    if (in == NULL ||
+        plugin->session_open(fuzz_host(QUOTA), NULL, &state) != 0)
         abort();
     gvs_buf_reset(out);
     struct gvs_call c = {.in = in, .out = out, .state = state, .id = 1,

@@ -15,9 +15,8 @@
  * gone (notify fails with GVS_E_CLOSED, so no host callback waits for
  * it), descriptors cannot be passed (recv_fd: GVS_E_NOTSUP), and the
  * session has a memory quota, which bounds what the mock allocates over
- * the whole run.  The plugin is linked in rather than loaded
- * (tests/fuzz/CMakeLists.txt), and has its own host here rather than
- * backend_harness.c's, which supplies no recv_fd.
+ * the whole run (fuzz_host.h).  The plugin is linked in rather than
+ * loaded (tests/fuzz/CMakeLists.txt).
  *
  * Checked: no crash and no sanitizer report; the handler returns 0 or a
  * negative GVS_E_* code; a reply that is not empty (ops a client only
@@ -28,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_host.h"
 #include "gvs/buf.h"
 #include "gvs/err.h"
 #include "gvs/plugin.h"
@@ -39,55 +39,6 @@ int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
 /* What the quota lets the mock hold over the whole run: allocations are
  * not freed when a session closes (a worker's end frees them). */
 #define QUOTA ((uint64_t)256 << 20)
-
-static void host_log(enum gvs_log_level level, const char *fmt, ...)
-{
-    (void)level;
-    (void)fmt;
-}
-
-static int host_notify(struct gvs_session *session, uint16_t plugin,
-                       uint16_t op, const void *body, size_t len)
-{
-    (void)session;
-    (void)plugin;
-    (void)op;
-    (void)body;
-    (void)len;
-    return GVS_E_CLOSED;
-}
-
-static int host_recv_fd(struct gvs_session *session, uint64_t tag, int *fd)
-{
-    (void)session;
-    (void)tag;
-    *fd = -1;
-    return GVS_E_NOTSUP;
-}
-
-static void host_session_info(struct gvs_session *session,
-                              struct gvs_session_info *out)
-{
-    (void)session;
-    memset(out, 0, sizeof(*out));
-    strcpy(out->identity, "fuzz");
-    out->memory_quota = QUOTA;
-}
-
-static void host_report_memory(struct gvs_session *session, uint64_t bytes)
-{
-    (void)session;
-    (void)bytes;
-}
-
-static const struct gvs_host_api host = {
-    .abi = GVS_PLUGIN_ABI,
-    .log = host_log,
-    .notify = host_notify,
-    .recv_fd = host_recv_fd,
-    .session_info = host_session_info,
-    .report_memory = host_report_memory,
-};
 
 static const struct gvs_plugin *plugin;
 static struct gvs_buf *out;
@@ -130,7 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int noreply = (data[2] & 1) && (o->flags & GVS_OP_ASYNC_OK);
     struct gvs_buf *in = gvs_buf_view(data + 3, size - 3);
     void *state;
-    if (in == NULL || plugin->session_open(&host, NULL, &state) != 0)
+    if (in == NULL ||
+        plugin->session_open(fuzz_host(QUOTA), NULL, &state) != 0)
         abort();
     gvs_buf_reset(out);
     struct gvs_call c = {.in = in, .out = out, .state = state, .id = 1,

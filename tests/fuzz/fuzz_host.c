@@ -1,0 +1,71 @@
+/* The op harnesses' host (fuzz_host.h). */
+#include "fuzz_host.h"
+
+#include <string.h>
+
+#include "gvs/err.h"
+
+static uint64_t quota;
+
+static void host_log(enum gvs_log_level level, const char *fmt, ...)
+{
+    (void)level;
+    (void)fmt;
+}
+
+static int host_notify(struct gvs_session *session, uint16_t plugin,
+                       uint16_t op, const void *body, size_t len)
+{
+    (void)session;
+    (void)plugin;
+    (void)op;
+    (void)body;
+    (void)len;
+    return GVS_E_CLOSED;
+}
+
+static int host_recv_fd(struct gvs_session *session, uint64_t tag, int *fd)
+{
+    (void)session;
+    (void)tag;
+    *fd = -1;
+    return GVS_E_NOTSUP;
+}
+
+static void host_session_info(struct gvs_session *session,
+                              struct gvs_session_info *out)
+{
+    (void)session;
+    memset(out, 0, sizeof(*out));
+    strcpy(out->identity, "fuzz");
+    out->memory_quota = quota;
+}
+
+static void host_report_memory(struct gvs_session *session, uint64_t bytes)
+{
+    (void)session;
+    (void)bytes;
+}
+
+static const void *host_peer(struct gvs_session *session, const char *name)
+{
+    (void)session;
+    (void)name;
+    return NULL;
+}
+
+static const struct gvs_host_api host = {
+    .abi = GVS_PLUGIN_ABI,
+    .log = host_log,
+    .notify = host_notify,
+    .recv_fd = host_recv_fd,
+    .session_info = host_session_info,
+    .report_memory = host_report_memory,
+    .peer = host_peer,
+};
+
+const struct gvs_host_api *fuzz_host(uint64_t memory_quota)
+{
+    quota = memory_quota;
+    return &host;
+}
