@@ -8,8 +8,13 @@
 #include "cuda_ops.h"
 
 /* A request of i32 dev whose reply is a string: the backend sends it
- * whole, and it is cut to len here, as the driver cuts it. */
-static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev)
+ * whole, and it is cut to len here, as the driver cuts it; a cut string
+ * is still a success when cut_ok, else CUDA_ERROR_INVALID_VALUE with the
+ * cut string written all the same (cuDeviceGetPCIBusId, as seen on
+ * driver 580).  len 0 crashes that driver; here it is
+ * CUDA_ERROR_INVALID_VALUE. */
+static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev,
+                           int cut_ok)
 {
     struct apigen_call c;
     const uint8_t *bytes;
@@ -26,21 +31,22 @@ static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev)
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
-    if (n > (size_t)len - 1)
+    int cut = n > (size_t)len - 1;
+    if (cut)
         n = (size_t)len - 1;
     memcpy(out, bytes, n);
     out[n] = '\0';
-    return CUDA_SUCCESS;
+    return cut && !cut_ok ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    return get_string(CUDA_OP_DEVICE_GET_NAME, name, len, dev);
+    return get_string(CUDA_OP_DEVICE_GET_NAME, name, len, dev, 1);
 }
 
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
-    return get_string(CUDA_OP_DEVICE_GET_PCI_BUS_ID, pciBusId, len, dev);
+    return get_string(CUDA_OP_DEVICE_GET_PCI_BUS_ID, pciBusId, len, dev, 0);
 }
 
 /* A bus id no device has is the driver's to refuse; one longer than any
