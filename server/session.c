@@ -170,6 +170,10 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
     gvsd_fds_close(&s);
     gvs_buf_free(s.in);
     gvs_buf_free(s.out);
+    /* Out of the table before the client can see the end: a client that
+     * reconnects at once must not find its old session, or handshake,
+     * still counted against the limits. */
+    gvsd_stats_leave();
     gvs_conn_close(c);
     return rc;
 }

@@ -81,7 +81,8 @@ int gvsd_stats_publish(const struct gvs_session_info *info, int max_sessions);
 enum gvsd_slot_state gvsd_stats_state(int slot);
 /* The worker, serving STATUS: its own session is hidden from then on. */
 void gvsd_stats_mark_status(void);
-/* The worker, before it exits: clears its slot. */
+/* The worker, before its client can see the session end (and again,
+ * doing nothing, before it exits): clears its slot. */
 void gvsd_stats_leave(void);
 
 /* The worker's counters; any thread, relaxed. */
