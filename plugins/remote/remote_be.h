@@ -4,22 +4,146 @@
  * host->peer(session, GVS_REMOTE_PEER): the plugins are loaded
  * RTLD_LOCAL and cannot link each other.  Versioned by
  * GVS_REMOTE_BE_VERSION; a plugin built against another version gets
- * NULL and does without.
+ * NULL and refuses the session.
+ *
+ * A worker serves one session, so what the layer keeps is the process's
+ * and every API plugin of the session sees the same: a stream created
+ * through the runtime is a stream to the driver, an allocation counts
+ * against one quota whichever API made it.  Everything here is
+ * thread-safe: handlers run on several threads at once.
  */
 #ifndef GVS_REMOTE_BE_H
 #define GVS_REMOTE_BE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "gvs/handles.h"
+#include "gvs/plugin.h"
+
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 1u
+#define GVS_REMOTE_BE_VERSION 2u
+
+/* Each API plugin's own per-lane state hangs off the lane, by its wire
+ * id (cudart 1, cuda 2; the layer is 3). */
+#define GVS_REMOTE_LANE_SLOTS 8u
+
+/* A lane: one client thread.  A lane's own requests never overlap
+ * (include/gvs/plugin.h), so a handler may use its lane's fields without
+ * a lock. */
+struct gvs_remote_lane {
+    uint32_t id;
+    /* The driver API's current context of the client thread (the handle
+     * id of a GVS_RH_CONTEXT, 0 for none), moved by SET_CONTEXT. */
+    uint64_t context;
+    /* The first failure of a posted op not yet reported, in the code
+     * space of the plugin that posted it (0: none). */
+    uint16_t latched_plugin;
+    int32_t latched;
+    /* Each API plugin's own state, indexed by its wire id; freed by the
+     * plugin (lanes_each at its session_close). */
+    void *slot[GVS_REMOTE_LANE_SLOTS];
+};
+
+/* The types of the session's one handle table (include/gvs/handles.h):
+ * an id made through one API is found through the other under the same
+ * type.  The object is the CUDA handle itself (a CUstream is a
+ * cudaStream_t) unless said otherwise. */
+enum gvs_remote_handle_type {
+    GVS_RH_STREAM = 1,
+    GVS_RH_EVENT,
+    GVS_RH_GRAPH,
+    GVS_RH_GRAPH_EXEC,
+    GVS_RH_GRAPH_NODE,
+    GVS_RH_MEMPOOL,
+    GVS_RH_ARRAY,
+    GVS_RH_MIPMAPPED_ARRAY,
+    GVS_RH_TEXTURE,
+    GVS_RH_SURFACE,
+    GVS_RH_USER_OBJECT,
+    GVS_RH_ASYNC_CALLBACK,
+    GVS_RH_LOGS_CALLBACK,
+    GVS_RH_CONTEXT,  /* the driver plugin's struct cuda_be_ctx */
+    GVS_RH_LIBRARY,  /* the driver plugin's struct cuda_be_library */
+    GVS_RH_KERNEL,   /* the driver plugin's struct cuda_be_kernel */
+    GVS_RH_FUNCTION, /* the driver plugin's struct cuda_be_kernel */
+    GVS_RH_MODULE,   /* the driver plugin's struct cuda_be_library */
+};
+
+/* The key spaces of the allocations the quota counts: device addresses
+ * (linear, pitched, managed, stream-ordered, graph memory), array ids,
+ * mipmapped array ids. */
+enum gvs_remote_quota_kind {
+    GVS_RQ_PTR,
+    GVS_RQ_ARRAY,
+    GVS_RQ_MIPMAP,
+    GVS_RQ_KINDS
+};
 
 struct gvs_remote_be {
     uint32_t version; /* GVS_REMOTE_BE_VERSION */
     /* Sends the client everything the worker's CUDA has written on
      * stdout and stderr so far (device printf, assert messages), ahead
-     * of the reply the caller is about to send.  Thread-safe. */
+     * of the reply the caller is about to send. */
     void (*output_flush)(void);
+
+    /* Lanes ------------------------------------------------------------ */
+    /* The lane of call, created on first use; NULL when out of memory
+     * or past the session's bound on lanes. */
+    struct gvs_remote_lane *(*lane)(struct gvs_call *call);
+    /* Calls fn on every lane (session_close: a plugin frees its slot). */
+    void (*lanes_each)(void (*fn)(struct gvs_remote_lane *l, void *arg),
+                       void *arg);
+
+    /* Whether, since plugin's last call of this on the calling thread,
+     * another plugin's handler ran on it (and so may have moved the
+     * thread's current context): a plugin that remembers what it made
+     * current applies it again then.  Records plugin as the last. */
+    int (*context_moved)(uint16_t plugin);
+
+    /* Failures of posted ops -------------------------------------------
+     * CUDA reports a failure it cannot report at once (a kernel's, a
+     * posted call's) at the lane's next synchronizing call. */
+    /* Keeps code (plugin's) as the lane's first unreported failure. */
+    void (*latch)(struct gvs_call *call, uint16_t plugin, int32_t code);
+    /* After a synchronizing handler of plugin (whose result code for
+     * success is success) wrote its reply: a successful reply becomes
+     * the latched failure, with no result data behind it.  A failure
+     * another plugin latched waits for that plugin's next one. */
+    void (*report_latched)(struct gvs_call *call, uint16_t plugin,
+                           int32_t success);
+    /* Forgets the lane's latched failure (a device reset discards it). */
+    void (*latch_clear)(struct gvs_call *call);
+
+    /* The session's handle table, created at session open. */
+    struct gvs_handles *(*handles)(void);
+
+    /* The memory quota (docs/security.md) -------------------------------
+     * The bytes of device memory the session's allocations hold, by
+     * whichever API, counted against the quota gvsd gave the session
+     * (0: none) and reported to gvsd after every change. */
+    /* Takes bytes (what the allocation about to be made will hold, or a
+     * bound) from what the session may still hold, before CUDA is asked,
+     * so that two threads cannot both pass the quota: -1, nothing taken,
+     * when that would pass it, else 0. */
+    int (*quota_take)(uint64_t bytes);
+    /* Settles what quota_take(taken) took once CUDA answered: when ok,
+     * the allocation key (of kind) is recorded as holding bytes on
+     * device for owner (a graph's, else 0); else taken is given back. */
+    void (*quota_settle)(int ok, enum gvs_remote_quota_kind kind,
+                         uint64_t key, int device, uint64_t owner,
+                         uint64_t taken, uint64_t bytes);
+    /* The allocation key of kind was freed (nothing for one not
+     * counted). */
+    void (*quota_release)(enum gvs_remote_quota_kind kind, uint64_t key);
+    /* Every allocation on device was freed (a reset). */
+    void (*quota_release_device)(int device);
+    /* The owner was destroyed: its allocations' bytes go back. */
+    void (*quota_release_owner)(uint64_t owner);
+    /* What CUDA said of a device's memory as the session may see it:
+     * total at most the quota, free (unless NULL) at most what is left
+     * of it. */
+    void (*quota_mem_info)(size_t *free, size_t *total);
 };
 
 #endif

@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gvs/plugin.h"
+#include "remote_be.h"
 
 /* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
 #define BE_PARAM_MAX 32764u
@@ -29,7 +30,6 @@
 #define BE_MAX_MODULES 4096u
 #define BE_MAX_NAMES 65536u
 #define BE_NAME_MAX_LEN 65536u
-#define BE_MAX_LANES 65536u
 /* Lanes of a session that may hold pinned staging for bulk copies (up to
  * 2 x GVS_BULK_CHUNK bytes each, staging.c); the others' copies go
  * through CUDA's own staging. */
@@ -62,9 +62,9 @@ struct be_module {
     char **vars; /* global names */
 };
 
-/* What the backend keeps per lane (client thread). */
+/* What the runtime keeps per lane (client thread), in the slot of the
+ * layer's lane (remote_be.h). */
 struct be_lane {
-    uint32_t id;
     int device; /* the lane's current device, moved by SET_DEVICE */
     /* The client thread's stream capture mode (LANE_CAPTURE_MODE): the
      * handlers run on threads every lane shares, so it is applied on
@@ -76,9 +76,6 @@ struct be_lane {
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
-    /* First failure of a posted launch, reported by the lane's next
-     * blocking (synchronizing) call (async_errors.c). */
-    cudaError_t async_error;
     /* Fat binary pieces of the lane's next MODULE_LOAD. */
     uint8_t *stage;
     size_t stage_len;
@@ -88,18 +85,17 @@ struct be_lane {
     int unpinned;
 };
 
-struct gvs_remote_be;
+/* The remoting layer's backend (remote_be.h), set at session open: the
+ * lanes, posted failures, handle table and quota are the layer's, one
+ * for every API of the session. */
+extern const struct gvs_remote_be *be_remote;
 
 struct be_session {
     const struct gvs_host_api *host;
-    const struct gvs_remote_be *remote; /* the layer's backend, or NULL */
     struct gvs_session *session; /* for host->notify */
     pthread_mutex_t mods_lock;   /* the table below */
     struct be_module **mods;     /* ids index this table, never reused */
     uint32_t nmods, cap_mods;
-    pthread_mutex_t lanes_lock; /* the table below */
-    struct be_lane **lanes;     /* open addressing on the lane id */
-    uint32_t nlanes, cap_lanes;
     _Atomic unsigned staged_lanes; /* lanes holding pinned staging */
 };
 
@@ -151,21 +147,22 @@ uint64_t be_quota_pitched_bound(uint64_t width, uint64_t height,
 
 /* async_errors.c: failures of posted ops ---------------------------- */
 
-/* Keeps e as the lane's first unreported failure of a posted op. */
+/* Keeps e as the lane's first unreported failure of a posted op (the
+ * layer's latch, reported by the lane's next synchronizing call). */
 void be_async_error(struct gvs_call *call, cudaError_t e);
 
 /* lanes.c ------------------------------------------------------------- */
 
-/* The lane of call, created on first use; NULL when out of memory or
- * past BE_MAX_LANES. */
+/* The runtime's state of the lane of call, created on first use; NULL
+ * when out of memory or past the layer's bound on lanes. */
 struct be_lane *be_lane(struct gvs_call *call);
 /* Makes the lane's current device and capture mode the calling
  * thread's; the lane's
  * failure to become current (cudaErrorMemoryAllocation if it has no
  * state) is the call's result. */
 cudaError_t cudart_be_enter(struct gvs_call *call);
-/* Frees every lane's state (a per-thread stream is the streams code's to
- * destroy). */
+/* Frees every lane's runtime state (a per-thread stream is the streams
+ * code's to destroy). */
 void be_lanes_free(struct be_session *s);
 
 /* staging.c: pinned staging of a lane's D2H copies -------------------

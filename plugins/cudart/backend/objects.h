@@ -1,8 +1,7 @@
 /*
  * The session's CUDA objects as the client sees them: opaque ids of one
- * handle table (include/gvs/handles.h), each tagged with its type.  A
- * worker process serves exactly one session, so the table is the
- * process's.
+ * handle table (include/gvs/handles.h), each tagged with its type: the
+ * remoting layer's, shared with the other APIs of the session.
  *
  * The frontend sends these ids where CUDA takes a handle; a handler turns
  * each back into the CUDA object with the functions below and answers
@@ -18,21 +17,24 @@
 
 #include "gvs/handles.h"
 #include "gvs/plugin.h"
+#include "remote_be.h"
 
+/* The layer's table (remote_be.h): the driver plugin finds these ids
+ * under the same types. */
 enum be_handle_type {
-    BE_H_STREAM = 1,
-    BE_H_EVENT,
-    BE_H_GRAPH,
-    BE_H_GRAPH_EXEC,
-    BE_H_GRAPH_NODE,
-    BE_H_MEMPOOL,
-    BE_H_ARRAY,
-    BE_H_MIPMAPPED_ARRAY,
-    BE_H_TEXTURE,
-    BE_H_SURFACE,
-    BE_H_USER_OBJECT,
-    BE_H_ASYNC_CALLBACK, /* cudaDeviceRegisterAsyncNotification's */
-    BE_H_LOGS_CALLBACK,  /* cudaLogsRegisterCallback's */
+    BE_H_STREAM = GVS_RH_STREAM,
+    BE_H_EVENT = GVS_RH_EVENT,
+    BE_H_GRAPH = GVS_RH_GRAPH,
+    BE_H_GRAPH_EXEC = GVS_RH_GRAPH_EXEC,
+    BE_H_GRAPH_NODE = GVS_RH_GRAPH_NODE,
+    BE_H_MEMPOOL = GVS_RH_MEMPOOL,
+    BE_H_ARRAY = GVS_RH_ARRAY,
+    BE_H_MIPMAPPED_ARRAY = GVS_RH_MIPMAPPED_ARRAY,
+    BE_H_TEXTURE = GVS_RH_TEXTURE,
+    BE_H_SURFACE = GVS_RH_SURFACE,
+    BE_H_USER_OBJECT = GVS_RH_USER_OBJECT,
+    BE_H_ASYNC_CALLBACK = GVS_RH_ASYNC_CALLBACK,
+    BE_H_LOGS_CALLBACK = GVS_RH_LOGS_CALLBACK,
 };
 
 /* The session's table, created on first use; NULL only when that

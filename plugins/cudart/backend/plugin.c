@@ -8,6 +8,8 @@
 #include "remote_be.h"
 #include "shared_mem.h"
 
+const struct gvs_remote_be *be_remote;
+
 static int session_open(const struct gvs_host_api *host,
                         struct gvs_session *session, void **state)
 {
@@ -16,15 +18,17 @@ static int session_open(const struct gvs_host_api *host,
         return GVS_E_NOMEM;
     s->host = host;
     s->session = session;
-    be_quota_open(host, session);
-    pthread_mutex_init(&s->mods_lock, NULL);
-    pthread_mutex_init(&s->lanes_lock, NULL);
-    /* The layer's backend, opened before us (docs/remoting.md).  A
-     * client that did not name it, or one of another version, gets the
-     * API alone: device output then stays in the worker. */
+    /* The layer's backend, opened before us (docs/remoting.md): the
+     * lanes, handles and quota are its.  Our frontend always names it; a
+     * client that did not, or a layer of another version, is refused. */
     const struct gvs_remote_be *r =
         host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
-    s->remote = r != NULL && r->version == GVS_REMOTE_BE_VERSION ? r : NULL;
+    if (r == NULL || r->version != GVS_REMOTE_BE_VERSION) {
+        gvs_free(s);
+        return GVS_E_PROTO;
+    }
+    be_remote = r;
+    pthread_mutex_init(&s->mods_lock, NULL);
     /* CUDA is initialized lazily, by the first call that needs it. */
     *state = s;
     return 0;
@@ -44,7 +48,6 @@ static void session_close(void *state)
     be_modules_free(s);
     be_lanes_free(s);
     pthread_mutex_destroy(&s->mods_lock);
-    pthread_mutex_destroy(&s->lanes_lock);
     gvs_free(s);
 }
 

@@ -10,6 +10,7 @@
  * stream, it synchronizes with the legacy stream and with no other.
  */
 #include "be.h"
+#include "cudart_ops.h"
 
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
@@ -81,19 +82,24 @@ cudaError_t be_enter_stream_range(struct gvs_call *call, uint64_t wire,
     return e;
 }
 
+static void lane_streams_close(struct gvs_remote_lane *rl, void *arg)
+{
+    struct be_lane *l = rl->slot[CUDART_PLUGIN_ID];
+    struct lane_streams *ls = l != NULL ? l->ptsz_stream : NULL;
+    (void)arg;
+    if (ls == NULL)
+        return;
+    for (int d = 0; d < ls->ndevices; d++)
+        if (ls->s[d] != NULL)
+            (void)cudaStreamDestroy(ls->s[d]);
+    gvs_free(ls);
+    l->ptsz_stream = NULL;
+}
+
 void be_streams_close(struct be_session *s)
 {
-    for (uint32_t i = 0; i < s->cap_lanes; i++) {
-        struct lane_streams *ls =
-            s->lanes[i] != NULL ? s->lanes[i]->ptsz_stream : NULL;
-        if (ls == NULL)
-            continue;
-        for (int d = 0; d < ls->ndevices; d++)
-            if (ls->s[d] != NULL)
-                (void)cudaStreamDestroy(ls->s[d]);
-        gvs_free(ls);
-        s->lanes[i]->ptsz_stream = NULL;
-    }
+    (void)s;
+    be_remote->lanes_each(lane_streams_close, NULL);
 }
 
 /* Request: u32 flags, i32 priority.  Reply: i32, u64 stream id. */

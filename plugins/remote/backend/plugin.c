@@ -1,21 +1,62 @@
 /* The remoting layer's backend plugin (docs/remoting.md): the session's
  * layer state, in the worker, for every API plugin of the session. */
+#include "apigen_rt.h"
 #include "gvs/err.h"
 #include "gvs/plugin.h"
 #include "output.h"
-#include "remote_be.h"
 #include "remote_be_gen.h"
 #include "remote_ops.h"
+#include "state.h"
+
+static struct gvs_handles *table;
+
+static struct gvs_handles *handles(void)
+{
+    return table;
+}
 
 static const struct gvs_remote_be api = {
     .version = GVS_REMOTE_BE_VERSION,
     .output_flush = remote_be_output_flush,
+    .lane = remote_be_lane,
+    .lanes_each = remote_be_lanes_each,
+    .context_moved = remote_be_context_moved,
+    .latch = remote_be_latch,
+    .report_latched = remote_be_report_latched,
+    .latch_clear = remote_be_latch_clear,
+    .handles = handles,
+    .quota_take = remote_be_quota_take,
+    .quota_settle = remote_be_quota_settle,
+    .quota_release = remote_be_quota_release,
+    .quota_release_device = remote_be_quota_release_device,
+    .quota_release_owner = remote_be_quota_release_owner,
+    .quota_mem_info = remote_be_quota_mem_info,
 };
+
+/* Request: u64 context id. */
+int remote_be_set_context(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t ctx;
+    apigen_get_u64(&c, &ctx);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    struct gvs_remote_lane *l = remote_be_lane(call);
+    if (l == NULL)
+        return GVS_E_NOMEM;
+    l->context = ctx;
+    apigen_put_i32(&c, 0);
+    return c.rc;
+}
 
 /* A worker serves one session: the layer's state is the process's. */
 static int session_open(const struct gvs_host_api *host,
                         struct gvs_session *session, void **state)
 {
+    table = gvs_handles_new();
+    if (table == NULL)
+        return GVS_E_NOMEM;
+    remote_be_quota_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */
@@ -25,10 +66,16 @@ static int session_open(const struct gvs_host_api *host,
     return 0;
 }
 
+/* Opened first, closed last: the API plugins have let go of what they
+ * held here. */
 static void session_close(void *state)
 {
     (void)state;
     remote_be_output_close();
+    remote_be_lanes_free();
+    remote_be_quota_close();
+    gvs_handles_free(table, NULL, NULL);
+    table = NULL;
 }
 
 static const void *peer_api(void *state)

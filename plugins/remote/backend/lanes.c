@@ -1,0 +1,111 @@
+/* The session's lanes (remote_be.h): an open-addressed table on the
+ * lane id, at most half full. */
+#include <pthread.h>
+
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "state.h"
+
+/* Bound on what one client may make the worker hold. */
+#define LANES_MAX 65536u
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_remote_lane **table;
+static uint32_t count, cap;
+
+static uint32_t slot_of(uint32_t id, uint32_t n)
+{
+    return (id * 2654435761u) & (n - 1);
+}
+
+/* Caller holds lock.  Doubles the table; 0 or GVS_E_NOMEM. */
+static int grow(void)
+{
+    uint32_t n = cap ? cap * 2 : 16;
+    struct gvs_remote_lane **t = gvs_calloc(n, sizeof(*t));
+    if (t == NULL)
+        return GVS_E_NOMEM;
+    for (uint32_t i = 0; i < cap; i++) {
+        struct gvs_remote_lane *l = table[i];
+        if (l == NULL)
+            continue;
+        uint32_t j = slot_of(l->id, n);
+        while (t[j] != NULL)
+            j = (j + 1) & (n - 1);
+        t[j] = l;
+    }
+    gvs_free(table);
+    table = t;
+    cap = n;
+    return 0;
+}
+
+/* Caller holds lock. */
+static struct gvs_remote_lane *lookup(uint32_t id)
+{
+    if (cap == 0)
+        return NULL;
+    for (uint32_t j = slot_of(id, cap);; j = (j + 1) & (cap - 1))
+        if (table[j] == NULL || table[j]->id == id)
+            return table[j];
+}
+
+/* Caller holds lock. */
+static struct gvs_remote_lane *add(uint32_t id)
+{
+    if (count >= LANES_MAX)
+        return NULL;
+    if ((count + 1) * 2 > cap && grow() < 0)
+        return NULL;
+    struct gvs_remote_lane *l = gvs_calloc(1, sizeof(*l));
+    if (l == NULL)
+        return NULL;
+    l->id = id;
+    uint32_t j = slot_of(id, cap);
+    while (table[j] != NULL)
+        j = (j + 1) & (cap - 1);
+    table[j] = l;
+    count++;
+    return l;
+}
+
+struct gvs_remote_lane *remote_be_lane(struct gvs_call *call)
+{
+    pthread_mutex_lock(&lock);
+    struct gvs_remote_lane *l = lookup(call->lane);
+    if (l == NULL)
+        l = add(call->lane);
+    pthread_mutex_unlock(&lock);
+    return l;
+}
+
+void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
+                          void *arg)
+{
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < cap; i++)
+        if (table[i] != NULL)
+            fn(table[i], arg);
+    pthread_mutex_unlock(&lock);
+}
+
+void remote_be_lanes_free(void)
+{
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < cap; i++)
+        gvs_free(table[i]);
+    gvs_free(table);
+    table = NULL;
+    count = cap = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The plugin whose handler last entered on this thread. */
+static _Thread_local uint16_t last_entered;
+
+int remote_be_context_moved(uint16_t plugin)
+{
+    int moved = last_entered != 0 && last_entered != plugin;
+    last_entered = plugin;
+    return moved;
+}

@@ -1,0 +1,38 @@
+/*
+ * Private contracts between the files of the remoting layer's backend
+ * (gvs-remote.so): the session's lanes, posted failures, handle table
+ * and memory quota, which plugin.c offers the API plugins as struct
+ * gvs_remote_be (remote_be.h says what each does).
+ */
+#ifndef REMOTE_BE_STATE_H
+#define REMOTE_BE_STATE_H
+
+#include "remote_be.h"
+
+/* lanes.c */
+struct gvs_remote_lane *remote_be_lane(struct gvs_call *call);
+void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
+                          void *arg);
+void remote_be_lanes_free(void);
+int remote_be_context_moved(uint16_t plugin);
+
+/* latch.c */
+void remote_be_latch(struct gvs_call *call, uint16_t plugin, int32_t code);
+void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
+                              int32_t success);
+void remote_be_latch_clear(struct gvs_call *call);
+
+/* quota.c */
+void remote_be_quota_open(const struct gvs_host_api *host,
+                          struct gvs_session *session);
+void remote_be_quota_close(void);
+int remote_be_quota_take(uint64_t bytes);
+void remote_be_quota_settle(int ok, enum gvs_remote_quota_kind kind,
+                            uint64_t key, int device, uint64_t owner,
+                            uint64_t taken, uint64_t bytes);
+void remote_be_quota_release(enum gvs_remote_quota_kind kind, uint64_t key);
+void remote_be_quota_release_device(int device);
+void remote_be_quota_release_owner(uint64_t owner);
+void remote_be_quota_mem_info(size_t *free, size_t *total);
+
+#endif
