@@ -58,6 +58,17 @@ int32_t gvs_remote_post(const struct gvs_remote_api *api,
 int32_t gvs_remote_end(const struct gvs_remote_api *api,
                        struct apigen_call *c, int32_t r);
 
+/* Caller holds the client lock.  Posts image in STAGE pieces of the
+ * calling thread's lane, for the API's load that follows (an image may
+ * be larger than a request).  0 or a negative GVS_E_* code. */
+int gvs_remote_stage_locked(struct gvs_client *cl, const uint8_t *image,
+                            size_t len);
+
+/* Caller holds the client lock.  Posts the calling thread's current
+ * driver context (its handle id, 0 for none) as its lane's, for the
+ * requests that follow.  0 or a negative GVS_E_* code. */
+int gvs_remote_set_context_locked(struct gvs_client *cl, uint64_t ctx);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

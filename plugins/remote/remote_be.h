@@ -40,6 +40,9 @@ struct gvs_remote_lane {
      * space of the plugin that posted it (0: none). */
     uint16_t latched_plugin;
     int32_t latched;
+    /* The image STAGE pieces have brought for the lane's next load. */
+    uint8_t *stage;
+    size_t stage_len;
     /* Each API plugin's own state, indexed by its wire id; freed by the
      * plugin (lanes_each at its session_close). */
     void *slot[GVS_REMOTE_LANE_SLOTS];
@@ -114,6 +117,11 @@ struct gvs_remote_be {
                            int32_t success);
     /* Forgets the lane's latched failure (a device reset discards it). */
     void (*latch_clear)(struct gvs_call *call);
+
+    /* The image the lane's STAGE pieces brought, NUL-terminated in
+     * memory of the caller's to free (gvs_free), its length in *len;
+     * the lane has none after.  GVS_E_PROTO if there is none. */
+    int (*take_stage)(struct gvs_call *call, uint8_t **image, size_t *len);
 
     /* The session's handle table, created at session open. */
     struct gvs_handles *(*handles)(void);

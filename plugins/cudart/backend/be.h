@@ -76,9 +76,6 @@ struct be_lane {
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
-    /* Fat binary pieces of the lane's next MODULE_LOAD. */
-    uint8_t *stage;
-    size_t stage_len;
     /* Pinned staging of the lane's bulk copies (staging.c), NULL until
      * the first; unpinned once it could not be had. */
     struct be_stage *pinned;

@@ -55,7 +55,6 @@ static void lane_free(struct gvs_remote_lane *rl, void *arg)
     if (l == NULL)
         return;
     be_stage_free(s, l);
-    gvs_free(l->stage);
     gvs_free(l);
     rl->slot[CUDART_PLUGIN_ID] = NULL;
 }

@@ -94,9 +94,6 @@ static int take_image(struct gvs_call *call, struct apigen_call *c,
                       uint8_t staged, uint8_t **img, size_t *len)
 {
     const uint8_t *blob = NULL;
-    struct be_lane *lane = be_lane(call);
-    if (lane == NULL)
-        return GVS_E_NOMEM;
     if (!staged) {
         apigen_get_blob(c, &blob, len);
         if (c->rc < 0)
@@ -105,16 +102,10 @@ static int take_image(struct gvs_call *call, struct apigen_call *c,
         if (*img == NULL)
             return GVS_E_NOMEM;
         memcpy(*img, blob, *len);
-    } else {
-        *img = lane->stage;
-        *len = lane->stage_len;
-        lane->stage = NULL;
-        lane->stage_len = 0;
-        if (*img == NULL)
-            return GVS_E_PROTO;
+        (*img)[*len] = 0;
+        return 0;
     }
-    (*img)[*len] = 0;
-    return 0;
+    return be_remote->take_stage(call, img, len);
 }
 
 /* Every kernel of m->lib, in the order CUDA enumerates them. */

@@ -46,34 +46,6 @@ void be_modules_free(struct be_session *s)
     s->nmods = s->cap_mods = 0;
 }
 
-int cudart_be_module_stage(struct gvs_call *call)
-{
-    struct be_lane *s = be_lane(call);
-    struct apigen_call c = {call->out, call->in, 0};
-    uint8_t first;
-    const uint8_t *piece;
-    size_t len;
-    apigen_get_u8(&c, &first);
-    apigen_get_blob(&c, &piece, &len);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (first > 1)
-        return GVS_E_PROTO;
-    if (s == NULL)
-        return GVS_E_NOMEM;
-    if (first)
-        s->stage_len = 0;
-    if (len > GVS_BUF_MAX_CEILING - s->stage_len)
-        return GVS_E_TOOBIG;
-    uint8_t *p = gvs_realloc(s->stage, s->stage_len + len + 1);
-    if (p == NULL)
-        return GVS_E_NOMEM;
-    memcpy(p + s->stage_len, piece, len);
-    s->stage = p;
-    s->stage_len += len;
-    return 0;
-}
-
 /* Names of a MODULE_LOAD request: u32 count, count strs. */
 static int get_names(struct apigen_call *c, uint32_t *n, char ***out)
 {
@@ -224,7 +196,6 @@ int be_module_add(struct be_session *s, const struct be_module *m,
 int cudart_be_module_load(struct gvs_call *call)
 {
     struct be_session *s = call->state;
-    struct be_lane *lane = be_lane(call);
     struct apigen_call c = {call->out, call->in, 0};
     struct be_module m;
     uint8_t staged;
@@ -247,13 +218,10 @@ int cudart_be_module_load(struct gvs_call *call)
         rc = get_names(&c, &m.nvars, &m.vars);
     if (rc == 0)
         rc = apigen_end(&c);
-    if (rc == 0 && lane == NULL)
-        rc = GVS_E_NOMEM;
     if (rc == 0 && staged) {
-        m.image = lane->stage;
-        blob_len = lane->stage_len;
-        lane->stage = NULL;
-        lane->stage_len = 0;
+        uint8_t *img;
+        rc = be_remote->take_stage(call, &img, &blob_len);
+        m.image = rc == 0 ? img : NULL;
     } else if (rc == 0) {
         m.image = gvs_malloc(blob_len ? blob_len : 1);
         if (m.image == NULL)

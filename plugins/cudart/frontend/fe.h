@@ -227,7 +227,7 @@ struct fe_func *fe_func_remote(uint32_t module, uint32_t index);
 /* Uploads the kernel's module if needed; returns its remote id in *id. */
 cudaError_t fe_module_ready(struct fe_module *m, uint32_t *id);
 
-/* Caller holds the client lock: posts image in MODULE_STAGE pieces, for
+/* Caller holds the client lock: posts image in the layer's STAGE pieces, for
  * a MODULE_LOAD or LIBRARY_LOAD that says staged. */
 int fe_stage_locked(struct gvs_client *cl, const uint8_t *image,
                     size_t image_len);

@@ -6,6 +6,7 @@
  * layout and every global's address (docs/cudart.md).
  */
 #include "fe.h"
+#include "gvs_remote.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -297,25 +298,7 @@ static int put_names(struct gvs_buf *b, struct fe_module *m)
 int fe_stage_locked(struct gvs_client *cl, const uint8_t *image,
                     size_t image_len)
 {
-    struct gvs_buf *hdr = gvs_buf_new(16);
-    int rc = hdr != NULL ? 0 : GVS_E_NOMEM;
-    for (size_t off = 0; rc == 0 && off < image_len; off += GVS_BULK_CHUNK) {
-        size_t len = image_len - off < GVS_BULK_CHUNK ? image_len - off
-                                                      : GVS_BULK_CHUNK;
-        gvs_buf_reset(hdr);
-        rc = gvs_buf_put_u8(hdr, off == 0);
-        if (rc == 0)
-            rc = gvs_buf_put_u32(hdr, (uint32_t)len);
-        struct iovec iov[2] = {
-            {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
-            {(void *)(image + off), len},
-        };
-        if (rc == 0)
-            rc = fe_send_locked(cl, CUDART_OP_MODULE_STAGE, 0, 1, iov, 2,
-                                NULL);
-    }
-    gvs_buf_free(hdr);
-    return rc;
+    return gvs_remote_stage_locked(cl, image, image_len);
 }
 
 /* Sends MODULE_LOAD, after the units' images when link is set, and

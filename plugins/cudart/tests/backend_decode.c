@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         CUDART_OP_cudaSetDevice,           CUDART_OP_cudaMalloc,
         CUDART_OP_cudaFree,                CUDART_OP_cudaMemset,
         CUDART_OP_MEMCPY_H2D,              CUDART_OP_MEMCPY_D2H,
-        CUDART_OP_MEMCPY_D2D,              CUDART_OP_MODULE_STAGE,
+        CUDART_OP_MEMCPY_D2D,              
         CUDART_OP_MODULE_LOAD,             CUDART_OP_MODULE_GLOBALS,
         CUDART_OP_MODULE_UNLOAD,           CUDART_OP_LAUNCH};
     for (size_t i = 0; i < sizeof(with_args) / sizeof(with_args[0]); i++) {

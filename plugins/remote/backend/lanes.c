@@ -92,8 +92,11 @@ void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
 void remote_be_lanes_free(void)
 {
     pthread_mutex_lock(&lock);
-    for (uint32_t i = 0; i < cap; i++)
+    for (uint32_t i = 0; i < cap; i++) {
+        if (table[i] != NULL)
+            gvs_free(table[i]->stage);
         gvs_free(table[i]);
+    }
     gvs_free(table);
     table = NULL;
     count = cap = 0;

@@ -24,6 +24,7 @@ static const struct gvs_remote_be api = {
     .latch = remote_be_latch,
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
+    .take_stage = remote_be_take_stage,
     .handles = handles,
     .quota_take = remote_be_quota_take,
     .quota_settle = remote_be_quota_settle,

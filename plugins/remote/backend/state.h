@@ -16,6 +16,9 @@ void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
 void remote_be_lanes_free(void);
 int remote_be_context_moved(uint16_t plugin);
 
+/* stage.c */
+int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
+
 /* latch.c */
 void remote_be_latch(struct gvs_call *call, uint16_t plugin, int32_t code);
 void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
