@@ -69,6 +69,13 @@ int gvs_remote_stage_locked(struct gvs_client *cl, const uint8_t *image,
  * requests that follow.  0 or a negative GVS_E_* code. */
 int gvs_remote_set_context_locked(struct gvs_client *cl, uint64_t ctx);
 
+/* The bytes of the module image at code, as CUDA reads it: a fat
+ * binary (or nvcc's wrapper of one, followed to its data), an ELF cubin
+ * (up to its furthest header or section), or else NUL-terminated PTX
+ * text (its NUL included).  Sets *start to the image's first byte; 0
+ * when the image is malformed or larger than a session may send. */
+size_t gvs_remote_image_size(const void *code, const uint8_t **start);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

@@ -28,6 +28,9 @@
  * id (cudart 1, cuda 2; the layer is 3). */
 #define GVS_REMOTE_LANE_SLOTS 8u
 
+/* No plugin's wire id: see context_moved. */
+#define GVS_REMOTE_CONTEXT_LOST 0xffffu
+
 /* A lane: one client thread.  A lane's own requests never overlap
  * (include/gvs/plugin.h), so a handler may use its lane's fields without
  * a lock. */
@@ -101,7 +104,9 @@ struct gvs_remote_be {
     /* Whether, since plugin's last call of this on the calling thread,
      * another plugin's handler ran on it (and so may have moved the
      * thread's current context): a plugin that remembers what it made
-     * current applies it again then.  Records plugin as the last. */
+     * current applies it again then.  Records plugin as the last;
+     * GVS_REMOTE_CONTEXT_LOST says the caller moved the context outside
+     * its own view (a context it created or destroyed). */
     int (*context_moved)(uint16_t plugin);
 
     /* Failures of posted ops -------------------------------------------

@@ -20,6 +20,7 @@
 
 #include "cuda_be_gen.h"
 #include "gvs/plugin.h"
+#include "remote_be.h"
 
 /* The driver functions the hand-written handlers call, beside those of
  * the generated ones (CUDA_BE_CALLED). */
@@ -27,7 +28,55 @@
     X(cuDeviceGetName)                                                       \
     X(cuDeviceTotalMem_v2)                                                   \
     X(cuDeviceGetPCIBusId)                                                   \
-    X(cuDeviceGetByPCIBusId)
+    X(cuDeviceGetByPCIBusId)                                                 \
+    X(cuDevicePrimaryCtxRetain)                                              \
+    X(cuCtxCreate_v2)                                                        \
+    X(cuCtxDestroy_v2)                                                       \
+    X(cuCtxGetCurrent)                                                       \
+    X(cuCtxGetDevice)                                                        \
+    X(cuCtxSetCurrent)                                                       \
+    X(cuCtxSynchronize)                                                      \
+    X(cuMemAlloc_v2)                                                         \
+    X(cuMemFree_v2)                                                          \
+    X(cuMemGetInfo_v2)                                                       \
+    X(cuPointerGetAttribute)                                                 \
+    X(cuMemcpyHtoD_v2)                                                       \
+    X(cuMemcpyHtoDAsync_v2)                                                  \
+    X(cuMemcpyDtoH_v2)                                                       \
+    X(cuMemcpyDtoHAsync_v2)                                                  \
+    X(cuMemcpyDtoD_v2)                                                       \
+    X(cuMemcpyDtoDAsync_v2)                                                  \
+    X(cuMemsetD8_v2)                                                         \
+    X(cuMemsetD16_v2)                                                        \
+    X(cuMemsetD32_v2)                                                        \
+    X(cuMemsetD8Async)                                                       \
+    X(cuMemsetD16Async)                                                      \
+    X(cuMemsetD32Async)                                                      \
+    X(cuLibraryLoadData)                                                     \
+    X(cuLibraryUnload)                                                       \
+    X(cuLibraryGetKernelCount)                                               \
+    X(cuLibraryEnumerateKernels)                                             \
+    X(cuLibraryGetGlobal)                                                    \
+    X(cuKernelGetName)                                                       \
+    X(cuKernelGetParamInfo)                                                  \
+    X(cuKernelGetFunction)                                                   \
+    X(cuKernelGetAttribute)                                                  \
+    X(cuKernelSetAttribute)                                                  \
+    X(cuModuleLoadData)                                                      \
+    X(cuModuleUnload)                                                        \
+    X(cuModuleGetFunctionCount)                                              \
+    X(cuModuleEnumerateFunctions)                                            \
+    X(cuModuleGetGlobal_v2)                                                  \
+    X(cuFuncGetName)                                                         \
+    X(cuFuncGetParamInfo)                                                    \
+    X(cuFuncGetAttribute)                                                    \
+    X(cuFuncSetAttribute)                                                    \
+    X(cuLaunchKernel)                                                        \
+    X(cuLaunchKernelEx)                                                      \
+    X(cuStreamCreateWithPriority)                                            \
+    X(cuStreamDestroy_v2)                                                    \
+    X(cuEventCreate)                                                         \
+    X(cuEventDestroy_v2)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -49,12 +98,70 @@ extern struct cuda_be_driver cuda_be_drv;
  * CUDA_ERROR_NO_DEVICE.  The tests' mock backend defines its own. */
 int cuda_be_driver_load(void);
 
-/* Every op's first step (cuda.api): the driver is there. */
+/* The remoting layer's backend (remote_be.h), set at session open: the
+ * lanes, posted failures, handle table and quota are the layer's. */
+extern const struct gvs_remote_be *cuda_be_remote;
+
+/* Every op's first step (cuda.api): the driver is there, and the lane's
+ * current context is the calling thread's. */
 CUresult cuda_be_enter(struct gvs_call *call);
 
 struct cuda_be_session {
     const struct gvs_host_api *host;
     struct gvs_session *session;
 };
+
+/* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
+#define CUDA_BE_PARAM_MAX 32764u
+/* Most kernels one module may list in its load reply. */
+#define CUDA_BE_MAX_KERNELS 65536u
+
+/* A context the session retained or created (GVS_RH_CONTEXT). */
+struct cuda_be_ctx {
+    CUcontext ctx;
+    CUdevice dev;
+    int primary;
+};
+
+struct cuda_be_param {
+    uint32_t offset;
+    uint32_t size;
+};
+
+/* A kernel of a library (GVS_RH_KERNEL: handle is a CUkernel) or a
+ * function of a module or context (GVS_RH_FUNCTION: a CUfunction), with
+ * its parameter layout. */
+struct cuda_be_kernel {
+    void *handle;
+    CUresult status; /* why the layout is unknown, or CUDA_SUCCESS */
+    uint32_t nparams;
+    uint32_t param_bytes; /* end of the last parameter */
+    struct cuda_be_param *params;
+};
+
+/* A library (GVS_RH_LIBRARY) or module (GVS_RH_MODULE) the session
+ * loaded, with the image it was loaded from. */
+struct cuda_be_library {
+    void *handle; /* CUlibrary or CUmodule */
+    uint8_t *image;
+    uint32_t nkernels;
+    uint64_t *kernels; /* their ids */
+};
+
+/* contexts.c: the context of a GVS_RH_CONTEXT id, or
+ * CUDA_ERROR_INVALID_CONTEXT. */
+CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);
+/* streams.c: the stream of a wire value (0 the legacy default stream,
+ * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, else a GVS_RH_STREAM id), or
+ * CUDA_ERROR_INVALID_HANDLE. */
+CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
+/* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
+CUresult cuda_be_event(uint64_t wire, CUevent *out);
+/* memory.c: CUDA_ERROR_INVALID_VALUE unless [p, p + len) starts and
+ * ends in device memory: a host address here would be the worker's. */
+CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);
+/* modules.c: the kernel or function of id (kind 1 kernel, 0 function),
+ * or NULL. */
+struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id);
 
 #endif

@@ -1,7 +1,10 @@
-/* The first step of every op (be.h). */
+/* The first step of every op (be.h): the driver, and the lane's current
+ * context made the calling thread's. */
 #include "be.h"
 
 #include <pthread.h>
+
+#include "cuda_ops.h"
 
 struct cuda_be_driver cuda_be_drv;
 
@@ -13,9 +16,29 @@ static void load(void)
     loaded = cuda_be_driver_load() == 0;
 }
 
+/* The context this thread last made current for a lane. */
+static _Thread_local CUcontext thread_ctx;
+
 CUresult cuda_be_enter(struct gvs_call *call)
 {
-    (void)call;
     pthread_once(&once, load);
-    return loaded ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    if (!loaded)
+        return CUDA_ERROR_NO_DEVICE;
+    struct gvs_remote_lane *l = cuda_be_remote->lane(call);
+    int moved = cuda_be_remote->context_moved(CUDA_PLUGIN_ID);
+    CUcontext ctx = NULL;
+    if (l == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    /* A lane that never set a context has none, as a new thread. */
+    if (l->context != 0) {
+        CUresult r = cuda_be_ctx(l->context, &ctx);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    if (ctx == thread_ctx && !moved)
+        return CUDA_SUCCESS;
+    CUresult r = CUDA_DRV(cuCtxSetCurrent)(ctx);
+    if (r == CUDA_SUCCESS)
+        thread_ctx = ctx;
+    return r;
 }

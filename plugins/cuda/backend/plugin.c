@@ -5,20 +5,31 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 
+const struct gvs_remote_be *cuda_be_remote;
+
 /* The driver is resolved at the first call that needs it, not here: a
  * session that never calls the driver API never loads it. */
 static int session_open(const struct gvs_host_api *host,
                         struct gvs_session *session, void **state)
 {
+    /* The layer's backend, opened before us (docs/remoting.md).  Our
+     * frontend always names it; a client that did not, or a layer of
+     * another version, is refused. */
+    const struct gvs_remote_be *r =
+        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
+    if (r == NULL || r->version != GVS_REMOTE_BE_VERSION)
+        return GVS_E_PROTO;
     struct cuda_be_session *s = gvs_calloc(1, sizeof(*s));
     if (s == NULL)
         return GVS_E_NOMEM;
+    cuda_be_remote = r;
     s->host = host;
     s->session = session;
     *state = s;
     return 0;
 }
 
+/* What the session made on the GPU goes with the worker process. */
 static void session_close(void *state)
 {
     gvs_free(state);

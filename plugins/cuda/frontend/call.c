@@ -29,6 +29,7 @@ static void fork_child(void)
 {
     atomic_store(&connected, 0);
     atomic_store(&initialized, 0);
+    cuda_fe_ctx_fork_child();
 }
 
 __attribute__((constructor)) static void cuda_fe_register(void)
@@ -42,6 +43,11 @@ __attribute__((constructor)) static void cuda_fe_register(void)
 void cuda_fe_set_initialized(void)
 {
     atomic_store(&initialized, 1);
+}
+
+int cuda_fe_initialized(void)
+{
+    return atomic_load(&initialized);
 }
 
 /* No server is a machine with no device; a server lost mid-session, a
@@ -65,6 +71,22 @@ static int32_t client_code(struct gvs_client **out)
     return atomic_load(&dead_code);
 }
 
+CUresult cuda_fe_client(struct gvs_client **out)
+{
+    return (CUresult)client_code(out);
+}
+
+CUresult cuda_fe_transport(int rc)
+{
+    return (CUresult)transport_code(rc);
+}
+
+/* A request that depends on the thread's context carries it. */
+static int before_send_locked(struct gvs_client *cl, unsigned flags)
+{
+    return flags & APIGEN_DEVICE ? cuda_fe_ctx_sync_locked(cl) : 0;
+}
+
 static const struct gvs_remote_api api = {
     .plugin = CUDA_PLUGIN_ID,
     .success = CUDA_SUCCESS,
@@ -72,6 +94,7 @@ static const struct gvs_remote_api api = {
     .unknown = CUDA_ERROR_UNKNOWN,
     .client = client_code,
     .transport_error = transport_code,
+    .before_send_locked = before_send_locked,
 };
 
 /* Before cuInit the driver answers every call but these with

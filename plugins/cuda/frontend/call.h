@@ -17,5 +17,41 @@ CUresult cuda_fe_end(struct apigen_call *c, CUresult r);
 CUresult cuda_fe_ret(CUresult r);
 /* cuInit succeeded: the calls that need it go to the backend from now. */
 void cuda_fe_set_initialized(void);
+/* Whether cuInit succeeded in this process's session. */
+int cuda_fe_initialized(void);
+
+/* Sends a request built in c->put (after cuda_fe_begin) as a hand-written
+ * call does: waited for unless post, which has no reply. */
+struct gvs_client;
+/* The process's connected client, or the driver's failure code. */
+CUresult cuda_fe_client(struct gvs_client **out);
+/* The code for a failed gvs_client_* call. */
+CUresult cuda_fe_transport(int rc);
+
+/* streams.c: a stream's wire value; the default stream of a per-thread
+ * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */
+uint64_t cuda_fe_stream_wire(CUstream s, int per_thread);
+
+/* contexts.c ----------------------------------------------------------
+ * Each thread's context stack is the client's; the backend knows each
+ * lane's current context, posted ahead of the lane's next request that
+ * depends on it (call.c's pre-send work). */
+
+/* The calling thread's current context, or NULL. */
+CUcontext cuda_fe_ctx_current(void);
+/* Caller holds the client lock: posts the thread's current context as
+ * its lane's when it changed.  0 or a negative GVS_E_* code. */
+int cuda_fe_ctx_sync_locked(struct gvs_client *cl);
+/* The device of the thread's current context: CUDA_ERROR_INVALID_CONTEXT
+ * without one. */
+CUresult cuda_fe_ctx_device(CUdevice *dev);
+/* fork(), in the child: the new session knows no context. */
+void cuda_fe_ctx_fork_child(void);
+
+/* memory.c: the device memory known here, for unified copies and
+ * pointer queries.  note records [p, p + size) on dev; forget drops the
+ * range at p. */
+void cuda_fe_mem_note(uint64_t p, uint64_t size, CUdevice dev);
+void cuda_fe_mem_forget(uint64_t p);
 
 #endif

@@ -237,6 +237,114 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
     return 0;
 }
 
+/* The ops of contexts, memory, modules, launches, streams and events:
+ * requests of u64 handles and addresses the mock driver mostly cannot
+ * honour.  Each is refused when cut short or trailed, and any bit flip
+ * gets a refusal or a CUresult, never a crash or a read past it (ASan).
+ * The shape's characters: c u8, i 4 bytes, q u64, b a blob of 4 bytes. */
+struct raw_case {
+    uint16_t op;
+    const char *in;
+    uint64_t v[12];
+    int posted; /* a piece that may be posted: no reply when it is not last */
+};
+
+#define H 0x10000u /* an id no table holds */
+static const struct raw_case raw_cases[] = {
+    {CUDA_OP_PRIMARY_CTX_RETAIN, "i", {0}, 0},
+    {CUDA_OP_cuDevicePrimaryCtxRelease_v2, "i", {0}, 0},
+    {CUDA_OP_cuDevicePrimaryCtxReset_v2, "i", {1}, 0},
+    {CUDA_OP_cuDevicePrimaryCtxGetState, "i", {0}, 0},
+    {CUDA_OP_cuDevicePrimaryCtxSetFlags_v2, "ii", {0, 0}, 0},
+    {CUDA_OP_CTX_CREATE, "ii", {0, 1}, 0},
+    {CUDA_OP_CTX_DESTROY, "q", {H}, 0},
+    {CUDA_OP_CTX_SYNCHRONIZE, "q", {0}, 0},
+    {CUDA_OP_cuCtxGetLimit, "i", {0}, 0},
+    {CUDA_OP_cuCtxSetLimit, "iq", {0, 1024}, 0},
+    {CUDA_OP_cuCtxGetStreamPriorityRange, "", {0}, 0},
+    {CUDA_OP_cuCtxGetFlags, "", {0}, 0},
+    {CUDA_OP_cuCtxSetFlags, "i", {0}, 0},
+    {CUDA_OP_MEM_ALLOC, "q", {64}, 0},
+    {CUDA_OP_MEM_FREE, "q", {H}, 0},
+    {CUDA_OP_cuMemGetInfo_v2, "", {0}, 0},
+    {CUDA_OP_MEMCPY_H2D, "qcqb", {0, 2, H}, 1},
+    {CUDA_OP_MEMCPY_D2H, "qcqq", {0, 0, H, 4}, 0},
+    {CUDA_OP_MEMCPY_D2D, "qcqqq", {0, 0, H, H, 4}, 0},
+    {CUDA_OP_MEMSET, "qccqiq", {0, 0, 4, H, 7, 1}, 0},
+    {CUDA_OP_LOAD, "ccb", {0, 0}, 0},
+    {CUDA_OP_UNLOAD, "cq", {0, H}, 0},
+    {CUDA_OP_KERNEL_GET_FUNCTION, "q", {H}, 0},
+    {CUDA_OP_GET_GLOBAL, "cqb", {1, H}, 0},
+    {CUDA_OP_LAUNCH, "qiiiiiiiqcbi", {H, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_FUNC_GET_ATTRIBUTE, "cqii", {1, H, 0, 0}, 0},
+    {CUDA_OP_FUNC_SET_ATTRIBUTE, "cqiii", {0, H, 8, 0, 0}, 0},
+    {CUDA_OP_STREAM_CREATE, "ii", {0, 0}, 0},
+    {CUDA_OP_STREAM_DESTROY, "q", {H}, 0},
+    {CUDA_OP_cuStreamSynchronize, "q", {0}, 0},
+    {CUDA_OP_cuStreamQuery, "q", {H}, 0},
+    {CUDA_OP_cuStreamWaitEvent, "qqi", {0, H, 0}, 0},
+    {CUDA_OP_cuStreamGetPriority, "q", {0}, 0},
+    {CUDA_OP_cuStreamGetFlags, "q", {0}, 0},
+    {CUDA_OP_EVENT_CREATE, "i", {0}, 0},
+    {CUDA_OP_EVENT_DESTROY, "q", {H}, 0},
+    {CUDA_OP_cuEventRecord, "qq", {H, 0}, 0},
+    {CUDA_OP_cuEventRecordWithFlags, "qqi", {H, 0, 0}, 0},
+    {CUDA_OP_cuEventSynchronize, "q", {H}, 0},
+    {CUDA_OP_cuEventQuery, "q", {H}, 0},
+    {CUDA_OP_cuEventElapsedTime_v2, "qq", {H, H}, 0},
+};
+#define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
+
+static size_t raw_encode(const struct raw_case *k, uint8_t *req)
+{
+    size_t len = 0;
+    int n = 0;
+    for (const char *a = k->in; *a != '\0'; a++) {
+        uint64_t v = k->v[n++];
+        size_t w = *a == 'c' ? 1 : *a == 'q' ? 8 : 4;
+        for (size_t b = 0; b < w; b++)
+            req[len + b] = (uint8_t)(v >> 8 * b);
+        len += w;
+        if (*a == 'b') {
+            memcpy(req + len, "junk", 4);
+            req[len - 4] = 4;
+            req[len - 3] = req[len - 2] = req[len - 1] = 0;
+            len += 4;
+        }
+    }
+    return len;
+}
+
+/* A reply of one CUresult and whatever follows it, or none for a posted
+ * piece. */
+static int raw_answer(const struct raw_case *k, int rc)
+{
+    int32_t result;
+    if (rc != 0)
+        return refused(rc);
+    if (k->posted && gvs_buf_len(out) == 0)
+        return 0;
+    CHECK(gvs_buf_get_i32(out, &result) == 0 && result >= 0);
+    return 0;
+}
+
+static int check_raw(const struct raw_case *k)
+{
+    static uint8_t req[REQ_MAX];
+    size_t len = raw_encode(k, req);
+    CHECK(raw_answer(k, run(k->op, req, len)) == 0);
+    for (size_t n = 0; n < len; n++)
+        CHECK(refused(run(k->op, req, n)) == 0);
+    req[len] = 0;
+    CHECK(run(k->op, req, len + 1) == GVS_E_TRAILING);
+    for (size_t bit = 0; bit < 8 * len; bit++) {
+        req[bit / 8] ^= (uint8_t)(1u << bit % 8);
+        CHECK(raw_answer(k, run(k->op, req, len)) == 0);
+        req[bit / 8] ^= (uint8_t)(1u << bit % 8);
+    }
+    return 0;
+}
+
 /* The handler's answer to the values v is expect (a hostile's). */
 static int answers(const struct op_case *k, const struct values *v,
                    int32_t expect)
@@ -302,15 +410,20 @@ int main(int argc, char **argv)
     /* Every op of the table has its case, and every case its op. */
     size_t nops = 0;
     for (const struct gvs_op *o = plugin->ops; o->op != 0; o++, nops++) {
-        size_t i = 0;
+        size_t i = 0, j = 0;
         while (i < NCASES && cases[i].op != o->op)
             i++;
-        if (i == NCASES)
+        while (j < NRAW && raw_cases[j].op != o->op)
+            j++;
+        if (i == NCASES && j == NRAW)
             dprintf(2, "op %u has no case here\n", o->op);
-        CHECK(i < NCASES);
-        CHECK(check_op(&cases[i]) == 0);
+        CHECK(i < NCASES || j < NRAW);
+        if (i < NCASES)
+            CHECK(check_op(&cases[i]) == 0);
+        else
+            CHECK(check_raw(&raw_cases[j]) == 0);
     }
-    CHECK(nops == NCASES);
+    CHECK(nops == NCASES + NRAW);
 
     harness_close();
     gvs_buf_free(out);

@@ -3,7 +3,8 @@
  * compiles its launchers: cuda.h maps the names written here to the
  * current ABI (cuMemAlloc to cuMemAlloc_v2; cuStreamQuery to
  * cuStreamQuery_ptsz under CUDA_API_PER_THREAD_DEFAULT_STREAM), which
- * the frontend must export.  Prints "ok" when the calls fail as stubs do.
+ * the frontend must export.  Prints "ok" when the calls fail as stubs do
+ * (functions not remoted yet: unsupported.reasons).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +15,13 @@
 int main(void)
 {
     CUdeviceptr p = 0;
+    size_t pitch = 0;
     const char *s = NULL;
-    if (cuCtxSynchronize() != CUDA_ERROR_NOT_SUPPORTED ||
-        cuMemAlloc(&p, 16) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuMemcpyHtoD(p, &s, sizeof(s)) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuStreamQuery(NULL) != CUDA_ERROR_NOT_SUPPORTED ||
+    CUDA_MEMCPY2D copy;
+    memset(&copy, 0, sizeof(copy));
+    if (cuMemAllocPitch(&p, &pitch, 16, 16, 4) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuMemcpy2D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuGraphLaunch(NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
         cuProfilerStart() != CUDA_ERROR_NOT_SUPPORTED ||
         cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||
         strcmp(s, "operation not supported") != 0) {

@@ -7,7 +7,9 @@
  */
 #include "be.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MOCK_DEVICES 2
@@ -174,6 +176,290 @@ static CUresult mock_by_bus_id(CUdevice *dev, const char *id)
     return CUDA_SUCCESS;
 }
 
+
+/* Contexts, memory, modules, streams and events of the mock: objects are
+ * small allocations the backend only passes around; device memory is
+ * host memory, and a launch runs nothing. */
+static int ctx_objs[MOCK_DEVICES];
+static _Thread_local CUcontext current;
+
+static CUresult mock_retain(CUcontext *ctx, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *ctx = (CUcontext)&ctx_objs[dev];
+    return r;
+}
+
+static CUresult mock_release(CUdevice dev)
+{
+    return check_dev(dev);
+}
+
+static CUresult mock_ctx_create(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    (void)flags;
+    if (r == CUDA_SUCCESS && (*ctx = malloc(1)) == NULL)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS)
+        current = *ctx;
+    return r;
+}
+
+static CUresult mock_ctx_destroy(CUcontext ctx)
+{
+    if (ctx != (CUcontext)&ctx_objs[0] && ctx != (CUcontext)&ctx_objs[1])
+        free(ctx);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_get_current(CUcontext *ctx)
+{
+    *ctx = current;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_set_current(CUcontext ctx)
+{
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_ctx_device(CUdevice *dev)
+{
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev = current == (CUcontext)&ctx_objs[1];
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_no_args(void)
+{
+    return current != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* Device memory: the mock's allocations, by base. */
+#define MOCK_ALLOCS 256
+static struct {
+    uint8_t *p;
+    size_t n;
+} allocs[MOCK_ALLOCS];
+
+static int alloc_of(CUdeviceptr p)
+{
+    for (int i = 0; i < MOCK_ALLOCS; i++)
+        if (allocs[i].p != NULL && p >= (CUdeviceptr)(uintptr_t)allocs[i].p &&
+            p < (CUdeviceptr)(uintptr_t)allocs[i].p + allocs[i].n)
+            return i;
+    return -1;
+}
+
+static CUresult mock_alloc(CUdeviceptr *p, size_t n)
+{
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    for (int i = 0; i < MOCK_ALLOCS; i++)
+        if (allocs[i].p == NULL) {
+            if ((allocs[i].p = calloc(1, n)) == NULL)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            allocs[i].n = n;
+            *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_free(CUdeviceptr p)
+{
+    int i = alloc_of(p);
+    if (i < 0 || (CUdeviceptr)(uintptr_t)allocs[i].p != p)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(allocs[i].p);
+    allocs[i].p = NULL;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_mem_info(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = (size_t)60 << 30;
+    *total = (size_t)80 << 30;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_pointer(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || alloc_of(p) < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_h2d(CUdeviceptr d, const void *s, size_t n)
+{
+    memcpy((void *)(uintptr_t)d, s, n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_h2d_async(CUdeviceptr d, const void *s, size_t n,
+                               CUstream st)
+{
+    (void)st;
+    return mock_h2d(d, s, n);
+}
+
+static CUresult mock_d2h(void *d, CUdeviceptr s, size_t n)
+{
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_d2h_async(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+    (void)st;
+    return mock_d2h(d, s, n);
+}
+
+static CUresult mock_d2d(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_d2d_async(CUdeviceptr d, CUdeviceptr s, size_t n,
+                               CUstream st)
+{
+    (void)st;
+    return mock_d2d(d, s, n);
+}
+
+static CUresult mock_set8(CUdeviceptr d, unsigned char v, size_t n)
+{
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_set16(CUdeviceptr d, unsigned short v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy((uint8_t *)(uintptr_t)d + 2 * i, &v, 2);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_set32(CUdeviceptr d, unsigned int v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy((uint8_t *)(uintptr_t)d + 4 * i, &v, 4);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_set8a(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return mock_set8(d, v, n);
+}
+
+static CUresult mock_set16a(CUdeviceptr d, unsigned short v, size_t n,
+                            CUstream s)
+{
+    (void)s;
+    return mock_set16(d, v, n);
+}
+
+static CUresult mock_set32a(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    (void)s;
+    return mock_set32(d, v, n);
+}
+
+/* Images: none is one the mock can load. */
+static CUresult mock_lib_load(CUlibrary *lib, const void *code,
+                              CUjit_option *o, void **ov, unsigned n,
+                              CUlibraryOption *lo, void **lov, unsigned ln)
+{
+    (void)lib, (void)code, (void)o, (void)ov, (void)n, (void)lo, (void)lov,
+        (void)ln;
+    return CUDA_ERROR_INVALID_IMAGE;
+}
+
+static CUresult mock_mod_load(CUmodule *mod, const void *image)
+{
+    (void)mod, (void)image;
+    return CUDA_ERROR_INVALID_IMAGE;
+}
+
+static CUresult mock_fail(void)
+{
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static int stream_objs[64];
+static unsigned nstreams;
+
+static CUresult mock_stream_create(CUstream *s, unsigned flags, int prio)
+{
+    (void)flags, (void)prio;
+    *s = (CUstream)&stream_objs[nstreams++ % 64];
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_event_create(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = (CUevent)&stream_objs[nstreams++ % 64];
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_destroy(void *obj)
+{
+    (void)obj;
+    return CUDA_SUCCESS;
+}
+
+/* Fills what every generated handler calls and the mock has no answer
+ * for with one that fails: the tests that reach them check the
+ * failure. */
+static void fill_rest(void)
+{
+    cuda_be_drv.cuDevicePrimaryCtxRetain = mock_retain;
+    cuda_be_drv.cuDevicePrimaryCtxRelease_v2 = mock_release;
+    cuda_be_drv.cuDevicePrimaryCtxReset_v2 = mock_release;
+    cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
+    cuda_be_drv.cuCtxDestroy_v2 = mock_ctx_destroy;
+    cuda_be_drv.cuCtxGetCurrent = mock_get_current;
+    cuda_be_drv.cuCtxSetCurrent = mock_set_current;
+    cuda_be_drv.cuCtxGetDevice = mock_ctx_device;
+    cuda_be_drv.cuCtxSynchronize = mock_no_args;
+    cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
+    cuda_be_drv.cuMemFree_v2 = mock_free;
+    cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
+    cuda_be_drv.cuPointerGetAttribute = mock_pointer;
+    cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;
+    cuda_be_drv.cuMemcpyHtoDAsync_v2 = mock_h2d_async;
+    cuda_be_drv.cuMemcpyDtoH_v2 = mock_d2h;
+    cuda_be_drv.cuMemcpyDtoHAsync_v2 = mock_d2h_async;
+    cuda_be_drv.cuMemcpyDtoD_v2 = mock_d2d;
+    cuda_be_drv.cuMemcpyDtoDAsync_v2 = mock_d2d_async;
+    cuda_be_drv.cuMemsetD8_v2 = mock_set8;
+    cuda_be_drv.cuMemsetD16_v2 = mock_set16;
+    cuda_be_drv.cuMemsetD32_v2 = mock_set32;
+    cuda_be_drv.cuMemsetD8Async = mock_set8a;
+    cuda_be_drv.cuMemsetD16Async = mock_set16a;
+    cuda_be_drv.cuMemsetD32Async = mock_set32a;
+    cuda_be_drv.cuLibraryLoadData = mock_lib_load;
+    cuda_be_drv.cuModuleLoadData = mock_mod_load;
+    cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
+    cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
+    cuda_be_drv.cuEventCreate = mock_event_create;
+    cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
+#define CUDA_MOCK_FAIL(name)                                                 \
+    if (cuda_be_drv.name == NULL)                                            \
+        *(void **)&cuda_be_drv.name = (void *)mock_fail;
+    CUDA_BE_CALLED(CUDA_MOCK_FAIL)
+    CUDA_BE_CALLED_BY_HAND(CUDA_MOCK_FAIL)
+#undef CUDA_MOCK_FAIL
+}
+
 int cuda_be_driver_load(void)
 {
     cuda_be_drv.cuDeviceCanAccessPeer = mock_peer;
@@ -193,6 +479,7 @@ int cuda_be_driver_load(void)
     cuda_be_drv.cuDeviceComputeCapability = mock_capability;
     cuda_be_drv.cuDeviceTotalMem_v2 = mock_total;
     cuda_be_drv.cuDeviceGetName = mock_name;
+    fill_rest();
     /* A function the backend calls that the mock lacks leaves the mock
      * "without a driver": every call fails, and so does the test. */
 #define CUDA_MOCK_SET(name)                                                  \

@@ -14,9 +14,9 @@ import tempfile
 
 # (compiler flags, names the sample must import for them)
 MODES = (
-    ([], {"cuCtxSynchronize", "cuMemAlloc_v2", "cuMemcpyHtoD_v2", "cuStreamQuery"}),
+    ([], {"cuMemAllocPitch_v2", "cuMemcpy2D_v2", "cuGraphLaunch"}),
     (["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-     {"cuCtxSynchronize", "cuMemAlloc_v2", "cuMemcpyHtoD_v2_ptds", "cuStreamQuery_ptsz"}),
+     {"cuMemAllocPitch_v2", "cuMemcpy2D_v2_ptds", "cuGraphLaunch_ptsz"}),
 )
 
 

@@ -6,6 +6,7 @@
  * a library is its kernel record, as for a registered module.
  */
 #include "fe.h"
+#include "gvs_remote.h"
 
 #include <stdio.h>
 
@@ -13,7 +14,6 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
-#include "library.h"
 
 /* As the backend bounds them (backend/library.c). */
 #define MAX_JIT_OPTIONS 64u
@@ -113,7 +113,7 @@ cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code,
         return cudart_fe_ret(cudaErrorInvalidValue);
     cudaError_t e = check_opts(&o);
     const uint8_t *img = NULL;
-    size_t len = e == cudaSuccess ? fe_image_size(code, &img) : 0;
+    size_t len = e == cudaSuccess ? gvs_remote_image_size(code, &img) : 0;
     if (e == cudaSuccess && len == 0)
         e = cudaErrorInvalidKernelImage;
     if (e == cudaSuccess)

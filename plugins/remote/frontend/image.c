@@ -1,6 +1,7 @@
-/* Image sizes for the library API (library.h).  Every read stays inside
- * what the headers read so far say the image holds. */
-#include "library.h"
+/* The sizes of module images, which the load calls take without one
+ * (gvs_remote.h).  Every read stays inside what the headers read so far
+ * say the image holds. */
+#include "gvs_remote.h"
 
 #include <string.h>
 
@@ -60,7 +61,8 @@ static size_t elf_size(const uint8_t *p)
     return end <= lim ? (size_t)end : 0;
 }
 
-size_t fe_image_size(const void *code, const uint8_t **start)
+__attribute__((visibility("default"))) size_t
+gvs_remote_image_size(const void *code, const uint8_t **start)
 {
     const uint8_t *p = code;
     /* No magic number holds a zero byte: shorter text is PTX. */

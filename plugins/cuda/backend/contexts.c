@@ -1,0 +1,180 @@
+/* Contexts (cuda.api): the primary contexts the session retained and the
+ * contexts it created, as ids of the layer's handle table.  A context
+ * keeps its id for the session's life: the driver hands out the same
+ * primary context again after a release, and the client may still hold
+ * its id. */
+#include "be.h"
+
+#include <pthread.h>
+
+#include "apigen_rt.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+
+/* The id of each context the session knows, by its CUcontext. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map ids;
+
+CUresult cuda_be_ctx(uint64_t wire, CUcontext *out)
+{
+    struct cuda_be_ctx *c =
+        gvs_handles_get(cuda_be_remote->handles(), GVS_RH_CONTEXT, wire);
+    if (c == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *out = c->ctx;
+    return CUDA_SUCCESS;
+}
+
+/* The id of ctx, entered in the table if it is new; 0 when out of
+ * memory. */
+static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)
+{
+    uint64_t id = 0;
+    pthread_mutex_lock(&lock);
+    uint64_t *known = gvs_u64map_get(&ids, (uint64_t)(uintptr_t)ctx);
+    if (known != NULL) {
+        id = *known;
+        goto out;
+    }
+    struct cuda_be_ctx *c = gvs_malloc(sizeof(*c));
+    uint64_t *slot = gvs_malloc(sizeof(*slot));
+    if (c == NULL || slot == NULL ||
+        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_CONTEXT, c, &id) <
+            0) {
+        gvs_free(c);
+        gvs_free(slot);
+        goto out;
+    }
+    *c = (struct cuda_be_ctx){ctx, dev, primary};
+    *slot = id;
+    if (gvs_u64map_put(&ids, (uint64_t)(uintptr_t)ctx, slot) < 0) {
+        gvs_free(gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_CONTEXT,
+                                    id));
+        gvs_free(slot);
+        id = 0;
+    }
+out:
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+static void reply_id(struct apigen_call *c, CUresult r, uint64_t id)
+{
+    apigen_put_i32(c, r);
+    if (r == CUDA_SUCCESS)
+        apigen_put_u64(c, id);
+}
+
+/* Request: i32 dev.  Reply: i32, u64 id. */
+int cuda_be_primary_ctx_retain(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t dev;
+    CUcontext ctx = NULL;
+    uint64_t id = 0;
+    apigen_get_i32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuDevicePrimaryCtxRetain)(&ctx, dev);
+    if (r == CUDA_SUCCESS && (id = ctx_id(ctx, dev, 1)) == 0) {
+        (void)CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    reply_id(&c, r, id);
+    return c.rc;
+}
+
+/* Request: u32 flags, i32 dev.  Reply: i32, u64 id.  The new context is
+ * current on the handler's thread, as cuCtxCreate leaves it; the
+ * frontend pushes it on the client thread's stack. */
+int cuda_be_ctx_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t flags;
+    int32_t dev;
+    CUcontext ctx = NULL;
+    uint64_t id = 0;
+    apigen_get_u32(&c, &flags);
+    apigen_get_i32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuCtxCreate_v2)(&ctx, flags, dev);
+    if (r == CUDA_SUCCESS && (id = ctx_id(ctx, dev, 0)) == 0) {
+        (void)CUDA_DRV(cuCtxDestroy_v2)(ctx);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    /* The next call of any lane on this thread makes its own current. */
+    if (r == CUDA_SUCCESS)
+        (void)cuda_be_remote->context_moved(GVS_REMOTE_CONTEXT_LOST);
+    reply_id(&c, r, id);
+    return c.rc;
+}
+
+/* Request: u64 id.  Reply: i32.  A primary context is not destroyed
+ * (CUDA_ERROR_INVALID_CONTEXT, as the driver answers). */
+int cuda_be_ctx_destroy(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    struct cuda_be_ctx *ctx = NULL;
+    if (r == CUDA_SUCCESS) {
+        pthread_mutex_lock(&lock);
+        ctx = gvs_handles_get(cuda_be_remote->handles(), GVS_RH_CONTEXT, id);
+        if (ctx == NULL || ctx->primary)
+            r = CUDA_ERROR_INVALID_CONTEXT;
+        else {
+            gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_CONTEXT, id);
+            gvs_free(gvs_u64map_remove(&ids, (uint64_t)(uintptr_t)ctx->ctx));
+        }
+        pthread_mutex_unlock(&lock);
+    }
+    if (r == CUDA_SUCCESS) {
+        r = CUDA_DRV(cuCtxDestroy_v2)(ctx->ctx);
+        gvs_free(ctx);
+        (void)cuda_be_remote->context_moved(GVS_REMOTE_CONTEXT_LOST);
+    }
+    apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* Request: u64 id, 0 for the lane's current context.  Reply: i32. */
+int cuda_be_ctx_synchronize(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    CUcontext ctx, saved = NULL;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS && id == 0) {
+        r = CUDA_DRV(cuCtxSynchronize)();
+    } else if (r == CUDA_SUCCESS && (r = cuda_be_ctx(id, &ctx)) ==
+                                        CUDA_SUCCESS) {
+        (void)CUDA_DRV(cuCtxGetCurrent)(&saved);
+        r = CUDA_DRV(cuCtxSetCurrent)(ctx);
+        if (r == CUDA_SUCCESS)
+            r = CUDA_DRV(cuCtxSynchronize)();
+        (void)CUDA_DRV(cuCtxSetCurrent)(saved);
+    }
+    apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* What the synchronization made visible reaches the client first: the
+ * device's printf output, a failure posted earlier. */
+void cuda_be_after_blocking(struct gvs_call *call)
+{
+    cuda_be_remote->output_flush();
+    cuda_be_remote->report_latched(call, CUDA_PLUGIN_ID, CUDA_SUCCESS);
+}

@@ -1,0 +1,129 @@
+/* Kernel launches (cuda.api, LAUNCH): the parameters come packed by the
+ * kernel's layout, which the backend knows from the load, and each one
+ * is handed to the driver from where it lies in an aligned copy. */
+#include "be.h"
+
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+
+#define FORM_PARAMS 0
+#define FORM_EXTRA 1
+#define ATTR_VALUE_LEN 64u
+/* More attributes than CUDA defines is malformed. */
+#define ATTRS_MAX 32u
+
+_Static_assert(sizeof(CUlaunchAttributeValue) == ATTR_VALUE_LEN,
+               "a launch attribute's value is 64 bytes on the wire");
+
+/* The attributes of the request, events made the session's own: an
+ * attribute that carries a pointer is refused. */
+static CUresult get_attrs(struct apigen_call *c, CUlaunchAttribute *a,
+                          uint32_t n)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (uint32_t i = 0; i < n && c->rc == 0; i++) {
+        uint32_t id;
+        memset(&a[i], 0, sizeof(a[i]));
+        apigen_get_u32(c, &id);
+        if (c->rc == 0)
+            c->rc = gvs_buf_get_bytes(c->get, &a[i].value, ATTR_VALUE_LEN);
+        if (c->rc < 0)
+            break;
+        a[i].id = (CUlaunchAttributeID)id;
+        if (r != CUDA_SUCCESS)
+            continue;
+        switch (id) {
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+            r = cuda_be_event((uint64_t)(uintptr_t)a[i].value.programmaticEvent.event,
+                              &a[i].value.programmaticEvent.event);
+            break;
+        case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+            r = cuda_be_event((uint64_t)(uintptr_t)a[i].value.launchCompletionEvent.event,
+                              &a[i].value.launchCompletionEvent.event);
+            break;
+        case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+            r = CUDA_ERROR_NOT_SUPPORTED;
+            break;
+        default:
+            break;
+        }
+    }
+    return r;
+}
+
+/* Request: see cuda.api.  Reply: i32. */
+int cuda_be_launch(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id, swire;
+    uint32_t g[3], b[3], shmem, nattrs;
+    uint8_t form;
+    const uint8_t *params;
+    size_t plen;
+    CUlaunchAttribute attrs[ATTRS_MAX];
+    apigen_get_u64(&c, &id);
+    for (int i = 0; i < 3; i++)
+        apigen_get_u32(&c, &g[i]);
+    for (int i = 0; i < 3; i++)
+        apigen_get_u32(&c, &b[i]);
+    apigen_get_u32(&c, &shmem);
+    apigen_get_u64(&c, &swire);
+    apigen_get_u8(&c, &form);
+    apigen_get_blob(&c, &params, &plen);
+    apigen_get_u32(&c, &nattrs);
+    if (c.rc == 0 && (form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX ||
+                      nattrs > ATTRS_MAX))
+        c.rc = GVS_E_RANGE;
+    CUresult r = c.rc == 0 ? get_attrs(&c, attrs, nattrs) : CUDA_SUCCESS;
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUstream s = NULL;
+    struct cuda_be_kernel *k = cuda_be_kernel_get(0, id);
+    if (k == NULL)
+        k = cuda_be_kernel_get(1, id);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, swire, &s);
+    if (r == CUDA_SUCCESS && k == NULL)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS && form == FORM_PARAMS && k->status != CUDA_SUCCESS)
+        r = k->status;
+    if (r == CUDA_SUCCESS && form == FORM_PARAMS && plen != k->param_bytes)
+        return GVS_E_PROTO;
+    if (r != CUDA_SUCCESS) {
+        apigen_put_i32(&c, r);
+        return c.rc;
+    }
+    /* Aligned for any parameter type. */
+    _Alignas(16) uint8_t block[CUDA_BE_PARAM_MAX + 1];
+    void **args = gvs_malloc((k->nparams + 1) * sizeof(void *));
+    size_t size = plen;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, block,
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    if (args == NULL)
+        return GVS_E_NOMEM;
+    memcpy(block, params, plen);
+    if (form == FORM_PARAMS)
+        for (uint32_t i = 0; i < k->nparams; i++)
+            args[i] = block + k->params[i].offset;
+    void **kp = form == FORM_PARAMS ? args : NULL;
+    void **ex = form == FORM_EXTRA ? extra : NULL;
+    if (nattrs == 0) {
+        r = CUDA_DRV(cuLaunchKernel)((CUfunction)k->handle, g[0], g[1], g[2],
+                                     b[0], b[1], b[2], shmem, s, kp, ex);
+    } else {
+        CUlaunchConfig cfg = {g[0], g[1], g[2], b[0], b[1], b[2],
+                              shmem, s, attrs, nattrs};
+        r = CUDA_DRV(cuLaunchKernelEx)(&cfg, (CUfunction)k->handle, kp, ex);
+    }
+    gvs_free(args);
+    if (call->noreply && r != CUDA_SUCCESS)
+        cuda_be_remote->latch(call, CUDA_PLUGIN_ID, r);
+    apigen_put_i32(&c, r);
+    return c.rc;
+}

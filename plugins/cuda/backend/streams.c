@@ -1,0 +1,131 @@
+/* Streams and events (cuda.api) as ids of the layer's handle table,
+ * shared with the runtime plugin: a stream either API created is known
+ * to the other. */
+#include "be.h"
+
+#include "apigen_rt.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+
+/* The lane's per-thread default stream is the legacy one: the handler
+ * threads are not the client's, so the driver's per-thread stream of a
+ * handler thread would be shared by lanes.  Ordering is kept; only the
+ * concurrency of per-thread streams is lost. */
+CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out)
+{
+    (void)call;
+    if (wire == 0 || wire == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
+        wire == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD) {
+        *out = NULL;
+        return CUDA_SUCCESS;
+    }
+    void *s = gvs_handles_get(cuda_be_remote->handles(), GVS_RH_STREAM, wire);
+    if (s == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_be_event(uint64_t wire, CUevent *out)
+{
+    void *e = gvs_handles_get(cuda_be_remote->handles(), GVS_RH_EVENT, wire);
+    if (e == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *out = e;
+    return CUDA_SUCCESS;
+}
+
+static void reply_id(struct apigen_call *c, CUresult r, uint64_t id)
+{
+    apigen_put_i32(c, r);
+    if (r == CUDA_SUCCESS)
+        apigen_put_u64(c, id);
+}
+
+/* Request: u32 flags, i32 priority.  Reply: i32, u64 id. */
+int cuda_be_stream_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t flags;
+    int32_t prio;
+    CUstream s = NULL;
+    uint64_t id = 0;
+    apigen_get_u32(&c, &flags);
+    apigen_get_i32(&c, &prio);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamCreateWithPriority)(&s, flags, prio);
+    if (r == CUDA_SUCCESS &&
+        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_STREAM, s, &id) <
+            0) {
+        (void)CUDA_DRV(cuStreamDestroy_v2)(s);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    reply_id(&c, r, id);
+    return c.rc;
+}
+
+/* Request: u64 id.  Reply: i32. */
+int cuda_be_stream_destroy(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    void *s = NULL;
+    if (r == CUDA_SUCCESS &&
+        (s = gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_STREAM,
+                                id)) == NULL)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamDestroy_v2)(s);
+    apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* Request: u32 flags.  Reply: i32, u64 id. */
+int cuda_be_event_create(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t flags;
+    CUevent e = NULL;
+    uint64_t id = 0;
+    apigen_get_u32(&c, &flags);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuEventCreate)(&e, flags);
+    if (r == CUDA_SUCCESS &&
+        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_EVENT, e, &id) <
+            0) {
+        (void)CUDA_DRV(cuEventDestroy_v2)(e);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    reply_id(&c, r, id);
+    return c.rc;
+}
+
+/* Request: u64 id.  Reply: i32. */
+int cuda_be_event_destroy(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    void *e = NULL;
+    if (r == CUDA_SUCCESS &&
+        (e = gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_EVENT,
+                                id)) == NULL)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuEventDestroy_v2)(e);
+    apigen_put_i32(&c, r);
+    return c.rc;
+}

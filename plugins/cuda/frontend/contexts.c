@@ -1,0 +1,364 @@
+/* Contexts (call.h): the primary contexts and created contexts, as the
+ * backend's ids, and each thread's context stack, kept here so that
+ * cuCtxGetCurrent, which NVIDIA's runtime calls before almost every
+ * call, costs nothing. */
+#include "call.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+#include "exports.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+#include "gvs_remote.h"
+
+/* What is known of each context: its device, whether it is primary. */
+struct ctx_info {
+    CUdevice dev;
+    int primary;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map known;
+
+/* The thread's stack, top last, and what its lane has on the backend. */
+static _Thread_local CUcontext *stack;
+static _Thread_local size_t depth, cap;
+static _Thread_local uint64_t lane_ctx;
+
+static uint64_t id_of(CUcontext ctx)
+{
+    return (uint64_t)(uintptr_t)ctx;
+}
+
+/* 0 and the context's facts, or -1 if it is not one of the session's. */
+static int info_of(CUcontext ctx, struct ctx_info *out)
+{
+    pthread_mutex_lock(&lock);
+    struct ctx_info *i = gvs_u64map_get(&known, id_of(ctx));
+    if (i != NULL)
+        *out = *i;
+    pthread_mutex_unlock(&lock);
+    return i != NULL ? 0 : -1;
+}
+
+static CUresult remember(uint64_t id, CUdevice dev, int primary)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (gvs_u64map_get(&known, id) == NULL) {
+        struct ctx_info *i = gvs_malloc(sizeof(*i));
+        if (i == NULL)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        else if (*i = (struct ctx_info){dev, primary},
+                 gvs_u64map_put(&known, id, i) < 0) {
+            gvs_free(i);
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static void forget(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    gvs_free(gvs_u64map_remove(&known, id_of(ctx)));
+    pthread_mutex_unlock(&lock);
+}
+
+CUcontext cuda_fe_ctx_current(void)
+{
+    return depth > 0 ? stack[depth - 1] : NULL;
+}
+
+int cuda_fe_ctx_sync_locked(struct gvs_client *cl)
+{
+    uint64_t cur = id_of(cuda_fe_ctx_current());
+    if (cur == lane_ctx)
+        return 0;
+    int rc = gvs_remote_set_context_locked(cl, cur);
+    if (rc == 0)
+        lane_ctx = cur;
+    return rc;
+}
+
+CUresult cuda_fe_ctx_device(CUdevice *dev)
+{
+    struct ctx_info i;
+    CUcontext cur = cuda_fe_ctx_current();
+    if (cur == NULL || info_of(cur, &i) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev = i.dev;
+    return CUDA_SUCCESS;
+}
+
+/* Runs in the child's only thread. */
+void cuda_fe_ctx_fork_child(void)
+{
+    depth = 0;
+    lane_ctx = 0;
+    gvs_u64map_clear(&known);
+}
+
+static CUresult push(CUcontext ctx)
+{
+    if (depth == cap) {
+        size_t n = cap ? cap * 2 : 8;
+        CUcontext *s = gvs_realloc(stack, n * sizeof(*s));
+        if (s == NULL)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        stack = s;
+        cap = n;
+    }
+    stack[depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+/* A round trip whose reply is i32 result, u64 id. */
+static CUresult call_id(uint16_t op, struct apigen_call *c, uint64_t *id)
+{
+    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_u64(c, id);
+    return cuda_fe_end(c, r);
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (pctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_i32(&c, dev);
+    r = call_id(CUDA_OP_PRIMARY_CTX_RETAIN, &c, &id);
+    if (r == CUDA_SUCCESS)
+        r = remember(id, dev, 1);
+    if (r == CUDA_SUCCESS)
+        *pctx = (CUcontext)(uintptr_t)id;
+    return r;
+}
+
+/* The primary context of dev as this process knows it, or NULL. */
+static CUcontext primary_of(CUdevice dev)
+{
+    CUcontext found = NULL;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < known.n && found == NULL; i++) {
+        const struct ctx_info *in = known.e[i].val;
+        if (in->primary && in->dev == dev)
+            found = (CUcontext)(uintptr_t)known.e[i].key;
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    return cuda_rpc_cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+/* The runtime's per-context state goes first, as the driver runs its
+ * destructors before the context is torn down. */
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    CUcontext p = primary_of(dev);
+    if (p != NULL)
+        cuda_fe_ctx_storage_release(p);
+    return cuda_rpc_cuDevicePrimaryCtxReset_v2(dev);
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (pctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *pctx = cuda_fe_ctx_current();
+    return CUDA_SUCCESS;
+}
+
+static CUresult check(CUcontext ctx)
+{
+    struct ctx_info i;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return info_of(ctx, &i) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* NULL pops the top; otherwise the top is replaced, or pushed on an
+ * empty stack (the driver's documented behaviour). */
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (ctx == NULL) {
+        if (!cuda_fe_initialized())
+            return CUDA_ERROR_NOT_INITIALIZED;
+        if (depth > 0)
+            depth--;
+        return CUDA_SUCCESS;
+    }
+    CUresult r = check(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (depth == 0)
+        return push(ctx);
+    stack[depth - 1] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CUresult r = check(ctx);
+    return r == CUDA_SUCCESS ? push(ctx) : r;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    depth--;
+    if (pctx != NULL)
+        *pctx = stack[depth];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice *device)
+{
+    if (device == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return cuda_fe_ctx_device(device);
+}
+
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    struct ctx_info i;
+    if (ctx == NULL)
+        return cuCtxGetDevice(device);
+    CUresult r = check(ctx);
+    if (r == CUDA_SUCCESS && device == NULL)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && info_of(ctx, &i) == 0)
+        *device = i.dev;
+    return r;
+}
+
+/* The backend's id, unique in the session as the driver's are in a
+ * process. */
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+    if (ctxId == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ctx == NULL && (ctx = cuda_fe_ctx_current()) == NULL)
+        return cuda_fe_initialized() ? CUDA_ERROR_INVALID_CONTEXT
+                                     : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = check(ctx);
+    if (r == CUDA_SUCCESS)
+        *ctxId = id_of(ctx);
+    return r;
+}
+
+static CUresult synchronize(CUcontext ctx)
+{
+    struct apigen_call c;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, id_of(ctx));
+    r = cuda_fe_run(&c, CUDA_OP_CTX_SYNCHRONIZE, APIGEN_DEVICE);
+    return cuda_fe_end(&c, r);
+}
+
+CUresult cuCtxSynchronize(void)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (cuda_fe_ctx_current() == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return synchronize(NULL);
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    if (ctx == NULL)
+        return cuCtxSynchronize();
+    CUresult r = check(ctx);
+    return r == CUDA_SUCCESS ? synchronize(ctx) : r;
+}
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (pctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u32(&c, flags);
+    apigen_put_i32(&c, dev);
+    r = call_id(CUDA_OP_CTX_CREATE, &c, &id);
+    if (r == CUDA_SUCCESS)
+        r = remember(id, dev, 0);
+    if (r == CUDA_SUCCESS)
+        r = push((CUcontext)(uintptr_t)id);
+    if (r == CUDA_SUCCESS)
+        *pctx = (CUcontext)(uintptr_t)id;
+    return r;
+}
+
+/* Execution affinity and CIG parameters are not forwarded. */
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+                        int numParams, unsigned int flags, CUdevice dev)
+{
+    if (numParams != 0 || paramsArray != NULL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                        unsigned int flags, CUdevice dev)
+{
+    if (ctxCreateParams != NULL && (ctxCreateParams->numExecAffinityParams != 0 ||
+                                    ctxCreateParams->cigParams != NULL))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+/* The runtime's state of the context goes first; the context leaves this
+ * thread's stack (other threads find it invalid from now). */
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    struct apigen_call c;
+    struct ctx_info i;
+    CUresult r = check(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (info_of(ctx, &i) == 0 && i.primary)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    cuda_fe_ctx_storage_release(ctx);
+    r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, id_of(ctx));
+    r = cuda_fe_run(&c, CUDA_OP_CTX_DESTROY, APIGEN_DEVICE);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    forget(ctx);
+    size_t k = 0;
+    for (size_t j = 0; j < depth; j++)
+        if (stack[j] != ctx)
+            stack[k++] = stack[j];
+    depth = k;
+    return CUDA_SUCCESS;
+}

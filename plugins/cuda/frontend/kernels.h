@@ -1,0 +1,34 @@
+/*
+ * Between modules.c and launch.c: the kernels and functions this process
+ * loaded, with the parameter layouts the backend gave with the load.
+ */
+#ifndef CUDA_FE_KERNELS_H
+#define CUDA_FE_KERNELS_H
+
+#include "fe.h"
+
+#include <stdint.h>
+
+/* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
+#define CUDA_FE_PARAM_MAX 32764u
+
+struct cuda_fe_param {
+    uint32_t offset;
+    uint32_t size;
+};
+
+struct cuda_fe_kernel {
+    uint64_t id; /* the CUkernel or CUfunction handed to the program */
+    int is_kernel;
+    char *name;
+    CUresult status; /* why the layout is unknown, or CUDA_SUCCESS */
+    uint32_t nparams;
+    uint32_t param_bytes; /* end of the last parameter */
+    struct cuda_fe_param *params;
+};
+
+/* The kernel or function of id, or NULL.  It lives until its library or
+ * module is unloaded. */
+struct cuda_fe_kernel *cuda_fe_kernel_find(uint64_t id);
+
+#endif

@@ -1,0 +1,149 @@
+/* Kernel launches (cuda.api, LAUNCH): the parameters are packed here by
+ * the layout the load gave, into the block the backend hands the driver
+ * as it is. */
+#include "call.h"
+#include "kernels.h"
+
+#include <string.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+
+#define FORM_PARAMS 0
+#define FORM_EXTRA 1
+#define ATTRS_MAX 32u
+
+/* The parameter block of a launch: packed from kernelParams by the
+ * layout, or the program's own buffer from extra. */
+static CUresult pack(const struct cuda_fe_kernel *k, void **kernelParams,
+                     void **extra, uint8_t *block, const void **data,
+                     size_t *len, uint8_t *form)
+{
+    if (kernelParams != NULL) {
+        if (k->status != CUDA_SUCCESS)
+            return k->status;
+        memset(block, 0, k->param_bytes);
+        for (uint32_t i = 0; i < k->nparams; i++) {
+            if (kernelParams[i] == NULL)
+                return CUDA_ERROR_INVALID_VALUE;
+            memcpy(block + k->params[i].offset, kernelParams[i],
+                   k->params[i].size);
+        }
+        *data = block;
+        *len = k->param_bytes;
+        *form = FORM_PARAMS;
+        return CUDA_SUCCESS;
+    }
+    *form = FORM_EXTRA;
+    *data = NULL;
+    *len = 0;
+    for (size_t i = 0; extra != NULL && extra[i] != CU_LAUNCH_PARAM_END;
+         i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            *data = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            *len = *(size_t *)extra[i + 1];
+        else
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (extra == NULL) {
+        if (k->nparams > 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        *form = FORM_PARAMS;
+        return CUDA_SUCCESS;
+    }
+    if ((*data == NULL && *len > 0) || *len > CUDA_FE_PARAM_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
+                       void **kernelParams, void **extra, int per_thread)
+{
+    struct apigen_call c;
+    uint8_t block[CUDA_FE_PARAM_MAX];
+    const void *data;
+    size_t len;
+    uint8_t form;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find((uint64_t)(uintptr_t)f);
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (cfg->numAttrs > ATTRS_MAX || (cfg->numAttrs > 0 && cfg->attrs == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = pack(k, kernelParams, extra, block, &data, &len, &form);
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, k->id);
+    apigen_put_u32(&c, cfg->gridDimX);
+    apigen_put_u32(&c, cfg->gridDimY);
+    apigen_put_u32(&c, cfg->gridDimZ);
+    apigen_put_u32(&c, cfg->blockDimX);
+    apigen_put_u32(&c, cfg->blockDimY);
+    apigen_put_u32(&c, cfg->blockDimZ);
+    apigen_put_u32(&c, cfg->sharedMemBytes);
+    apigen_put_u64(&c, cuda_fe_stream_wire(cfg->hStream, per_thread));
+    apigen_put_u8(&c, form);
+    apigen_put_blob(&c, data, len);
+    apigen_put_u32(&c, cfg->numAttrs);
+    for (unsigned int i = 0; i < cfg->numAttrs; i++) {
+        apigen_put_u32(&c, (uint32_t)cfg->attrs[i].id);
+        apigen_put_bytes(&c, &cfg->attrs[i].value,
+                         sizeof(cfg->attrs[i].value));
+    }
+    r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
+    return cuda_fe_end(&c, r);
+}
+
+static CUresult launch_plain(CUfunction f, unsigned int gx, unsigned int gy,
+                             unsigned int gz, unsigned int bx,
+                             unsigned int by, unsigned int bz,
+                             unsigned int shmem, CUstream s,
+                             void **kernelParams, void **extra,
+                             int per_thread)
+{
+    const CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
+    return launch(&cfg, f, kernelParams, extra, per_thread);
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                        unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes,
+                        CUstream hStream, void **kernelParams, void **extra)
+{
+    return launch_plain(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                        blockDimY, blockDimZ, sharedMemBytes, hStream,
+                        kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                             unsigned int gridDimY, unsigned int gridDimZ,
+                             unsigned int blockDimX, unsigned int blockDimY,
+                             unsigned int blockDimZ,
+                             unsigned int sharedMemBytes, CUstream hStream,
+                             void **kernelParams, void **extra)
+{
+    return launch_plain(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                        blockDimY, blockDimZ, sharedMemBytes, hStream,
+                        kernelParams, extra, 1);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                          void **kernelParams, void **extra)
+{
+    if (config == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(config, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                               void **kernelParams, void **extra)
+{
+    if (config == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(config, f, kernelParams, extra, 1);
+}

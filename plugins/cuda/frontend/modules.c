@@ -1,0 +1,571 @@
+/* Libraries and modules (cuda.api, docs/driver.md "Modules"): an image
+ * is loaded in one round trip whose reply lists every kernel with its
+ * parameter layout, so that kernels are found by name and launches are
+ * packed here.  Handles are the backend's ids. */
+#include "call.h"
+#include "kernels.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "gvs/u64map.h"
+#include "gvs_remote.h"
+
+#define KIND_LIBRARY 0
+#define KIND_MODULE 1
+/* More kernels than the backend lists in one reply is malformed. */
+#define MAX_KERNELS 65536u
+#define NAME_MAX_LEN 65536u
+
+struct lib {
+    int kind;
+    uint32_t n;
+    struct cuda_fe_kernel **k;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map libs;    /* id -> struct lib */
+static struct gvs_u64map kernels; /* kernel or function id -> its layout */
+
+struct cuda_fe_kernel *cuda_fe_kernel_find(uint64_t id)
+{
+    pthread_mutex_lock(&lock);
+    struct cuda_fe_kernel *k = gvs_u64map_get(&kernels, id);
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
+static void kernel_free(struct cuda_fe_kernel *k)
+{
+    if (k == NULL)
+        return;
+    gvs_free(k->name);
+    gvs_free(k->params);
+    gvs_free(k);
+}
+
+static void lib_free(struct lib *l)
+{
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->n; i++)
+        kernel_free(l->k[i]);
+    gvs_free(l->k);
+    gvs_free(l);
+}
+
+static int decode_kernel(struct apigen_call *c, struct cuda_fe_kernel *k)
+{
+    int32_t status;
+    if (c->rc == 0)
+        c->rc = gvs_buf_get_str(c->get, NAME_MAX_LEN, &k->name);
+    apigen_get_u64(c, &k->id);
+    apigen_get_i32(c, &status);
+    apigen_get_u32(c, &k->nparams);
+    if (c->rc == 0 && k->nparams > CUDA_FE_PARAM_MAX)
+        c->rc = GVS_E_RANGE;
+    if (c->rc < 0)
+        return c->rc;
+    k->status = (CUresult)status;
+    k->params = gvs_calloc(k->nparams + 1, sizeof(*k->params));
+    if (k->params == NULL)
+        return c->rc = GVS_E_NOMEM;
+    for (uint32_t i = 0; i < k->nparams && c->rc == 0; i++) {
+        apigen_get_u32(c, &k->params[i].offset);
+        apigen_get_u32(c, &k->params[i].size);
+        if (c->rc == 0 && (k->params[i].offset > CUDA_FE_PARAM_MAX ||
+                           k->params[i].size >
+                               CUDA_FE_PARAM_MAX - k->params[i].offset))
+            c->rc = GVS_E_RANGE;
+        if (c->rc == 0 &&
+            k->params[i].offset + k->params[i].size > k->param_bytes)
+            k->param_bytes = k->params[i].offset + k->params[i].size;
+    }
+    return c->rc;
+}
+
+/* Decodes LOAD's reply after its result into a new library, entered
+ * with its kernels. */
+static CUresult decode_lib(struct apigen_call *c, int kind, uint64_t *id)
+{
+    struct lib *l = gvs_calloc(1, sizeof(*l));
+    uint32_t n = 0;
+    apigen_get_u64(c, id);
+    apigen_get_u32(c, &n);
+    if (c->rc == 0 && n > MAX_KERNELS)
+        c->rc = GVS_E_RANGE;
+    if (l != NULL && c->rc == 0)
+        l->k = gvs_calloc(n + 1, sizeof(*l->k));
+    if (l == NULL || (c->rc == 0 && l->k == NULL)) {
+        lib_free(l);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    l->kind = kind;
+    for (uint32_t i = 0; i < n && c->rc == 0; i++) {
+        struct cuda_fe_kernel *k = gvs_calloc(1, sizeof(*k));
+        if (k == NULL) {
+            c->rc = GVS_E_NOMEM;
+            break;
+        }
+        k->is_kernel = kind == KIND_LIBRARY;
+        l->k[l->n++] = k;
+        decode_kernel(c, k);
+    }
+    if (c->rc == 0)
+        c->rc = apigen_end(c);
+    if (c->rc < 0) {
+        lib_free(l);
+        return c->rc == GVS_E_NOMEM ? CUDA_ERROR_OUT_OF_MEMORY
+                                    : CUDA_ERROR_UNKNOWN;
+    }
+    pthread_mutex_lock(&lock);
+    int rc = gvs_u64map_put(&libs, *id, l);
+    for (uint32_t i = 0; i < l->n && rc == 0; i++)
+        rc = gvs_u64map_put(&kernels, l->k[i]->id, l->k[i]);
+    pthread_mutex_unlock(&lock);
+    return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Sends image (staged ahead when it is larger than a request) and
+ * decodes the reply. */
+static CUresult load(int kind, const void *code, uint64_t *id)
+{
+    const uint8_t *img = NULL;
+    struct gvs_client *cl;
+    if (code == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    size_t len = gvs_remote_image_size(code, &img);
+    if (len == 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    struct apigen_call c;
+    CUresult r = cuda_fe_begin(&c);
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_client(&cl);
+    if (r != CUDA_SUCCESS)
+        return r;
+    int staged = len + 64 > GVS_BULK_CHUNK;
+    apigen_put_u8(&c, (uint8_t)kind);
+    apigen_put_u8(&c, (uint8_t)staged);
+    if (!staged)
+        apigen_put_blob(&c, img, len);
+    if (staged) {
+        gvs_client_lock(cl);
+        int rc = gvs_remote_stage_locked(cl, img, len);
+        gvs_client_unlock(cl);
+        if (rc < 0)
+            return cuda_fe_transport(rc);
+    }
+    r = cuda_fe_run(&c, CUDA_OP_LOAD, APIGEN_DEVICE);
+    if (r != CUDA_SUCCESS)
+        return cuda_fe_end(&c, r);
+    return decode_lib(&c, kind, id);
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
+                           CUjit_option *jitOptions, void **jitOptionsValues,
+                           unsigned int numJitOptions,
+                           CUlibraryOption *libraryOptions,
+                           void **libraryOptionValues,
+                           unsigned int numLibraryOptions)
+{
+    uint64_t id;
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    if (library == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = load(KIND_LIBRARY, code, &id);
+    if (r == CUDA_SUCCESS)
+        *library = (CUlibrary)(uintptr_t)id;
+    return r;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    uint64_t id;
+    if (module == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cuda_fe_ctx_current() == NULL)
+        return cuda_fe_initialized() ? CUDA_ERROR_INVALID_CONTEXT
+                                     : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = load(KIND_MODULE, image, &id);
+    if (r == CUDA_SUCCESS)
+        *module = (CUmodule)(uintptr_t)id;
+    return r;
+}
+
+/* JIT options are the backend driver's defaults. */
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned int numOptions, CUjit_option *options,
+                            void **optionValues)
+{
+    (void)numOptions, (void)options, (void)optionValues;
+    return cuModuleLoadData(module, image);
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    return cuModuleLoadData(module, fatCubin);
+}
+
+static CUresult unload(int kind, uint64_t id)
+{
+    struct apigen_call c;
+    pthread_mutex_lock(&lock);
+    struct lib *l = gvs_u64map_get(&libs, id);
+    pthread_mutex_unlock(&lock);
+    if (l == NULL || l->kind != kind)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)kind);
+    apigen_put_u64(&c, id);
+    r = cuda_fe_run(&c, CUDA_OP_UNLOAD, APIGEN_DEVICE);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&lock);
+    l = gvs_u64map_remove(&libs, id);
+    for (uint32_t i = 0; l != NULL && i < l->n; i++)
+        gvs_u64map_remove(&kernels, l->k[i]->id);
+    pthread_mutex_unlock(&lock);
+    lib_free(l);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+    return unload(KIND_LIBRARY, (uint64_t)(uintptr_t)library);
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+    return unload(KIND_MODULE, (uint64_t)(uintptr_t)hmod);
+}
+
+/* The kernel of library or module id named name. */
+static CUresult by_name(int kind, uint64_t id, const char *name,
+                        uint64_t *out)
+{
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    if (name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    struct lib *l = gvs_u64map_get(&libs, id);
+    if (l != NULL && l->kind == kind) {
+        r = CUDA_ERROR_NOT_FOUND;
+        for (uint32_t i = 0; i < l->n; i++)
+            if (strcmp(l->k[i]->name, name) == 0) {
+                *out = l->k[i]->id;
+                r = CUDA_SUCCESS;
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+                            const char *name)
+{
+    uint64_t id;
+    if (pKernel == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = by_name(KIND_LIBRARY, (uint64_t)(uintptr_t)library, name,
+                         &id);
+    if (r == CUDA_SUCCESS)
+        *pKernel = (CUkernel)(uintptr_t)id;
+    return r;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+                             const char *name)
+{
+    uint64_t id;
+    if (hfunc == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = by_name(KIND_MODULE, (uint64_t)(uintptr_t)hmod, name, &id);
+    if (r == CUDA_SUCCESS)
+        *hfunc = (CUfunction)(uintptr_t)id;
+    return r;
+}
+
+static CUresult count_of(int kind, uint64_t id, unsigned int *count)
+{
+    if (count == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    struct lib *l = gvs_u64map_get(&libs, id);
+    if (l != NULL && l->kind == kind)
+        *count = l->n;
+    pthread_mutex_unlock(&lock);
+    return l != NULL && l->kind == kind ? CUDA_SUCCESS
+                                        : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult enumerate(int kind, uint64_t id, void **out,
+                          unsigned int n)
+{
+    if (out == NULL && n > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    struct lib *l = gvs_u64map_get(&libs, id);
+    int ok = l != NULL && l->kind == kind;
+    for (uint32_t i = 0; ok && i < l->n && i < n; i++)
+        out[i] = (void *)(uintptr_t)l->k[i]->id;
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+    return count_of(KIND_LIBRARY, (uint64_t)(uintptr_t)lib, count);
+}
+
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+    return count_of(KIND_MODULE, (uint64_t)(uintptr_t)mod, count);
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel *kernels_out,
+                                   unsigned int numKernels, CUlibrary lib)
+{
+    return enumerate(KIND_LIBRARY, (uint64_t)(uintptr_t)lib,
+                     (void **)kernels_out, numKernels);
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *functions,
+                                    unsigned int numFunctions, CUmodule mod)
+{
+    return enumerate(KIND_MODULE, (uint64_t)(uintptr_t)mod,
+                     (void **)functions, numFunctions);
+}
+
+/* The driver loads what it is given at once, whatever the program asks:
+ * the backend's driver decides, and it is lazy by default. */
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+    if (mode == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *mode = CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
+
+/* A function shares its kernel's layout; the backend gives the same id
+ * for the same function. */
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (pFunc == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find((uint64_t)(uintptr_t)kernel);
+    if (k == NULL || !k->is_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, k->id);
+    r = cuda_fe_run(&c, CUDA_OP_KERNEL_GET_FUNCTION, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_u64(&c, &id);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (cuda_fe_kernel_find(id) == NULL) {
+        struct cuda_fe_kernel *f = gvs_calloc(1, sizeof(*f));
+        if (f != NULL)
+            f->params = gvs_calloc(k->nparams + 1, sizeof(*f->params));
+        if (f == NULL || f->params == NULL ||
+            (f->name = gvs_strdup(k->name)) == NULL) {
+            kernel_free(f);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        f->id = id;
+        f->status = k->status;
+        f->nparams = k->nparams;
+        f->param_bytes = k->param_bytes;
+        memcpy(f->params, k->params, k->nparams * sizeof(*k->params));
+        pthread_mutex_lock(&lock);
+        if (gvs_u64map_put(&kernels, id, f) < 0)
+            kernel_free(f);
+        pthread_mutex_unlock(&lock);
+    }
+    *pFunc = (CUfunction)(uintptr_t)id;
+    return CUDA_SUCCESS;
+}
+
+static CUresult get_global(int kind, uint64_t id, const char *name,
+                           CUdeviceptr *dptr, size_t *bytes)
+{
+    struct apigen_call c;
+    uint64_t p = 0, size = 0;
+    CUdevice dev = 0;
+    if (name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)kind);
+    apigen_put_u64(&c, id);
+    apigen_put_str(&c, name);
+    r = cuda_fe_run(&c, CUDA_OP_GET_GLOBAL, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_u64(&c, &p);
+        apigen_get_u64(&c, &size);
+    }
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    (void)cuda_fe_ctx_device(&dev);
+    cuda_fe_mem_note(p, size, dev);
+    if (dptr != NULL)
+        *dptr = (CUdeviceptr)p;
+    if (bytes != NULL)
+        *bytes = (size_t)size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
+                              CUmodule hmod, const char *name)
+{
+    return get_global(KIND_MODULE, (uint64_t)(uintptr_t)hmod, name, dptr,
+                      bytes);
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+                            CUlibrary library, const char *name)
+{
+    return get_global(KIND_LIBRARY, (uint64_t)(uintptr_t)library, name,
+                      dptr, bytes);
+}
+
+static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
+                         CUdevice dev)
+{
+    struct apigen_call c;
+    int32_t v = 0;
+    if (pi == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
+    if (k == NULL || k->is_kernel != is_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)is_kernel);
+    apigen_put_u64(&c, id);
+    apigen_put_i32(&c, attrib);
+    apigen_put_i32(&c, dev);
+    r = cuda_fe_run(&c, CUDA_OP_FUNC_GET_ATTRIBUTE, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_i32(&c, &v);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS)
+        *pi = v;
+    return r;
+}
+
+static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
+                         CUdevice dev)
+{
+    struct apigen_call c;
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
+    if (k == NULL || k->is_kernel != is_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)is_kernel);
+    apigen_put_u64(&c, id);
+    apigen_put_i32(&c, attrib);
+    apigen_put_i32(&c, value);
+    apigen_put_i32(&c, dev);
+    r = cuda_fe_run(&c, CUDA_OP_FUNC_SET_ATTRIBUTE, APIGEN_DEVICE);
+    return cuda_fe_end(&c, r);
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
+                            CUfunction hfunc)
+{
+    return get_attr(pi, attrib, (uint64_t)(uintptr_t)hfunc, 0, 0);
+}
+
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
+                              CUkernel kernel, CUdevice dev)
+{
+    return get_attr(pi, attrib, (uint64_t)(uintptr_t)kernel, 1, dev);
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
+                            int value)
+{
+    return set_attr(attrib, value, (uint64_t)(uintptr_t)hfunc, 0, 0);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
+                              CUkernel kernel, CUdevice dev)
+{
+    return set_attr(attrib, val, (uint64_t)(uintptr_t)kernel, 1, dev);
+}
+
+static CUresult param_info(uint64_t id, int is_kernel, size_t index,
+                           size_t *offset, size_t *size)
+{
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
+    if (k == NULL || k->is_kernel != is_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (k->status != CUDA_SUCCESS)
+        return k->status;
+    if (index >= k->nparams)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (offset != NULL)
+        *offset = k->params[index].offset;
+    if (size != NULL)
+        *size = k->params[index].size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+                              size_t *paramOffset, size_t *paramSize)
+{
+    return param_info((uint64_t)(uintptr_t)kernel, 1, paramIndex,
+                      paramOffset, paramSize);
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+                            size_t *paramOffset, size_t *paramSize)
+{
+    return param_info((uint64_t)(uintptr_t)func, 0, paramIndex, paramOffset,
+                      paramSize);
+}
+
+static CUresult get_name(uint64_t id, int is_kernel, const char **name)
+{
+    if (name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
+    if (k == NULL || k->is_kernel != is_kernel)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = k->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc)
+{
+    return get_name((uint64_t)(uintptr_t)hfunc, 1, name);
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
+    return get_name((uint64_t)(uintptr_t)hfunc, 0, name);
+}
