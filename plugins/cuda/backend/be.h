@@ -76,7 +76,10 @@
     X(cuStreamCreateWithPriority)                                            \
     X(cuStreamDestroy_v2)                                                    \
     X(cuEventCreate)                                                         \
-    X(cuEventDestroy_v2)
+    X(cuEventDestroy_v2)                                                     \
+    X(cuStreamGetCaptureInfo_v3)                                             \
+    X(cuOccupancyMaxActiveClusters)                                          \
+    X(cuOccupancyMaxPotentialClusterSize)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -151,6 +154,8 @@ struct cuda_be_library {
 /* contexts.c: the context of a GVS_RH_CONTEXT id, or
  * CUDA_ERROR_INVALID_CONTEXT. */
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);
+/* The id of a context the session retained or created, else 0. */
+uint64_t cuda_be_ctx_id_of(CUcontext ctx);
 /* streams.c: the stream of a wire value (0 the legacy default stream,
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, else a GVS_RH_STREAM id), or
  * CUDA_ERROR_INVALID_HANDLE. */
@@ -163,5 +168,8 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);
 /* modules.c: the kernel or function of id (kind 1 kernel, 0 function),
  * or NULL. */
 struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id);
+/* The function, or kernel (which the driver takes where it takes a
+ * function), of id; CUDA_ERROR_INVALID_HANDLE for neither. */
+CUresult cuda_be_func(uint64_t wire, CUfunction *out);
 
 #endif

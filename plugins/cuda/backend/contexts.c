@@ -27,6 +27,15 @@ CUresult cuda_be_ctx(uint64_t wire, CUcontext *out)
     return CUDA_SUCCESS;
 }
 
+uint64_t cuda_be_ctx_id_of(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t *known = gvs_u64map_get(&ids, (uint64_t)(uintptr_t)ctx);
+    uint64_t id = known != NULL ? *known : 0;
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
 /* The id of ctx, entered in the table if it is new; 0 when out of
  * memory. */
 static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)

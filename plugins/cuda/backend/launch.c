@@ -55,23 +55,35 @@ static CUresult get_attrs(struct apigen_call *c, CUlaunchAttribute *a,
     return r;
 }
 
+/* A launch configuration (cuda.api, LAUNCH) up to its attributes, into
+ * cfg; the stream's wire value in *swire. */
+static void get_config(struct apigen_call *c, CUlaunchConfig *cfg,
+                       uint64_t *swire)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    apigen_get_u32(c, &cfg->gridDimX);
+    apigen_get_u32(c, &cfg->gridDimY);
+    apigen_get_u32(c, &cfg->gridDimZ);
+    apigen_get_u32(c, &cfg->blockDimX);
+    apigen_get_u32(c, &cfg->blockDimY);
+    apigen_get_u32(c, &cfg->blockDimZ);
+    apigen_get_u32(c, &cfg->sharedMemBytes);
+    apigen_get_u64(c, swire);
+}
+
 /* Request: see cuda.api.  Reply: i32. */
 int cuda_be_launch(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id, swire;
-    uint32_t g[3], b[3], shmem, nattrs;
+    uint32_t nattrs;
     uint8_t form;
     const uint8_t *params;
     size_t plen;
     CUlaunchAttribute attrs[ATTRS_MAX];
+    CUlaunchConfig cfg;
     apigen_get_u64(&c, &id);
-    for (int i = 0; i < 3; i++)
-        apigen_get_u32(&c, &g[i]);
-    for (int i = 0; i < 3; i++)
-        apigen_get_u32(&c, &b[i]);
-    apigen_get_u32(&c, &shmem);
-    apigen_get_u64(&c, &swire);
+    get_config(&c, &cfg, &swire);
     apigen_get_u8(&c, &form);
     apigen_get_blob(&c, &params, &plen);
     apigen_get_u32(&c, &nattrs);
@@ -114,16 +126,57 @@ int cuda_be_launch(struct gvs_call *call)
     void **kp = form == FORM_PARAMS ? args : NULL;
     void **ex = form == FORM_EXTRA ? extra : NULL;
     if (nattrs == 0) {
-        r = CUDA_DRV(cuLaunchKernel)((CUfunction)k->handle, g[0], g[1], g[2],
-                                     b[0], b[1], b[2], shmem, s, kp, ex);
+        r = CUDA_DRV(cuLaunchKernel)((CUfunction)k->handle, cfg.gridDimX,
+                                     cfg.gridDimY, cfg.gridDimZ,
+                                     cfg.blockDimX, cfg.blockDimY,
+                                     cfg.blockDimZ, cfg.sharedMemBytes, s,
+                                     kp, ex);
     } else {
-        CUlaunchConfig cfg = {g[0], g[1], g[2], b[0], b[1], b[2],
-                              shmem, s, attrs, nattrs};
+        cfg.hStream = s;
+        cfg.attrs = attrs;
+        cfg.numAttrs = nattrs;
         r = CUDA_DRV(cuLaunchKernelEx)(&cfg, (CUfunction)k->handle, kp, ex);
     }
     gvs_free(args);
     if (call->noreply && r != CUDA_SUCCESS)
         cuda_be_remote->latch(call, CUDA_PLUGIN_ID, r);
     apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* Request: u8 which, u64 function, the configuration.  Reply: i32, i32. */
+int cuda_be_occupancy_clusters(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint8_t which;
+    uint64_t id, swire;
+    uint32_t nattrs;
+    CUlaunchAttribute attrs[ATTRS_MAX];
+    CUlaunchConfig cfg;
+    CUfunction f = NULL;
+    int v = 0;
+    apigen_get_u8(&c, &which);
+    apigen_get_u64(&c, &id);
+    get_config(&c, &cfg, &swire);
+    apigen_get_u32(&c, &nattrs);
+    if (c.rc == 0 && (which > 1 || nattrs > ATTRS_MAX))
+        c.rc = GVS_E_RANGE;
+    CUresult r = c.rc == 0 ? get_attrs(&c, attrs, nattrs) : CUDA_SUCCESS;
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, swire, &cfg.hStream);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_func(id, &f);
+    cfg.attrs = attrs;
+    cfg.numAttrs = nattrs;
+    if (r == CUDA_SUCCESS)
+        r = which ? CUDA_DRV(cuOccupancyMaxPotentialClusterSize)(&v, f, &cfg)
+                  : CUDA_DRV(cuOccupancyMaxActiveClusters)(&v, f, &cfg);
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS)
+        apigen_put_i32(&c, v);
     return c.rc;
 }

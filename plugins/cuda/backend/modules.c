@@ -29,6 +29,17 @@ struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id)
                            kind ? GVS_RH_KERNEL : GVS_RH_FUNCTION, id);
 }
 
+CUresult cuda_be_func(uint64_t wire, CUfunction *out)
+{
+    struct cuda_be_kernel *k = cuda_be_kernel_get(0, wire);
+    if (k == NULL)
+        k = cuda_be_kernel_get(1, wire);
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *out = (CUfunction)k->handle;
+    return CUDA_SUCCESS;
+}
+
 /* The layout of k->handle, learned parameter by parameter until the
  * driver says there are no more; a failure is k->status. */
 static void learn_layout(struct cuda_be_kernel *k, int is_kernel)

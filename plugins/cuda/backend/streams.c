@@ -129,3 +129,32 @@ int cuda_be_event_destroy(struct gvs_call *call)
     apigen_put_i32(&c, r);
     return c.rc;
 }
+
+/* Request: u64 stream.  Reply: i32, i32 status, u64 capture id, u64
+ * number of dependencies.  The graph and the dependencies themselves
+ * are not asked for: graphs are not remoted yet. */
+int cuda_be_stream_capture_info(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t wire;
+    CUstream s = NULL;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    size_t n = 0;
+    apigen_get_u64(&c, &wire);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, wire, &s);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &status, &id, NULL, NULL,
+                                                NULL, &n);
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS) {
+        apigen_put_i32(&c, (int32_t)status);
+        apigen_put_u64(&c, id);
+        apigen_put_u64(&c, n);
+    }
+    return c.rc;
+}

@@ -164,6 +164,22 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return cuda_rpc_cuDevicePrimaryCtxRelease_v2(dev);
 }
 
+/* The forms of CUDA 10 and before, the same calls. */
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    return cuDevicePrimaryCtxReset_v2(dev);
+}
+
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
 /* The runtime's per-context state goes first, as the driver runs its
  * destructors before the context is torn down. */
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)

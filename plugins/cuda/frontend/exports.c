@@ -332,6 +332,19 @@ static CUresult device_flag(unsigned char *out, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* ---- 6E163FBE (the tools' module table, unnamed in the facts).
+ * [7] (ctx, module, fn, cookie): fn(cookie, function, name) for each
+ * function of the module, whatever ctx; returns their number, as driver
+ * 580 does (probe: 3 for a module of 3 kernels, 0 for a library). */
+static CUresult tools_module_7(CUcontext ctx, CUmodule mod,
+                               cuda_fe_function_fn fn, void *cookie)
+{
+    (void)ctx;
+    if (fn == NULL)
+        return CUDA_SUCCESS;
+    return (CUresult)cuda_fe_module_each(mod, fn, cookie);
+}
+
 /* ---- INTEGRITY_CHECK [1], below the tables, whose addresses it hashes. */
 static CUresult integrity_check(unsigned int version, unsigned long long unix_seconds,
                                 unsigned long long out[2]);
@@ -366,6 +379,7 @@ static CUresult integrity_check(unsigned int version, unsigned long long unix_se
 #define EXPORT_IMPL_CUBLAS_CUFFT                                             \
     [4] = FN(tools_context_4), [39] = FN(tools_context_39),                  \
     [51] = FN(tools_context_51),
+#define EXPORT_IMPL_T_6E163FBE_B958_444D_835C_E182AFF1991E [7] = FN(tools_module_7),
 #define EXPORT_IMPL_DEVICE_EXTENDED_RT                                       \
     [5] = FN(device_attribute), [13] = FN(device_flag),
 

@@ -26,6 +26,15 @@
  * Thread-safe. */
 void cuda_fe_ctx_storage_release(CUcontext ctx);
 
+/* What TOOLS_MODULE [7] walks (modules.c): calls fn(cookie, function,
+ * its name) for each function of module mod, in the order of its load,
+ * outside any lock; the number of functions, 0 for a handle that is no
+ * module of this process. */
+typedef void (*cuda_fe_function_fn)(void *cookie, CUfunction f,
+                                    const char *name);
+unsigned int cuda_fe_module_each(CUmodule mod, cuda_fe_function_fn fn,
+                                 void *cookie);
+
 /* One device, as the integrity check hashes it. */
 struct cuda_fe_integrity_dev {
     uint8_t uuid[16]; /* cuDeviceGetUuid */

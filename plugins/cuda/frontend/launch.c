@@ -57,6 +57,31 @@ static CUresult pack(const struct cuda_fe_kernel *k, void **kernelParams,
     return CUDA_SUCCESS;
 }
 
+/* A launch configuration on the wire: grid, block, shared bytes,
+ * stream, u32 count and the attributes. */
+static void put_config(struct apigen_call *c, const CUlaunchConfig *cfg,
+                       int per_thread)
+{
+    apigen_put_u32(c, cfg->gridDimX);
+    apigen_put_u32(c, cfg->gridDimY);
+    apigen_put_u32(c, cfg->gridDimZ);
+    apigen_put_u32(c, cfg->blockDimX);
+    apigen_put_u32(c, cfg->blockDimY);
+    apigen_put_u32(c, cfg->blockDimZ);
+    apigen_put_u32(c, cfg->sharedMemBytes);
+    apigen_put_u64(c, cuda_fe_stream_wire(cfg->hStream, per_thread));
+}
+
+static void put_attrs(struct apigen_call *c, const CUlaunchConfig *cfg)
+{
+    apigen_put_u32(c, cfg->numAttrs);
+    for (unsigned int i = 0; i < cfg->numAttrs; i++) {
+        apigen_put_u32(c, (uint32_t)cfg->attrs[i].id);
+        apigen_put_bytes(c, &cfg->attrs[i].value,
+                         sizeof(cfg->attrs[i].value));
+    }
+}
+
 static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
                        void **kernelParams, void **extra, int per_thread)
 {
@@ -78,22 +103,10 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, k->id);
-    apigen_put_u32(&c, cfg->gridDimX);
-    apigen_put_u32(&c, cfg->gridDimY);
-    apigen_put_u32(&c, cfg->gridDimZ);
-    apigen_put_u32(&c, cfg->blockDimX);
-    apigen_put_u32(&c, cfg->blockDimY);
-    apigen_put_u32(&c, cfg->blockDimZ);
-    apigen_put_u32(&c, cfg->sharedMemBytes);
-    apigen_put_u64(&c, cuda_fe_stream_wire(cfg->hStream, per_thread));
+    put_config(&c, cfg, per_thread);
     apigen_put_u8(&c, form);
     apigen_put_blob(&c, data, len);
-    apigen_put_u32(&c, cfg->numAttrs);
-    for (unsigned int i = 0; i < cfg->numAttrs; i++) {
-        apigen_put_u32(&c, (uint32_t)cfg->attrs[i].id);
-        apigen_put_bytes(&c, &cfg->attrs[i].value,
-                         sizeof(cfg->attrs[i].value));
-    }
+    put_attrs(&c, cfg);
     r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     return cuda_fe_end(&c, r);
 }
@@ -146,4 +159,43 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
     if (config == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     return launch(config, f, kernelParams, extra, 1);
+}
+
+static CUresult clusters(int which, int *out, CUfunction func,
+                         const CUlaunchConfig *config)
+{
+    struct apigen_call c;
+    int32_t v = 0;
+    if (out == NULL || config == NULL || config->numAttrs > ATTRS_MAX ||
+        (config->numAttrs > 0 && config->attrs == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cuda_fe_kernel_find((uint64_t)(uintptr_t)func) == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)which);
+    apigen_put_u64(&c, (uint64_t)(uintptr_t)func);
+    put_config(&c, config, 0);
+    put_attrs(&c, config);
+    r = cuda_fe_run(&c, CUDA_OP_OCCUPANCY_CLUSTERS, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_i32(&c, &v);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS)
+        *out = v;
+    return r;
+}
+
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
+                                      const CUlaunchConfig *config)
+{
+    return clusters(0, numClusters, func, config);
+}
+
+CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
+                                            CUfunction func,
+                                            const CUlaunchConfig *config)
+{
+    return clusters(1, clusterSize, func, config);
 }

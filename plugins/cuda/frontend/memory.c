@@ -15,31 +15,41 @@
 #include "gvs/proto.h"
 #include "gvs/u64map.h"
 
+struct attrs;
+
 struct range {
     uint64_t size;
     CUdevice dev;
+    struct attrs *attrs; /* NULL until asked */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gvs_u64map ranges;
+
+static void range_free(struct range *r)
+{
+    if (r != NULL)
+        gvs_free(r->attrs);
+    gvs_free(r);
+}
 
 void cuda_fe_mem_note(uint64_t p, uint64_t size, CUdevice dev)
 {
     struct range *r = gvs_malloc(sizeof(*r));
     if (r == NULL)
         return;
-    *r = (struct range){size, dev};
+    *r = (struct range){size, dev, NULL};
     pthread_mutex_lock(&lock);
-    gvs_free(gvs_u64map_remove(&ranges, p));
+    range_free(gvs_u64map_remove(&ranges, p));
     if (gvs_u64map_put(&ranges, p, r) < 0)
-        gvs_free(r);
+        range_free(r);
     pthread_mutex_unlock(&lock);
 }
 
 void cuda_fe_mem_forget(uint64_t p)
 {
     pthread_mutex_lock(&lock);
-    gvs_free(gvs_u64map_remove(&ranges, p));
+    range_free(gvs_u64map_remove(&ranges, p));
     pthread_mutex_unlock(&lock);
 }
 
@@ -430,38 +440,178 @@ CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
+/* Pointer attributes: what the backend's driver said of a pointer
+ * (POINTER_ATTRS), kept with its allocation once asked, the values that
+ * depend on the address moved by its offset. */
+#define ATTR_MAX 22
+
+struct attr {
+    CUresult r;
+    uint8_t size;
+    uint64_t value;
+};
+
+/* The bytes driver 580 writes for each attribute (probed on an H100):
+ * what a zero default takes when the driver has no value to measure. */
+static const uint8_t sizes[ATTR_MAX] = {
+    [CU_POINTER_ATTRIBUTE_CONTEXT] = 8,
+    [CU_POINTER_ATTRIBUTE_MEMORY_TYPE] = 4,
+    [CU_POINTER_ATTRIBUTE_DEVICE_POINTER] = 8,
+    [CU_POINTER_ATTRIBUTE_HOST_POINTER] = 8,
+    [CU_POINTER_ATTRIBUTE_SYNC_MEMOPS] = 4,
+    [CU_POINTER_ATTRIBUTE_BUFFER_ID] = 8,
+    [CU_POINTER_ATTRIBUTE_IS_MANAGED] = 4,
+    [CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL] = 4,
+    [CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE] = 4,
+    [CU_POINTER_ATTRIBUTE_RANGE_START_ADDR] = 8,
+    [CU_POINTER_ATTRIBUTE_RANGE_SIZE] = 8,
+    [CU_POINTER_ATTRIBUTE_MAPPED] = 4,
+    [CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES] = 8,
+    [CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE] = 4,
+    [CU_POINTER_ATTRIBUTE_ACCESS_FLAGS] = 4,
+    [CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE] = 8,
+    [CU_POINTER_ATTRIBUTE_MAPPING_SIZE] = 8,
+    [CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR] = 8,
+    [CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID] = 8,
+    [CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE] = 4,
+};
+
+struct attrs {
+    CUresult r;      /* the pointer's own: not one the driver knows */
+    uint64_t asked;  /* the address the values are for */
+    struct attr a[ATTR_MAX];
+};
+
+static CUresult fetch(uint64_t p, struct attrs *out)
+{
+    struct apigen_call c;
+    uint32_t n = 0;
+    memset(out, 0, sizeof(*out));
+    out->asked = p;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, p);
+    r = cuda_fe_run(&c, CUDA_OP_POINTER_ATTRS, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_u32(&c, &n);
+    for (uint32_t i = 0; r == CUDA_SUCCESS && i < n && c.rc == 0; i++) {
+        uint32_t id;
+        int32_t ar;
+        uint8_t size;
+        uint64_t v;
+        apigen_get_u32(&c, &id);
+        apigen_get_i32(&c, &ar);
+        apigen_get_u8(&c, &size);
+        apigen_get_u64(&c, &v);
+        if (c.rc == 0 && (id >= ATTR_MAX || size > 8))
+            c.rc = GVS_E_RANGE;
+        if (c.rc == 0)
+            out->a[id] = (struct attr){(CUresult)ar, size, v};
+    }
+    r = cuda_fe_end(&c, r);
+    /* Asked before, the driver's answer for a pointer it does not know. */
+    out->r = r;
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE ? CUDA_SUCCESS
+                                                              : r;
+}
+
+/* The attributes of p: the ones kept with its allocation, else asked
+ * and kept there. */
+static CUresult attrs_of(uint64_t p, struct attrs *out)
+{
+    uint64_t base;
+    pthread_mutex_lock(&lock);
+    struct range *rg = gvs_u64map_floor(&ranges, p, &base);
+    int known = rg != NULL && p - base < rg->size && rg->attrs != NULL;
+    if (known)
+        *out = *rg->attrs;
+    pthread_mutex_unlock(&lock);
+    if (known)
+        return CUDA_SUCCESS;
+    CUresult r = fetch(p, out);
+    if (r != CUDA_SUCCESS || out->r != CUDA_SUCCESS)
+        return r;
+    struct attrs *keep = gvs_malloc(sizeof(*keep));
+    pthread_mutex_lock(&lock);
+    rg = gvs_u64map_floor(&ranges, p, &base);
+    if (keep != NULL && rg != NULL && p - base < rg->size &&
+        rg->attrs == NULL) {
+        *keep = *out;
+        rg->attrs = keep;
+        keep = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    gvs_free(keep);
+    return CUDA_SUCCESS;
+}
+
+/* Attribute a of p from what was asked for another address of its
+ * allocation; the bytes written in *size. */
+static CUresult attr_value(const struct attrs *at, int a, uint64_t p,
+                           uint64_t *v, uint8_t *size)
+{
+    if (at->r != CUDA_SUCCESS)
+        return at->r;
+    if (a <= 0 || a >= ATTR_MAX || at->a[a].size == 0)
+        return at->a[a > 0 && a < ATTR_MAX ? a : 0].r != CUDA_SUCCESS
+                   ? at->a[a > 0 && a < ATTR_MAX ? a : 0].r
+                   : CUDA_ERROR_INVALID_VALUE;
+    if (at->a[a].r != CUDA_SUCCESS)
+        return at->a[a].r;
+    *v = at->a[a].value;
+    *size = at->a[a].size;
+    if ((a == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
+         a == CU_POINTER_ATTRIBUTE_HOST_POINTER) && *v != 0)
+        *v += p - at->asked;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
                                CUdeviceptr ptr)
 {
-    uint64_t base;
-    struct range r;
+    struct attrs at;
+    uint64_t v;
+    uint8_t size;
     if (data == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (!find(ptr, &base, &r))
+    CUresult r = attrs_of(ptr, &at);
+    if (r == CUDA_SUCCESS)
+        r = attr_value(&at, (int)attribute, ptr, &v, &size);
+    if (r == CUDA_SUCCESS)
+        memcpy(data, &v, size);
+    return r;
+}
+
+/* A pointer the driver does not know, or an attribute it has no value
+ * for, gets zeros, as the driver gives. */
+CUresult cuPointerGetAttributes(unsigned int numAttributes,
+                                CUpointer_attribute *attributes, void **data,
+                                CUdeviceptr ptr)
+{
+    struct attrs at;
+    if (numAttributes > 0 && (attributes == NULL || data == NULL))
         return CUDA_ERROR_INVALID_VALUE;
-    switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        *(CUdeviceptr *)data = ptr;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *(int *)data = r.dev;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-        *(CUdeviceptr *)data = (CUdeviceptr)base;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-        *(size_t *)data = (size_t)r.size;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-    case CU_POINTER_ATTRIBUTE_MAPPED:
-        *(int *)data = attribute == CU_POINTER_ATTRIBUTE_MAPPED;
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = attrs_of(ptr, &at);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (unsigned int i = 0; i < numAttributes; i++) {
+        uint64_t v = 0;
+        uint8_t size = 0;
+        int a = (int)attributes[i];
+        if (data[i] == NULL)
+            continue;
+        if (attr_value(&at, a, ptr, &v, &size) != CUDA_SUCCESS) {
+            v = 0;
+            size = a > 0 && a < ATTR_MAX ? sizes[a] : 0;
+        }
+        if (size == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(data[i], &v, size);
     }
+    return CUDA_SUCCESS;
 }

@@ -3,6 +3,7 @@
  * parameter layout, so that kernels are found by name and launches are
  * packed here.  Handles are the backend's ids. */
 #include "call.h"
+#include "exports.h"
 #include "kernels.h"
 
 #include <pthread.h>
@@ -457,12 +458,17 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
     if (pi == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
-    if (k == NULL || k->is_kernel != is_kernel)
+    if (k == NULL || (is_kernel && !k->is_kernel))
         return CUDA_ERROR_INVALID_HANDLE;
+    /* A kernel where a function is asked for stands for its function in
+     * the current context, as the driver takes it. */
+    if (k->is_kernel && !is_kernel &&
+        cuda_fe_ctx_device(&dev) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_CONTEXT;
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
-    apigen_put_u8(&c, (uint8_t)is_kernel);
+    apigen_put_u8(&c, (uint8_t)k->is_kernel);
     apigen_put_u64(&c, id);
     apigen_put_i32(&c, attrib);
     apigen_put_i32(&c, dev);
@@ -568,4 +574,31 @@ CUresult cuKernelGetName(const char **name, CUkernel hfunc)
 CUresult cuFuncGetName(const char **name, CUfunction hfunc)
 {
     return get_name((uint64_t)(uintptr_t)hfunc, 0, name);
+}
+
+unsigned int cuda_fe_module_each(CUmodule mod, cuda_fe_function_fn fn,
+                                 void *cookie)
+{
+    struct {
+        uint64_t id;
+        const char *name;
+    } *list = NULL;
+    unsigned int n = 0;
+    pthread_mutex_lock(&lock);
+    struct lib *l = gvs_u64map_get(&libs, (uint64_t)(uintptr_t)mod);
+    if (l != NULL && l->kind == KIND_MODULE &&
+        (list = gvs_calloc(l->n + 1, sizeof(*list))) != NULL) {
+        for (uint32_t i = 0; i < l->n; i++) {
+            list[i].id = l->k[i]->id;
+            list[i].name = l->k[i]->name;
+        }
+        n = l->n;
+    }
+    pthread_mutex_unlock(&lock);
+    /* The names live until the module is unloaded, which the caller's
+     * walk does not do. */
+    for (unsigned int i = 0; i < n; i++)
+        fn(cookie, (CUfunction)(uintptr_t)list[i].id, list[i].name);
+    gvs_free(list);
+    return n;
 }

@@ -78,3 +78,85 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     return destroy(CUDA_OP_EVENT_DESTROY, (uint64_t)(uintptr_t)hEvent);
 }
+
+/* The capture state of a stream; a stream being captured into a graph
+ * has dependencies and a graph this frontend cannot name yet. */
+static CUresult capture_info(CUstream hStream, int per_thread,
+                             CUstreamCaptureStatus *status, cuuint64_t *id,
+                             CUgraph *graph, const CUgraphNode **deps,
+                             const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    struct apigen_call c;
+    int32_t st = 0;
+    uint64_t cid = 0, n = 0;
+    if (status == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, cuda_fe_stream_wire(hStream, per_thread));
+    r = cuda_fe_run(&c, CUDA_OP_STREAM_CAPTURE_INFO, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_i32(&c, &st);
+        apigen_get_u64(&c, &cid);
+        apigen_get_u64(&c, &n);
+    }
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (st != CU_STREAM_CAPTURE_STATUS_NONE &&
+        (graph != NULL || deps != NULL || edges != NULL))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    *status = (CUstreamCaptureStatus)st;
+    if (id != NULL)
+        *id = cid;
+    if (graph != NULL)
+        *graph = NULL;
+    if (deps != NULL)
+        *deps = NULL;
+    if (edges != NULL)
+        *edges = NULL;
+    if (ndeps != NULL)
+        *ndeps = (size_t)n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream,
+                                   CUstreamCaptureStatus *captureStatus_out,
+                                   cuuint64_t *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out,
+                                   const CUgraphEdgeData **edgeData_out,
+                                   size_t *numDependencies_out)
+{
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out,
+                        dependencies_out, edgeData_out, numDependencies_out);
+}
+
+CUresult cuStreamGetCaptureInfo_v3_ptsz(
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out,
+    const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out,
+                        dependencies_out, edgeData_out, numDependencies_out);
+}
+
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
+                                   CUstreamCaptureStatus *captureStatus_out,
+                                   cuuint64_t *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out,
+                                   size_t *numDependencies_out)
+{
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out,
+                        dependencies_out, NULL, numDependencies_out);
+}
+
+CUresult cuStreamGetCaptureInfo_v2_ptsz(
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out,
+                        dependencies_out, NULL, numDependencies_out);
+}

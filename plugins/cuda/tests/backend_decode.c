@@ -292,6 +292,14 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuEventSynchronize, "q", {H}, 0},
     {CUDA_OP_cuEventQuery, "q", {H}, 0},
     {CUDA_OP_cuEventElapsedTime_v2, "qq", {H, H}, 0},
+    {CUDA_OP_cuOccupancyMaxActiveBlocksPerMultiprocessor, "qiq", {H, 128, 0}, 0},
+    {CUDA_OP_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, "qiqi",
+     {H, 128, 0, 0}, 0},
+    {CUDA_OP_cuOccupancyAvailableDynamicSMemPerBlock, "qii", {H, 1, 128}, 0},
+    {CUDA_OP_cuStreamIsCapturing, "q", {0}, 0},
+    {CUDA_OP_STREAM_CAPTURE_INFO, "q", {0}, 0},
+    {CUDA_OP_POINTER_ATTRS, "q", {H}, 0},
+    {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -87,6 +87,17 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* The module walk of modules.c: module 0x4d4f44 holds two functions. */
+unsigned int cuda_fe_module_each(CUmodule mod, cuda_fe_function_fn fn,
+                                 void *cookie)
+{
+    if (mod != (CUmodule)0x4d4f44)
+        return 0;
+    fn(cookie, (CUfunction)0xf1, "first");
+    fn(cookie, (CUfunction)0xf2, "second");
+    return 2;
+}
+
 /* ---- The tables, as a caller sees them. */
 
 static void *const *table(const char *uuid_hex)
@@ -109,6 +120,7 @@ static void *const *table(const char *uuid_hex)
 #define INTEGRITY_CHECK "d4082055bde6704b8d34ba123c66e1f2"
 #define CUBLAS_CUFFT "21318c60971432488ca641ff7324c8f2"
 #define DEVICE_EXTENDED_RT "b10541e1f7c7c74a9f64f223be99f1e2"
+#define TOOLS_MODULE "6e163fbeb958444d835ce182aff1991e"
 #define UNNAMED "69cbe9165742034a84cc93f7b151c5c9"
 
 /* A slot as a function of the type the caller knows. */
@@ -336,8 +348,23 @@ static int test_integrity(void)
     return 0;
 }
 
+struct walk {
+    int n;
+    CUfunction last;
+    const char *name;
+};
+
+static void walked(void *cookie, CUfunction f, const char *name)
+{
+    struct walk *w = cookie;
+    w->n++;
+    w->last = f;
+    w->name = name;
+}
+
 static int test_slots(void)
 {
+    struct walk walk = {0, NULL, NULL};
     /* CUDART_INTERFACE: modules and primary contexts. */
     typedef CUresult (*load_fn)(CUmodule *, const struct wrapper *);
     typedef CUresult (*load_ext_fn)(CUmodule *, const struct wrapper *, void *, void *,
@@ -409,6 +436,13 @@ static int test_slots(void)
     EXPECT(SLOT(object_fn, CUBLAS_CUFFT, 51)(0, UINT64_MAX, &obj) ==
            CUDA_ERROR_INVALID_HANDLE);
 
+    /* 6E163FBE [7]: the module's functions, counted. */
+    typedef CUresult (*walk_fn)(CUcontext, CUmodule, cuda_fe_function_fn, void *);
+    EXPECT(SLOT(walk_fn, TOOLS_MODULE, 7)(NULL, (CUmodule)0x4d4f44, walked, &walk) == 2);
+    EXPECT(walk.n == 2 && walk.last == (CUfunction)0xf2 && strcmp(walk.name, "second") == 0);
+    EXPECT(SLOT(walk_fn, TOOLS_MODULE, 7)(NULL, (CUmodule)0x1, walked, &walk) == 0);
+    EXPECT(walk.n == 2);
+
     /* DEVICE_EXTENDED_RT. */
     typedef CUresult (*attr_fn)(CUdevice, unsigned, int, size_t *);
     typedef CUresult (*byte_fn)(unsigned char *, CUdevice);
@@ -433,7 +467,7 @@ static int test_slots(void)
                         "is not supported yet\n") == 0);
 
     printf("export slots: CUDART_INTERFACE, TOOLS_TLS, TOOLS_RUNTIME_CALLBACK_HOOKS, "
-           "CONTEXT_CHECKS, 21318C60, DEVICE_EXTENDED_RT, INTEGRITY_CHECK, stubs\n");
+           "CONTEXT_CHECKS, 21318C60, 6E163FBE, DEVICE_EXTENDED_RT, INTEGRITY_CHECK, stubs\n");
     return 0;
 }
 

@@ -393,6 +393,18 @@ static CUresult mock_fail(void)
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
+static CUresult mock_capture_info(CUstream s, CUstreamCaptureStatus *status,
+                                  cuuint64_t *id, CUgraph *g,
+                                  const CUgraphNode **deps,
+                                  const CUgraphEdgeData **edges, size_t *n)
+{
+    (void)s, (void)g, (void)deps, (void)edges;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = 0;
+    *n = 0;
+    return CUDA_SUCCESS;
+}
+
 static int stream_objs[64];
 static unsigned nstreams;
 
@@ -451,6 +463,7 @@ static void fill_rest(void)
     cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
+    cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
