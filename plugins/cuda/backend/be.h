@@ -38,6 +38,9 @@
     X(cuCtxSynchronize)                                                      \
     X(cuMemAlloc_v2)                                                         \
     X(cuMemFree_v2)                                                          \
+    X(cuMemAllocPitch_v2)                                                    \
+    X(cuStreamGetAttribute)                                                  \
+    X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \
     X(cuPointerGetAttribute)                                                 \
     X(cuMemcpyHtoD_v2)                                                       \
@@ -46,6 +49,8 @@
     X(cuMemcpyDtoHAsync_v2)                                                  \
     X(cuMemcpyDtoD_v2)                                                       \
     X(cuMemcpyDtoDAsync_v2)                                                  \
+    X(cuMemcpy2D_v2)                                                         \
+    X(cuMemcpy2DAsync_v2)                                                    \
     X(cuMemsetD8_v2)                                                         \
     X(cuMemsetD16_v2)                                                        \
     X(cuMemsetD32_v2)                                                        \
@@ -151,8 +156,8 @@ struct cuda_be_library {
     uint64_t *kernels; /* their ids */
 };
 
-/* contexts.c: the context of a GVS_RH_CONTEXT id, or
- * CUDA_ERROR_INVALID_CONTEXT. */
+/* contexts.c: the context of a GVS_RH_CONTEXT id (0: none, the current
+ * one where a call takes NULL so), or CUDA_ERROR_INVALID_CONTEXT. */
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);
 /* The id of a context the session retained or created, else 0. */
 uint64_t cuda_be_ctx_id_of(CUcontext ctx);
@@ -165,11 +170,24 @@ CUresult cuda_be_event(uint64_t wire, CUevent *out);
 /* memory.c: CUDA_ERROR_INVALID_VALUE unless [p, p + len) starts and
  * ends in device memory: a host address here would be the worker's. */
 CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);
+struct apigen_call;
+/* The stream and ordering every copy and memset request starts with,
+ * u64 stream and u8 flags, read from c; enters the lane and finds the
+ * stream.  The first failure (nothing is checked once c failed). */
+CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
+                              CUstream *s, uint8_t *flags);
+/* CUDA_ERROR_INVALID_VALUE unless every row of a rectangle of rows rows
+ * of width bytes, pitch apart from p, is device memory. */
+CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
+                                   uint64_t width, uint64_t rows);
+
 /* modules.c: the kernel or function of id (kind 1 kernel, 0 function),
  * or NULL. */
 struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id);
 /* The function, or kernel (which the driver takes where it takes a
  * function), of id; CUDA_ERROR_INVALID_HANDLE for neither. */
 CUresult cuda_be_func(uint64_t wire, CUfunction *out);
+/* The kernel of id; CUDA_ERROR_INVALID_HANDLE if it is none. */
+CUresult cuda_be_kernel_handle(uint64_t wire, CUkernel *out);
 
 #endif

@@ -19,6 +19,10 @@ static struct gvs_u64map ids;
 
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out)
 {
+    if (wire == 0) {
+        *out = NULL;
+        return CUDA_SUCCESS;
+    }
     struct cuda_be_ctx *c =
         gvs_handles_get(cuda_be_remote->handles(), GVS_RH_CONTEXT, wire);
     if (c == NULL)

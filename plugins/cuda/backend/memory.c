@@ -1,6 +1,5 @@
 /* Device memory (cuda.api): allocations counted against the session's
- * quota (the layer's, shared with the runtime's), copies in pieces of at
- * most GVS_BULK_CHUNK, memsets.  Device addresses are checked to be
+ * quota (the layer's, shared with the runtime's), memsets.  Device addresses are checked to be
  * device memory before the driver touches them: a host address would be
  * the worker's. */
 #include "be.h"
@@ -10,22 +9,6 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
-
-/* The bulk-copy failure of a lane's posted pieces (MEMCPY_H2D), reported
- * by the transfer's last piece. */
-struct cuda_be_lane {
-    CUresult bulk;
-};
-
-static struct cuda_be_lane *lane_state(struct gvs_call *call)
-{
-    struct gvs_remote_lane *l = cuda_be_remote->lane(call);
-    if (l == NULL)
-        return NULL;
-    if (l->slot[CUDA_PLUGIN_ID] == NULL)
-        l->slot[CUDA_PLUGIN_ID] = gvs_calloc(1, sizeof(struct cuda_be_lane));
-    return l->slot[CUDA_PLUGIN_ID];
-}
 
 static int is_device(uint64_t p)
 {
@@ -115,10 +98,8 @@ int cuda_be_cumemgetinfo_v2(struct gvs_call *call)
     return c.rc;
 }
 
-/* The stream and ordering every copy and memset request starts with:
- * u64 stream, u8 flags.  Enters the lane and finds the stream. */
-static CUresult get_stream(struct gvs_call *call, struct apigen_call *c,
-                           CUstream *s, uint8_t *flags)
+CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
+                              CUstream *s, uint8_t *flags)
 {
     uint64_t wire;
     apigen_get_u64(c, &wire);
@@ -127,118 +108,6 @@ static CUresult get_stream(struct gvs_call *call, struct apigen_call *c,
         return CUDA_SUCCESS;
     CUresult r = cuda_be_enter(call);
     return r == CUDA_SUCCESS ? cuda_be_stream(call, wire, s) : r;
-}
-
-#define PIECE_ASYNC 1u
-#define PIECE_LAST 2u
-
-/* Request: u64 stream, u8 flags, u64 dst, blob piece.  A pageable
- * source is staged by the driver before an async copy returns, so the
- * request's bytes may go once it has. */
-int cuda_be_memcpy_h2d(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    struct cuda_be_lane *l = lane_state(call);
-    CUstream s = NULL;
-    uint8_t flags = 0;
-    uint64_t dst;
-    const uint8_t *data;
-    size_t len;
-    CUresult r = get_stream(call, &c, &s, &flags);
-    apigen_get_u64(&c, &dst);
-    apigen_get_blob(&c, &data, &len);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (flags > (PIECE_ASYNC | PIECE_LAST))
-        return GVS_E_PROTO;
-    if (l == NULL)
-        return GVS_E_NOMEM;
-    if (l->bulk == CUDA_SUCCESS) {
-        if (r == CUDA_SUCCESS)
-            r = cuda_be_check_device_range(dst, len);
-        if (r == CUDA_SUCCESS && len > 0)
-            r = flags & PIECE_ASYNC
-                    ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(dst, data, len, s)
-                    : CUDA_DRV(cuMemcpyHtoD_v2)(dst, data, len);
-        l->bulk = r;
-    }
-    if (flags & PIECE_LAST) {
-        r = l->bulk;
-        l->bulk = CUDA_SUCCESS;
-        if (!call->noreply)
-            apigen_put_i32(&c, r);
-    }
-    return c.rc;
-}
-
-/* Request: u64 stream, u8 async, u64 src, u64 len.  Reply: i32, blob.
- * A stream-ordered copy into the reply waits for its stream: the bytes
- * leave with the reply. */
-int cuda_be_memcpy_d2h(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    CUstream s = NULL;
-    uint8_t flags = 0;
-    uint64_t src, len;
-    uint8_t *dst;
-    CUresult r = get_stream(call, &c, &s, &flags);
-    apigen_get_u64(&c, &src);
-    apigen_get_u64(&c, &len);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (flags > PIECE_ASYNC || len > GVS_BULK_CHUNK)
-        return GVS_E_RANGE;
-    if (r == CUDA_SUCCESS)
-        r = cuda_be_check_device_range(src, len);
-    if (r != CUDA_SUCCESS) {
-        apigen_put_i32(&c, r);
-        return c.rc;
-    }
-    apigen_put_i32(&c, CUDA_SUCCESS);
-    apigen_put_u32(&c, (uint32_t)len);
-    if (c.rc == 0)
-        c.rc = gvs_buf_reserve(c.put, len, &dst);
-    if (c.rc < 0)
-        return c.rc;
-    if (len > 0 && flags & PIECE_ASYNC) {
-        r = CUDA_DRV(cuMemcpyDtoHAsync_v2)(dst, src, len, s);
-        if (r == CUDA_SUCCESS)
-            r = CUDA_DRV(cuStreamSynchronize)(s);
-    } else if (len > 0) {
-        r = CUDA_DRV(cuMemcpyDtoH_v2)(dst, src, len);
-    }
-    if (r != CUDA_SUCCESS) {
-        gvs_buf_reset(c.put);
-        apigen_put_i32(&c, r);
-    }
-    return c.rc;
-}
-
-/* Request: u64 stream, u8 async, u64 dst, u64 src, u64 len.  Reply: i32. */
-int cuda_be_memcpy_d2d(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    CUstream s = NULL;
-    uint8_t flags = 0;
-    uint64_t dst, src, len;
-    CUresult r = get_stream(call, &c, &s, &flags);
-    apigen_get_u64(&c, &dst);
-    apigen_get_u64(&c, &src);
-    apigen_get_u64(&c, &len);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (flags > PIECE_ASYNC)
-        return GVS_E_PROTO;
-    if (r == CUDA_SUCCESS)
-        r = cuda_be_check_device_range(dst, len);
-    if (r == CUDA_SUCCESS)
-        r = cuda_be_check_device_range(src, len);
-    if (r == CUDA_SUCCESS && len > 0)
-        r = flags & PIECE_ASYNC
-                ? CUDA_DRV(cuMemcpyDtoDAsync_v2)(dst, src, len, s)
-                : CUDA_DRV(cuMemcpyDtoD_v2)(dst, src, len);
-    apigen_put_i32(&c, r);
-    return c.rc;
 }
 
 /* Request: u64 stream, u8 async, u8 element size, u64 dst, u32 value,
@@ -250,19 +119,19 @@ int cuda_be_memset(struct gvs_call *call)
     uint8_t flags = 0, size;
     uint64_t dst, n;
     uint32_t v;
-    CUresult r = get_stream(call, &c, &s, &flags);
+    CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
     apigen_get_u8(&c, &size);
     apigen_get_u64(&c, &dst);
     apigen_get_u32(&c, &v);
     apigen_get_u64(&c, &n);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (flags > PIECE_ASYNC || (size != 1 && size != 2 && size != 4) ||
+    if (flags > 1 || (size != 1 && size != 2 && size != 4) ||
         n > UINT64_MAX / size)
         return GVS_E_PROTO;
     if (r == CUDA_SUCCESS)
         r = cuda_be_check_device_range(dst, n * size);
-    int async = flags & PIECE_ASYNC;
+    int async = flags & 1;
     if (r == CUDA_SUCCESS && n > 0) {
         if (size == 1)
             r = async ? CUDA_DRV(cuMemsetD8Async)(dst, (unsigned char)v, n, s)
@@ -275,5 +144,48 @@ int cuda_be_memset(struct gvs_call *call)
                       : CUDA_DRV(cuMemsetD32_v2)(dst, v, n);
     }
     apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* cuMemAllocPitch pads rows to the device's pitch alignment, 512 bytes
+ * on every GPU CUDA 13 supports: the bound taken before the driver
+ * chooses the pitch. */
+#define PITCH_ALIGN 512u
+
+/* Request: u64 width, u64 height, u32 element size.  Reply: i32, u64
+ * address, u64 pitch. */
+int cuda_be_mem_alloc_pitch(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t width, height, bound;
+    uint32_t elem;
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    apigen_get_u64(&c, &width);
+    apigen_get_u64(&c, &height);
+    apigen_get_u32(&c, &elem);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    uint64_t row = width + (PITCH_ALIGN - 1);
+    if (r == CUDA_SUCCESS &&
+        (row < width ||
+         __builtin_mul_overflow(row & ~(uint64_t)(PITCH_ALIGN - 1), height,
+                                &bound)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && cuda_be_remote->quota_take(bound) < 0)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (r == CUDA_SUCCESS) {
+        r = CUDA_DRV(cuMemAllocPitch_v2)(&p, &pitch, (size_t)width,
+                                         (size_t)height, elem);
+        cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR, p,
+                                     current_device(), 0, bound,
+                                     (uint64_t)pitch * height);
+    }
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS) {
+        apigen_put_u64(&c, p);
+        apigen_put_u64(&c, pitch);
+    }
     return c.rc;
 }

@@ -40,6 +40,15 @@ CUresult cuda_be_func(uint64_t wire, CUfunction *out)
     return CUDA_SUCCESS;
 }
 
+CUresult cuda_be_kernel_handle(uint64_t wire, CUkernel *out)
+{
+    struct cuda_be_kernel *k = cuda_be_kernel_get(1, wire);
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *out = (CUkernel)k->handle;
+    return CUDA_SUCCESS;
+}
+
 /* The layout of k->handle, learned parameter by parameter until the
  * driver says there are no more; a failure is k->status. */
 static void learn_layout(struct cuda_be_kernel *k, int is_kernel)

@@ -3,6 +3,8 @@
  * to the other. */
 #include "be.h"
 
+#include <string.h>
+
 #include "apigen_rt.h"
 #include "cuda_ops.h"
 #include "gvs/err.h"
@@ -156,5 +158,37 @@ int cuda_be_stream_capture_info(struct gvs_call *call)
         apigen_put_u64(&c, id);
         apigen_put_u64(&c, n);
     }
+    return c.rc;
+}
+
+/* Request: u8 set, u64 stream, i32 attribute, 64 bytes (set).  Reply:
+ * i32, 64 bytes (get).  No stream attribute holds a handle. */
+int cuda_be_stream_attribute(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint8_t set;
+    uint64_t wire;
+    int32_t attr;
+    CUstream s = NULL;
+    CUstreamAttrValue v;
+    memset(&v, 0, sizeof(v));
+    apigen_get_u8(&c, &set);
+    apigen_get_u64(&c, &wire);
+    apigen_get_i32(&c, &attr);
+    if (c.rc == 0 && set)
+        c.rc = gvs_buf_get_bytes(c.get, &v, sizeof(v));
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (set > 1)
+        return GVS_E_PROTO;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, wire, &s);
+    if (r == CUDA_SUCCESS)
+        r = set ? CUDA_DRV(cuStreamSetAttribute)(s, (CUstreamAttrID)attr, &v)
+                : CUDA_DRV(cuStreamGetAttribute)(s, (CUstreamAttrID)attr, &v);
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS && !set)
+        apigen_put_bytes(&c, &v, sizeof(v));
     return c.rc;
 }

@@ -53,5 +53,7 @@ void cuda_fe_ctx_fork_child(void);
  * range at p. */
 void cuda_fe_mem_note(uint64_t p, uint64_t size, CUdevice dev);
 void cuda_fe_mem_forget(uint64_t p);
+/* Whether p lies in device memory known here. */
+int cuda_fe_mem_is_device(uint64_t p);
 
 #endif

@@ -199,3 +199,39 @@ CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
 {
     return clusters(1, clusterSize, func, config);
 }
+
+static CUresult cooperative(CUfunction f, unsigned int gx, unsigned int gy,
+                            unsigned int gz, unsigned int bx, unsigned int by,
+                            unsigned int bz, unsigned int shmem, CUstream s,
+                            void **kernelParams, int per_thread)
+{
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    const CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, &attr, 1};
+    return launch(&cfg, f, kernelParams, NULL, per_thread);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                   unsigned int gridDimY,
+                                   unsigned int gridDimZ,
+                                   unsigned int blockDimX,
+                                   unsigned int blockDimY,
+                                   unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes,
+                                   CUstream hStream, void **kernelParams)
+{
+    return cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                       blockDimZ, sharedMemBytes, hStream, kernelParams, 0);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
+{
+    return cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                       blockDimZ, sharedMemBytes, hStream, kernelParams, 1);
+}

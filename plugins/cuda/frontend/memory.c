@@ -65,6 +65,22 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
     return in;
 }
 
+int cuda_fe_mem_is_device(uint64_t p)
+{
+    uint64_t base;
+    struct range r;
+    return find(p, &base, &r);
+}
+
+/* An allocation's request, for the device of the thread's context. */
+static CUresult begin_alloc(struct apigen_call *c, CUdevice *dev)
+{
+    CUresult r = cuda_fe_begin(c);
+    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
+        r = CUDA_ERROR_NOT_INITIALIZED;
+    return r == CUDA_SUCCESS ? cuda_fe_ctx_device(dev) : r;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     struct apigen_call c;
@@ -72,11 +88,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     CUdevice dev;
     if (dptr == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuda_fe_begin(&c);
-    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
-        r = CUDA_ERROR_NOT_INITIALIZED;
-    if (r == CUDA_SUCCESS)
-        r = cuda_fe_ctx_device(&dev);
+    CUresult r = begin_alloc(&c, &dev);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, bytesize);
@@ -87,6 +99,35 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     if (r == CUDA_SUCCESS) {
         cuda_fe_mem_note(p, bytesize, dev);
         *dptr = (CUdeviceptr)p;
+    }
+    return r;
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+                            size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes)
+{
+    struct apigen_call c;
+    uint64_t p = 0, pitch = 0;
+    CUdevice dev;
+    if (dptr == NULL || pPitch == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = begin_alloc(&c, &dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, WidthInBytes);
+    apigen_put_u64(&c, Height);
+    apigen_put_u32(&c, ElementSizeBytes);
+    r = cuda_fe_run(&c, CUDA_OP_MEM_ALLOC_PITCH, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_u64(&c, &p);
+        apigen_get_u64(&c, &pitch);
+    }
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS) {
+        cuda_fe_mem_note(p, pitch * Height, dev);
+        *dptr = (CUdeviceptr)p;
+        *pPitch = (size_t)pitch;
     }
     return r;
 }
@@ -121,224 +162,24 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
     return CUDA_SUCCESS;
 }
 
-#define PIECE_ASYNC 1u
-#define PIECE_LAST 2u
-
-/* Starts a copy or memset request: u64 stream, u8 flags. */
-static CUresult begin_stream(struct apigen_call *c, uint64_t stream,
-                             uint8_t flags)
-{
-    CUresult r = cuda_fe_begin(c);
-    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
-        r = CUDA_ERROR_NOT_INITIALIZED;
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(c, stream);
-    apigen_put_u8(c, flags);
-    return CUDA_SUCCESS;
-}
-
-/* Every piece but the last is posted; the last one's reply carries the
- * first failure.  The bytes have left when it returns, so src is the
- * program's again, as after the driver's staging of pageable memory. */
-static CUresult h2d(uint64_t dst, const void *src, size_t n, uint64_t stream,
-                    int async)
-{
-    const uint8_t *p = src;
-    size_t off = 0;
-    if (n > 0 && src == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    do {
-        struct apigen_call c;
-        size_t len = n - off < GVS_BULK_CHUNK ? n - off : GVS_BULK_CHUNK;
-        int last = off + len == n;
-        CUresult r = begin_stream(&c, stream,
-                                  (uint8_t)((async ? PIECE_ASYNC : 0) |
-                                            (last ? PIECE_LAST : 0)));
-        if (r != CUDA_SUCCESS)
-            return r;
-        apigen_put_u64(&c, dst + off);
-        apigen_put_blob(&c, p + off, len);
-        if (!last) {
-            r = cuda_fe_post(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
-            if (r != CUDA_SUCCESS)
-                return r;
-        } else {
-            r = cuda_fe_run(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
-            return cuda_fe_end(&c, r);
-        }
-        off += len;
-    } while (1);
-}
-
-static CUresult d2h(void *dst, uint64_t src, size_t n, uint64_t stream,
-                    int async)
-{
-    uint8_t *p = dst;
-    if (n > 0 && dst == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t off = 0; off < n || off == 0; ) {
-        struct apigen_call c;
-        const uint8_t *bytes;
-        size_t got = 0;
-        size_t len = n - off < GVS_BULK_CHUNK ? n - off : GVS_BULK_CHUNK;
-        CUresult r = begin_stream(&c, stream, async ? PIECE_ASYNC : 0);
-        if (r != CUDA_SUCCESS)
-            return r;
-        apigen_put_u64(&c, src + off);
-        apigen_put_u64(&c, len);
-        r = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2H, APIGEN_DEVICE);
-        if (r == CUDA_SUCCESS)
-            apigen_get_blob(&c, &bytes, &got);
-        if (r == CUDA_SUCCESS && c.rc == 0 && got != len)
-            c.rc = GVS_E_PROTO;
-        r = cuda_fe_end(&c, r);
-        if (r != CUDA_SUCCESS)
-            return r;
-        memcpy(p + off, bytes, len);
-        off += len;
-        if (n == 0)
-            break;
-    }
-    return CUDA_SUCCESS;
-}
-
-static CUresult d2d(uint64_t dst, uint64_t src, size_t n, uint64_t stream,
-                    int async)
-{
-    struct apigen_call c;
-    CUresult r = begin_stream(&c, stream, async ? PIECE_ASYNC : 0);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, dst);
-    apigen_put_u64(&c, src);
-    apigen_put_u64(&c, n);
-    r = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2D, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
-}
-
-/* A unified-address copy: each side is device memory when it lies in a
- * range known here, else the program's. */
-static CUresult unified(uint64_t dst, uint64_t src, size_t n,
-                        uint64_t stream, int async)
-{
-    uint64_t base;
-    struct range rg;
-    int dd = find(dst, &base, &rg), sd = find(src, &base, &rg);
-    if (dd && sd)
-        return d2d(dst, src, n, stream, async);
-    if (dd)
-        return h2d(dst, (const void *)(uintptr_t)src, n, stream, async);
-    if (sd)
-        return d2h((void *)(uintptr_t)dst, src, n, stream, async);
-    if (!cuda_fe_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
-    return CUDA_SUCCESS;
-}
+#define PTDS ((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
 
 static uint64_t sw(CUstream s, int per_thread)
 {
     return cuda_fe_stream_wire(s, per_thread);
 }
 
-#define PTDS ((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
-
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
-{
-    return h2d(dst, src, n, 0, 0);
-}
-
-CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
-{
-    return h2d(dst, src, n, PTDS, 0);
-}
-
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
-{
-    return d2h(dst, src, n, 0, 0);
-}
-
-CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
-{
-    return d2h(dst, src, n, PTDS, 0);
-}
-
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return d2d(dst, src, n, 0, 0);
-}
-
-CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return d2d(dst, src, n, PTDS, 0);
-}
-
-CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return unified(dst, src, n, 0, 0);
-}
-
-CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return unified(dst, src, n, PTDS, 0);
-}
-
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
-                              CUstream s)
-{
-    return h2d(dst, src, n, sw(s, 0), 1);
-}
-
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src,
-                                   size_t n, CUstream s)
-{
-    return h2d(dst, src, n, sw(s, 1), 1);
-}
-
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
-                              CUstream s)
-{
-    return d2h(dst, src, n, sw(s, 0), 1);
-}
-
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n,
-                                   CUstream s)
-{
-    return d2h(dst, src, n, sw(s, 1), 1);
-}
-
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                              CUstream s)
-{
-    return d2d(dst, src, n, sw(s, 0), 1);
-}
-
-CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src,
-                                   size_t n, CUstream s)
-{
-    return d2d(dst, src, n, sw(s, 1), 1);
-}
-
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                       CUstream s)
-{
-    return unified(dst, src, n, sw(s, 0), 1);
-}
-
-CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                            CUstream s)
-{
-    return unified(dst, src, n, sw(s, 1), 1);
-}
-
 static CUresult memset_any(uint64_t dst, uint32_t v, size_t n, int size,
                            uint64_t stream, int async)
 {
     struct apigen_call c;
-    CUresult r = begin_stream(&c, stream, async ? PIECE_ASYNC : 0);
+    CUresult r = cuda_fe_begin(&c);
+    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
+        r = CUDA_ERROR_NOT_INITIALIZED;
     if (r != CUDA_SUCCESS)
         return r;
+    apigen_put_u64(&c, stream);
+    apigen_put_u8(&c, (uint8_t)async);
     apigen_put_u8(&c, (uint8_t)size);
     apigen_put_u64(&c, dst);
     apigen_put_u32(&c, v);
@@ -414,30 +255,76 @@ CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n,
 }
 
 /* Host memory "page-locked" through the driver is the program's own:
- * the backend copies it as any other. */
-CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+ * the backend copies it as any other.  The allocations are kept with
+ * their flags, for cuMemHostGetFlags. */
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map host_allocs; /* base -> struct host_alloc */
+
+struct host_alloc {
+    size_t size;
+    unsigned int flags;
+};
+
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
     if (pp == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    *pp = gvs_malloc(bytesize ? bytesize : 1);
-    return *pp != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
-{
     if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
         return CUDA_ERROR_NOT_SUPPORTED;
-    return cuMemAllocHost_v2(pp, bytesize);
+    struct host_alloc *h = gvs_malloc(sizeof(*h));
+    void *p = gvs_malloc(bytesize ? bytesize : 1);
+    int rc = -1;
+    if (h != NULL && p != NULL) {
+        *h = (struct host_alloc){bytesize, flags};
+        pthread_mutex_lock(&host_lock);
+        rc = gvs_u64map_put(&host_allocs, (uint64_t)(uintptr_t)p, h);
+        pthread_mutex_unlock(&host_lock);
+    }
+    if (rc < 0) {
+        gvs_free(h);
+        gvs_free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
 }
 
 CUresult cuMemFreeHost(void *p)
 {
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&host_lock);
+    struct host_alloc *h = gvs_u64map_remove(&host_allocs, (uint64_t)(uintptr_t)p);
+    pthread_mutex_unlock(&host_lock);
+    if (h == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    gvs_free(h);
     gvs_free(p);
     return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    uint64_t base;
+    if (pFlags == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&host_lock);
+    struct host_alloc *h =
+        gvs_u64map_floor(&host_allocs, (uint64_t)(uintptr_t)p, &base);
+    int in = h != NULL && (uint64_t)(uintptr_t)p - base < (h->size ? h->size : 1);
+    if (in)
+        *pFlags = h->flags;
+    pthread_mutex_unlock(&host_lock);
+    return in ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* Pointer attributes: what the backend's driver said of a pointer

@@ -160,3 +160,55 @@ CUresult cuStreamGetCaptureInfo_v2_ptsz(
     return capture_info(hStream, 1, captureStatus_out, id_out, graph_out,
                         dependencies_out, NULL, numDependencies_out);
 }
+
+static CUresult stream_attr(int set, CUstream s, int per_thread,
+                            CUstreamAttrID attr, CUstreamAttrValue *v)
+{
+    struct apigen_call c;
+    if (v == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u8(&c, (uint8_t)set);
+    apigen_put_u64(&c, cuda_fe_stream_wire(s, per_thread));
+    apigen_put_i32(&c, (int32_t)attr);
+    if (set)
+        apigen_put_bytes(&c, v, sizeof(*v));
+    r = cuda_fe_run(&c, CUDA_OP_STREAM_ATTRIBUTE, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS && !set)
+        apigen_get_bytes(&c, v, sizeof(*v));
+    return cuda_fe_end(&c, r);
+}
+
+CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr,
+                              CUstreamAttrValue *value_out)
+{
+    return stream_attr(0, hStream, 0, attr, value_out);
+}
+
+CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr,
+                                   CUstreamAttrValue *value_out)
+{
+    return stream_attr(0, hStream, 1, attr, value_out);
+}
+
+CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr,
+                              const CUstreamAttrValue *value)
+{
+    CUstreamAttrValue v;
+    if (value == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    v = *value;
+    return stream_attr(1, hStream, 0, attr, &v);
+}
+
+CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr,
+                                   const CUstreamAttrValue *value)
+{
+    CUstreamAttrValue v;
+    if (value == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    v = *value;
+    return stream_attr(1, hStream, 1, attr, &v);
+}

@@ -14,13 +14,14 @@
 
 int main(void)
 {
-    CUdeviceptr p = 0;
-    size_t pitch = 0;
+    CUarray a = NULL;
     const char *s = NULL;
-    CUDA_MEMCPY2D copy;
+    CUDA_ARRAY_DESCRIPTOR desc;
+    CUDA_MEMCPY3D copy;
+    memset(&desc, 0, sizeof(desc));
     memset(&copy, 0, sizeof(copy));
-    if (cuMemAllocPitch(&p, &pitch, 16, 16, 4) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuMemcpy2D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
+    if (cuArrayCreate(&a, &desc) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuMemcpy3D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
         cuGraphLaunch(NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
         cuProfilerStart() != CUDA_ERROR_NOT_SUPPORTED ||
         cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||

@@ -14,9 +14,9 @@ import tempfile
 
 # (compiler flags, names the sample must import for them)
 MODES = (
-    ([], {"cuMemAllocPitch_v2", "cuMemcpy2D_v2", "cuGraphLaunch"}),
+    ([], {"cuArrayCreate_v2", "cuMemcpy3D_v2", "cuGraphLaunch"}),
     (["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-     {"cuMemAllocPitch_v2", "cuMemcpy2D_v2_ptds", "cuGraphLaunch_ptsz"}),
+     {"cuArrayCreate_v2", "cuMemcpy3D_v2_ptds", "cuGraphLaunch_ptsz"}),
 )
 
 

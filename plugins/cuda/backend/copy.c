@@ -1,0 +1,211 @@
+/* Copies (cuda.api, MEMCPY_*): rectangles of rows between the request or
+ * reply and device memory, or within device memory; a 1D copy is one
+ * row.  Host to device, the pieces of one copy but its last are posted:
+ * the first failure is kept in the lane and the last piece's reply says
+ * it. */
+#include "be.h"
+
+#include "apigen_rt.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+
+#define PIECE_ASYNC 1u
+#define PIECE_LAST 2u
+
+/* The lane's failure of the posted pieces of its current copy. */
+struct lane_bulk {
+    CUresult failed;
+};
+
+static struct lane_bulk *lane_bulk(struct gvs_call *call)
+{
+    struct gvs_remote_lane *l = cuda_be_remote->lane(call);
+    if (l == NULL)
+        return NULL;
+    if (l->slot[CUDA_PLUGIN_ID] == NULL)
+        l->slot[CUDA_PLUGIN_ID] = gvs_calloc(1, sizeof(struct lane_bulk));
+    return l->slot[CUDA_PLUGIN_ID];
+}
+
+/* The rectangle's size in bytes, bounded by a piece. */
+static int piece_fits(uint64_t width, uint64_t rows)
+{
+    return rows == 0 || width <= GVS_BULK_CHUNK / rows;
+}
+
+CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
+                                   uint64_t width, uint64_t rows)
+{
+    uint64_t span;
+    if (width == 0 || rows == 0)
+        return CUDA_SUCCESS;
+    if (rows > 1 && pitch < width)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (__builtin_mul_overflow(rows - 1, pitch, &span) ||
+        __builtin_add_overflow(span, width, &span))
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuda_be_check_device_range(p, span);
+}
+
+/* The driver's 2D descriptor of a copy between device addresses or a
+ * host buffer (host != NULL on that side). */
+static CUDA_MEMCPY2D rect(uint64_t dst, void *dst_host, uint64_t dpitch,
+                          uint64_t src, const void *src_host,
+                          uint64_t spitch, uint64_t width, uint64_t rows)
+{
+    CUDA_MEMCPY2D d = {0};
+    d.dstMemoryType = dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    d.dstHost = dst_host;
+    d.dstDevice = dst_host ? 0 : (CUdeviceptr)dst;
+    d.dstPitch = dpitch;
+    d.srcMemoryType = src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    d.srcHost = src_host;
+    d.srcDevice = src_host ? 0 : (CUdeviceptr)src;
+    d.srcPitch = spitch;
+    d.WidthInBytes = width;
+    d.Height = rows;
+    return d;
+}
+
+/* One row is the driver's 1D copy, as a program's own would be. */
+static CUresult copy(const CUDA_MEMCPY2D *d, CUstream s, int async)
+{
+    size_t n = d->WidthInBytes;
+    if (n == 0 || d->Height == 0)
+        return CUDA_SUCCESS;
+    if (d->Height > 1)
+        return async ? CUDA_DRV(cuMemcpy2DAsync_v2)(d, s)
+                     : CUDA_DRV(cuMemcpy2D_v2)(d);
+    if (d->srcHost != NULL)
+        return async ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(d->dstDevice,
+                                                      d->srcHost, n, s)
+                     : CUDA_DRV(cuMemcpyHtoD_v2)(d->dstDevice, d->srcHost, n);
+    if (d->dstHost != NULL)
+        return async ? CUDA_DRV(cuMemcpyDtoHAsync_v2)(d->dstHost,
+                                                      d->srcDevice, n, s)
+                     : CUDA_DRV(cuMemcpyDtoH_v2)(d->dstHost, d->srcDevice, n);
+    return async ? CUDA_DRV(cuMemcpyDtoDAsync_v2)(d->dstDevice, d->srcDevice,
+                                                  n, s)
+                 : CUDA_DRV(cuMemcpyDtoD_v2)(d->dstDevice, d->srcDevice, n);
+}
+
+/* Request: u64 stream, u8 flags, u64 dst, u64 dpitch, u64 width, u64
+ * rows, blob the rows packed.  A pageable source is staged by the
+ * driver before an async copy returns, so the request's bytes may go
+ * once it has. */
+int cuda_be_memcpy_h2d(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    struct lane_bulk *l = lane_bulk(call);
+    CUstream s = NULL;
+    uint8_t flags = 0;
+    uint64_t dst, dpitch, width, rows;
+    const uint8_t *data;
+    size_t len;
+    CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
+    apigen_get_u64(&c, &dst);
+    apigen_get_u64(&c, &dpitch);
+    apigen_get_u64(&c, &width);
+    apigen_get_u64(&c, &rows);
+    apigen_get_blob(&c, &data, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (flags > (PIECE_ASYNC | PIECE_LAST) || !piece_fits(width, rows) ||
+        len != width * rows)
+        return GVS_E_PROTO;
+    if (l == NULL)
+        return GVS_E_NOMEM;
+    if (l->failed == CUDA_SUCCESS) {
+        if (r == CUDA_SUCCESS)
+            r = cuda_be_check_device_rect(dst, dpitch, width, rows);
+        if (r == CUDA_SUCCESS) {
+            CUDA_MEMCPY2D d =
+                rect(dst, NULL, dpitch, 0, data, width, width, rows);
+            r = copy(&d, s, flags & PIECE_ASYNC);
+        }
+        l->failed = r;
+    }
+    if (flags & PIECE_LAST) {
+        r = l->failed;
+        l->failed = CUDA_SUCCESS;
+        if (!call->noreply)
+            apigen_put_i32(&c, r);
+    }
+    return c.rc;
+}
+
+/* Request: u64 stream, u8 async, u64 src, u64 spitch, u64 width, u64
+ * rows.  Reply: i32, blob the rows packed.  A stream-ordered copy into
+ * the reply waits for its stream: the bytes leave with the reply. */
+int cuda_be_memcpy_d2h(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    CUstream s = NULL;
+    uint8_t flags = 0;
+    uint64_t src, spitch, width, rows;
+    uint8_t *dst;
+    CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &spitch);
+    apigen_get_u64(&c, &width);
+    apigen_get_u64(&c, &rows);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (flags > PIECE_ASYNC || !piece_fits(width, rows))
+        return GVS_E_RANGE;
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_check_device_rect(src, spitch, width, rows);
+    if (r != CUDA_SUCCESS) {
+        apigen_put_i32(&c, r);
+        return c.rc;
+    }
+    apigen_put_i32(&c, CUDA_SUCCESS);
+    apigen_put_u32(&c, (uint32_t)(width * rows));
+    if (c.rc == 0)
+        c.rc = gvs_buf_reserve(c.put, width * rows, &dst);
+    if (c.rc < 0)
+        return c.rc;
+    CUDA_MEMCPY2D d = rect(0, dst, width, src, NULL, spitch, width, rows);
+    r = copy(&d, s, flags & PIECE_ASYNC);
+    if (r == CUDA_SUCCESS && (flags & PIECE_ASYNC))
+        r = CUDA_DRV(cuStreamSynchronize)(s);
+    if (r != CUDA_SUCCESS) {
+        gvs_buf_reset(c.put);
+        apigen_put_i32(&c, r);
+    }
+    return c.rc;
+}
+
+/* Request: u64 stream, u8 async, u64 dst, u64 dpitch, u64 src, u64
+ * spitch, u64 width, u64 rows.  Reply: i32. */
+int cuda_be_memcpy_d2d(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    CUstream s = NULL;
+    uint8_t flags = 0;
+    uint64_t dst, dpitch, src, spitch, width, rows;
+    CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
+    apigen_get_u64(&c, &dst);
+    apigen_get_u64(&c, &dpitch);
+    apigen_get_u64(&c, &src);
+    apigen_get_u64(&c, &spitch);
+    apigen_get_u64(&c, &width);
+    apigen_get_u64(&c, &rows);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (flags > PIECE_ASYNC)
+        return GVS_E_PROTO;
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_check_device_rect(dst, dpitch, width, rows);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_check_device_rect(src, spitch, width, rows);
+    if (r == CUDA_SUCCESS) {
+        CUDA_MEMCPY2D d = rect(dst, NULL, dpitch, src, NULL, spitch, width,
+                               rows);
+        r = copy(&d, s, flags & PIECE_ASYNC);
+    }
+    apigen_put_i32(&c, r);
+    return c.rc;
+}

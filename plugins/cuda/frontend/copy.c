@@ -1,0 +1,383 @@
+/* Copies between the program's memory and device memory (cuda.api,
+ * MEMCPY_*; docs/driver.md "Memory"): every 1D and 2D form is one
+ * rectangle of rows, split into pieces of at most GVS_BULK_CHUNK bytes,
+ * whole rows where a row fits.  Host to device, every piece but the last
+ * is posted and the last one's reply carries the first failure; device
+ * to host, each piece is a round trip whose reply holds its bytes. */
+#include "call.h"
+
+#include <string.h>
+
+#include "cuda_fe_gen.h"
+#include "cuda_ops.h"
+#include "gvs/err.h"
+#include "gvs/proto.h"
+
+#define PIECE_ASYNC 1u
+#define PIECE_LAST 2u
+#define PTDS ((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+
+/* A rectangle: rows of width bytes, each side's rows pitch bytes apart
+ * (an address of the program's memory or of the device's). */
+struct rect {
+    uint64_t dst, dpitch;
+    uint64_t src, spitch;
+    uint64_t width, rows;
+};
+
+/* The piece of r starting at row `row`, column `col`: whole rows when a
+ * row fits in a piece, else a part of one row. */
+static void piece(const struct rect *r, uint64_t row, uint64_t col,
+                  struct rect *p)
+{
+    p->dst = r->dst + row * r->dpitch + col;
+    p->src = r->src + row * r->spitch + col;
+    p->dpitch = r->dpitch;
+    p->spitch = r->spitch;
+    if (r->width <= GVS_BULK_CHUNK) {
+        uint64_t fit = GVS_BULK_CHUNK / (r->width ? r->width : 1);
+        p->width = r->width;
+        p->rows = r->rows - row < fit ? r->rows - row : fit;
+    } else {
+        p->width = r->width - col < GVS_BULK_CHUNK ? r->width - col
+                                                   : GVS_BULK_CHUNK;
+        p->rows = 1;
+    }
+}
+
+/* Steps (row, col) past piece p of r; 0 once r is done. */
+static int advance(const struct rect *r, const struct rect *p,
+                   uint64_t *row, uint64_t *col)
+{
+    if (r->width <= GVS_BULK_CHUNK) {
+        *row += p->rows;
+    } else if ((*col += p->width) == r->width) {
+        *col = 0;
+        (*row)++;
+    }
+    return *row < r->rows;
+}
+
+/* The request's header: u64 stream, u8 flags. */
+static CUresult begin(struct apigen_call *c, uint64_t stream, uint8_t flags)
+{
+    CUresult r = cuda_fe_begin(c);
+    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
+        r = CUDA_ERROR_NOT_INITIALIZED;
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(c, stream);
+    apigen_put_u8(c, flags);
+    return CUDA_SUCCESS;
+}
+
+/* Request: header, u64 dst, u64 dpitch, u64 width, u64 rows, blob the
+ * rows packed. */
+static CUresult h2d(const struct rect *r, uint64_t stream, int async)
+{
+    uint64_t row = 0, col = 0;
+    int empty = r->width == 0 || r->rows == 0;
+    for (;;) {
+        struct apigen_call c;
+        struct rect p = {r->dst, r->dpitch, r->src, r->spitch, 0, 0};
+        uint8_t *out = NULL;
+        if (!empty)
+            piece(r, row, col, &p);
+        int last = empty || !advance(r, &p, &row, &col);
+        CUresult e = begin(&c, stream,
+                           (uint8_t)((async ? PIECE_ASYNC : 0) |
+                                     (last ? PIECE_LAST : 0)));
+        if (e != CUDA_SUCCESS)
+            return e;
+        apigen_put_u64(&c, p.dst);
+        apigen_put_u64(&c, p.dpitch);
+        apigen_put_u64(&c, p.width);
+        apigen_put_u64(&c, p.rows);
+        apigen_put_u32(&c, (uint32_t)(p.width * p.rows));
+        if (c.rc == 0)
+            c.rc = gvs_buf_reserve(c.put, p.width * p.rows, &out);
+        for (uint64_t i = 0; c.rc == 0 && i < p.rows; i++)
+            memcpy(out + i * p.width,
+                   (const void *)(uintptr_t)(p.src + i * p.spitch), p.width);
+        if (last) {
+            e = cuda_fe_run(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
+            return cuda_fe_end(&c, e);
+        }
+        e = cuda_fe_post(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
+        if (e != CUDA_SUCCESS)
+            return e;
+    }
+}
+
+/* Request: header, u64 src, u64 spitch, u64 width, u64 rows.  Reply:
+ * i32, blob the rows packed. */
+static CUresult d2h(const struct rect *r, uint64_t stream, int async)
+{
+    uint64_t row = 0, col = 0;
+    int empty = r->width == 0 || r->rows == 0;
+    for (;;) {
+        struct apigen_call c;
+        struct rect p = {r->dst, r->dpitch, r->src, r->spitch, 0, 0};
+        const uint8_t *bytes;
+        size_t got = 0;
+        if (!empty)
+            piece(r, row, col, &p);
+        CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+        if (e != CUDA_SUCCESS)
+            return e;
+        apigen_put_u64(&c, p.src);
+        apigen_put_u64(&c, p.spitch);
+        apigen_put_u64(&c, p.width);
+        apigen_put_u64(&c, p.rows);
+        e = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2H, APIGEN_DEVICE);
+        if (e == CUDA_SUCCESS)
+            apigen_get_blob(&c, &bytes, &got);
+        if (e == CUDA_SUCCESS && c.rc == 0 && got != p.width * p.rows)
+            c.rc = GVS_E_PROTO;
+        e = cuda_fe_end(&c, e);
+        if (e != CUDA_SUCCESS)
+            return e;
+        for (uint64_t i = 0; i < p.rows; i++)
+            memcpy((void *)(uintptr_t)(p.dst + i * p.dpitch),
+                   bytes + i * p.width, p.width);
+        if (empty || !advance(r, &p, &row, &col))
+            return CUDA_SUCCESS;
+    }
+}
+
+/* Request: header, u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width,
+ * u64 rows.  Reply: i32. */
+static CUresult d2d(const struct rect *r, uint64_t stream, int async)
+{
+    struct apigen_call c;
+    CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+    if (e != CUDA_SUCCESS)
+        return e;
+    apigen_put_u64(&c, r->dst);
+    apigen_put_u64(&c, r->dpitch);
+    apigen_put_u64(&c, r->src);
+    apigen_put_u64(&c, r->spitch);
+    apigen_put_u64(&c, r->width);
+    apigen_put_u64(&c, r->rows);
+    e = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2D, APIGEN_DEVICE);
+    return cuda_fe_end(&c, e);
+}
+
+static CUresult h2h(const struct rect *r)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    for (uint64_t i = 0; i < r->rows; i++)
+        memmove((void *)(uintptr_t)(r->dst + i * r->dpitch),
+                (const void *)(uintptr_t)(r->src + i * r->spitch), r->width);
+    return CUDA_SUCCESS;
+}
+
+/* A copy whose sides are in device memory or not as dst_dev and src_dev
+ * say; a host side must be a real address. */
+static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
+                     uint64_t stream, int async)
+{
+    if ((!dst_dev && r->dst == 0 && r->width > 0 && r->rows > 0) ||
+        (!src_dev && r->src == 0 && r->width > 0 && r->rows > 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dst_dev && src_dev)
+        return d2d(r, stream, async);
+    if (dst_dev)
+        return h2d(r, stream, async);
+    if (src_dev)
+        return d2h(r, stream, async);
+    return h2h(r);
+}
+
+static CUresult linear(uint64_t dst, int dst_dev, uint64_t src, int src_dev,
+                       size_t n, uint64_t stream, int async)
+{
+    const struct rect r = {dst, n, src, n, n, 1};
+    return copy(&r, dst_dev, src_dev, stream, async);
+}
+
+/* A unified-address side: device memory when it lies in a range known
+ * here. */
+static int dev(uint64_t p)
+{
+    return cuda_fe_mem_is_device(p);
+}
+
+/* One side of a CUDA_MEMCPY2D: its address, pitch and whether it is
+ * device memory. */
+static CUresult side(CUmemorytype type, const void *host, CUdeviceptr d,
+                     CUarray array, size_t x, size_t y, size_t pitch,
+                     uint64_t *addr, int *is_dev)
+{
+    uint64_t base;
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        base = (uint64_t)(uintptr_t)host;
+        *is_dev = 0;
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+        base = d;
+        *is_dev = 1;
+        break;
+    case CU_MEMORYTYPE_UNIFIED:
+        base = d;
+        *is_dev = dev(d);
+        break;
+    case CU_MEMORYTYPE_ARRAY:
+        (void)array;
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *addr = base + y * pitch + x;
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
+{
+    struct rect r;
+    int dd = 0, sd = 0;
+    if (p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->Height > 1 && (p->WidthInBytes > p->srcPitch ||
+                           p->WidthInBytes > p->dstPitch)))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = side(p->dstMemoryType, p->dstHost, p->dstDevice,
+                      p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch,
+                      &r.dst, &dd);
+    if (e == CUDA_SUCCESS)
+        e = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
+                 p->srcXInBytes, p->srcY, p->srcPitch, &r.src, &sd);
+    if (e != CUDA_SUCCESS)
+        return e;
+    r.dpitch = p->dstPitch;
+    r.spitch = p->srcPitch;
+    r.width = p->WidthInBytes;
+    r.rows = p->Height;
+    return copy(&r, dd, sd, stream, async);
+}
+
+static uint64_t sw(CUstream s, int per_thread)
+{
+    return cuda_fe_stream_wire(s, per_thread);
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    return linear(dst, 1, (uint64_t)(uintptr_t)src, 0, n, 0, 0);
+}
+
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
+{
+    return linear(dst, 1, (uint64_t)(uintptr_t)src, 0, n, PTDS, 0);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    return linear((uint64_t)(uintptr_t)dst, 0, src, 1, n, 0, 0);
+}
+
+CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
+{
+    return linear((uint64_t)(uintptr_t)dst, 0, src, 1, n, PTDS, 0);
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return linear(dst, 1, src, 1, n, 0, 0);
+}
+
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return linear(dst, 1, src, 1, n, PTDS, 0);
+}
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return linear(dst, dev(dst), src, dev(src), n, 0, 0);
+}
+
+CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return linear(dst, dev(dst), src, dev(src), n, PTDS, 0);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+                              CUstream s)
+{
+    return linear(dst, 1, (uint64_t)(uintptr_t)src, 0, n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src,
+                                   size_t n, CUstream s)
+{
+    return linear(dst, 1, (uint64_t)(uintptr_t)src, 0, n, sw(s, 1), 1);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
+                              CUstream s)
+{
+    return linear((uint64_t)(uintptr_t)dst, 0, src, 1, n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n,
+                                   CUstream s)
+{
+    return linear((uint64_t)(uintptr_t)dst, 0, src, 1, n, sw(s, 1), 1);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                              CUstream s)
+{
+    return linear(dst, 1, src, 1, n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src,
+                                   size_t n, CUstream s)
+{
+    return linear(dst, 1, src, 1, n, sw(s, 1), 1);
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                       CUstream s)
+{
+    return linear(dst, dev(dst), src, dev(src), n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                            CUstream s)
+{
+    return linear(dst, dev(dst), src, dev(src), n, sw(s, 1), 1);
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy, 0, 0);
+}
+
+CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy, PTDS, 0);
+}
+
+/* The backend's driver copies any alignment. */
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy, 0, 0);
+}
+
+CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+    return copy2d(pCopy, PTDS, 0);
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream s)
+{
+    return copy2d(pCopy, sw(s, 0), 1);
+}
+
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream s)
+{
+    return copy2d(pCopy, sw(s, 1), 1);
+}
