@@ -138,8 +138,24 @@ static int client_open(struct gvs_client *c)
         rc = gvs_connect(c->server, &conn);
     if (rc < 0) {
         explicit_bzero(s.token, sizeof(s.token));
+        const char *os = gvs_comm_why();
+        /* Most often nobody serves there, or the program looks in the
+         * wrong place: say where the URI came from. */
+        if (rc == GVS_E_CONNECT)
+            return fail(c, rc, "cannot use server %s: %s (is gvsd running? "
+                        "%s)",
+                        c->server, os[0] != '\0' ? os : gvs_strerror(rc),
+                        s.origin);
         return fail(c, rc, "cannot use server %s: connect failed: %s",
-                    c->server, gvs_strerror(rc));
+                    c->server, os[0] != '\0' ? os : gvs_strerror(rc));
+    }
+    /* Found out when gvsd's host or the network vanishes. */
+    rc = gvs_conn_set_keepalive(conn, &s.tcp_keepalive);
+    if (rc < 0) {
+        explicit_bzero(s.token, sizeof(s.token));
+        gvs_conn_close(conn);
+        return fail(c, rc, "cannot use server %s: cannot set TCP keepalive",
+                    c->server);
     }
     rc = client_handshake(conn, &s, why, sizeof(why));
     explicit_bzero(s.token, sizeof(s.token));
@@ -158,7 +174,7 @@ static int client_open(struct gvs_client *c)
     if (rc == 0)
         rc = client_out_open(c);
     if (rc == 0)
-        rc = client_receiver_start(c, s.keepalive_ms);
+        rc = client_receiver_start(c, s.keepalive_ms, s.tcp_ack_timeout_ms);
     if (rc < 0)
         return fail(c, rc, "cannot use server %s: cannot start a thread: %s",
                     c->server, gvs_strerror(rc));

@@ -76,9 +76,13 @@ int client_break(struct gvs_client *c, int err);
  * keepalive_ms is not 0, its keepalive thread: every keepalive_ms / 2 it
  * sends a posted PING if no request has left since it last looked, so
  * that gvsd hears from the client at least every keepalive_ms (its
- * idle_timeout_ms).  The PINGs are not counted in the stats.  Both end
- * with the connection.  Caller holds lock. */
-int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms);
+ * idle_timeout_ms), and breaks the connection once gvsd has left its
+ * data unacknowledged for ack_timeout_ms (gvs_conn_unanswered; 0: never):
+ * gvsd's host or the network has gone, and waiting calls fail instead of
+ * hanging.  The PINGs are not counted in the stats.  Both end with the
+ * connection.  Caller holds lock. */
+int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms,
+                          unsigned ack_timeout_ms);
 /* Caller holds lock: request id, about to be sent, awaits a reply.
  * GVS_E_NOMEM. */
 int client_pending_add(struct gvs_client *c, uint64_t id);
@@ -155,6 +159,9 @@ int client_registry_inline(uint16_t plugin, uint16_t op, gvs_notify_fn *fn,
 
 struct client_settings {
     char server[512];
+    /* Where server comes from ("GVS_SERVER is ..."), for the hint of a
+     * failed connect. */
+    char origin[640];
     unsigned handshake_timeout_ms;
     /* docs/security.md: the token to prove ($GVS_TOKEN, else the first
      * word of the config's first token; "" for none), how long the
@@ -163,10 +170,15 @@ struct client_settings {
     char token[GVS_TOKEN_MAX_LEN + 1];
     unsigned keepalive_ms;
     char tls_ca[256], tls_cert[256], tls_key[256];
+    /* tcp://, tls://: how a server that vanishes is found out
+     * (docs/config.md, "Vanished peers"). */
+    struct gvs_tcp_keepalive tcp_keepalive;
+    unsigned tcp_ack_timeout_ms;
 };
 
 /* Chooses the server ($GVS_SERVER, config key "server", default) and
- * reads the handshake timeout from the config file when there is one.
+ * reads the other settings from the config file, which $GVS_CONFIG
+ * names (it must exist then) or else the default one when it exists.
  * On a config error, s->server still names the server that would be
  * used and why holds the reason. */
 int client_settings_load(struct client_settings *s, char *why, size_t len);

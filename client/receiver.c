@@ -402,6 +402,8 @@ struct keepalive {
     struct gvs_client *c;
     struct gvs_conn *conn; /* the connection it keeps; it ends with it */
     unsigned ms;
+    unsigned ack_ms; /* gvs_conn_unanswered's bound; 0: none */
+    struct gvs_conn_watch watch;
 };
 
 /* Caller holds lock: whether the connection is still the one kept. */
@@ -433,6 +435,14 @@ static void *keepalive_main(void *arg)
             pthread_mutex_unlock(&k.c->lock);
             return NULL;
         }
+        /* Looked at under the lock, which keeps the connection: a call
+         * blocked writing to a vanished gvsd holds it, and is ended by the
+         * kernel's own retransmission limit instead. */
+        if (gvs_conn_unanswered(k.conn, k.ack_ms, &k.watch)) {
+            (void)client_break(k.c, GVS_E_TIMEOUT);
+            pthread_mutex_unlock(&k.c->lock);
+            return NULL;
+        }
         uint64_t now = bytes_sent();
         if (now == seen) {
             struct gvs_frame_hdr h = {.op = GVS_CTL_PING,
@@ -449,13 +459,17 @@ static void *keepalive_main(void *arg)
 /* The keepalive first: should the receiver not start, the connection
  * is closed at once, which the keepalive notices, while a receiver left
  * running would go on reading it. */
-int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms)
+int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms,
+                          unsigned ack_timeout_ms)
 {
     if (keepalive_ms != 0) {
         struct keepalive *k = gvs_malloc(sizeof(*k));
         if (k == NULL)
             return GVS_E_NOMEM;
-        *k = (struct keepalive){.c = c, .conn = c->conn, .ms = keepalive_ms};
+        *k = (struct keepalive){.c = c,
+                                .conn = c->conn,
+                                .ms = keepalive_ms,
+                                .ack_ms = ack_timeout_ms};
         int rc = gvs_thread_start(keepalive_main, k, "gvs-keepalive");
         if (rc < 0) {
             gvs_free(k);

@@ -1,7 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gvs/config.h"
 #include "gvs/err.h"
@@ -10,20 +9,31 @@
 int client_settings_load(struct client_settings *s, char *why, size_t len)
 {
     struct gvs_config cfg;
-    const char *path = gvs_config_default_path();
-    char err[256] = "";
-    int rc = 0;
+    char err[512] = "";
 
     gvs_config_init(&cfg);
-    if (access(path, F_OK) == 0)
-        rc = gvs_config_load(&cfg, path, err, sizeof(err));
+    int rc = gvs_config_load_default(&cfg, err, sizeof(err));
     const char *env = getenv("GVS_SERVER");
-    const char *server = env != NULL && env[0] != '\0' ? env
-                         : cfg.server != NULL       ? cfg.server
-                                                    : GVS_DEFAULT_SERVER;
+    const char *server;
+    if (env != NULL && env[0] != '\0') {
+        server = env;
+        snprintf(s->origin, sizeof(s->origin), "GVS_SERVER is %s", env);
+    } else if (cfg.server != NULL) {
+        server = cfg.server;
+        snprintf(s->origin, sizeof(s->origin),
+                 "GVS_SERVER is unset, and %s names this server",
+                 gvs_config_default_path());
+    } else {
+        server = GVS_DEFAULT_SERVER;
+        snprintf(s->origin, sizeof(s->origin),
+                 "GVS_SERVER is unset, and no config file names a server: "
+                 "this is the default");
+    }
     int n = snprintf(s->server, sizeof(s->server), "%s", server);
     s->handshake_timeout_ms = cfg.handshake_timeout_ms;
     s->keepalive_ms = cfg.keepalive_ms;
+    s->tcp_keepalive = cfg.tcp_keepalive;
+    s->tcp_ack_timeout_ms = cfg.tcp_ack_timeout_ms;
     const char *token = getenv("GVS_TOKEN");
     if (token == NULL || token[0] == '\0')
         token = cfg.ntokens > 0 ? cfg.tokens[0].secret : "";
@@ -35,8 +45,7 @@ int client_settings_load(struct client_settings *s, char *why, size_t len)
     snprintf(s->tls_key, sizeof(s->tls_key), "%s",
              cfg.tls_key != NULL ? cfg.tls_key : "");
     if (rc < 0) {
-        snprintf(why, len, "config %s: %s", path,
-                 err[0] != '\0' ? err : gvs_strerror(rc));
+        snprintf(why, len, "config file %s", err);
     } else if (n < 0 || (size_t)n >= sizeof(s->server)) {
         snprintf(why, len, "server URI too long");
         rc = GVS_E_URI;

@@ -1,4 +1,6 @@
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "comm_impl.h"
@@ -42,6 +44,26 @@ struct gvs_listener *gvs_listener_alloc(const struct gvs_transport *t)
     return l;
 }
 
+/* Per thread: a program's threads may connect at once. */
+static _Thread_local char comm_why[256];
+
+const char *gvs_comm_why(void)
+{
+    return comm_why;
+}
+
+int gvs_comm_fail(int err, int e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(comm_why, sizeof(comm_why), fmt, ap);
+    va_end(ap);
+    if (e != 0 && n >= 0 && (size_t)n < sizeof(comm_why))
+        snprintf(comm_why + n, sizeof(comm_why) - (size_t)n, ": %s",
+                 strerror(e));
+    return err;
+}
+
 static int lookup(const char *uri, struct gvs_uri *u,
                   const struct gvs_transport **t)
 {
@@ -57,6 +79,7 @@ int gvs_listen(const char *uri, struct gvs_listener **out)
     struct gvs_uri u;
     const struct gvs_transport *t;
     *out = NULL;
+    comm_why[0] = '\0';
     int r = lookup(uri, &u, &t);
     return r < 0 ? r : t->listen(&u, out);
 }
@@ -90,6 +113,7 @@ int gvs_connect(const char *uri, struct gvs_conn **out)
     struct gvs_uri u;
     const struct gvs_transport *t;
     *out = NULL;
+    comm_why[0] = '\0';
     int r = lookup(uri, &u, &t);
     return r < 0 ? r : t->connect(&u, out);
 }

@@ -67,6 +67,13 @@ struct gvs_listener {
 struct gvs_conn *gvs_conn_alloc(const struct gvs_conn_ops *ops);
 struct gvs_listener *gvs_listener_alloc(const struct gvs_transport *t);
 
+/* Records for gvs_comm_why what failed in the listen or connect under
+ * way ("connect /path", formatted) and, unless e is 0, the OS's word for
+ * errno e after it.  Returns err, so that a failure is returned through
+ * it. */
+int gvs_comm_fail(int err, int e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Socket helpers shared by socket transports. ---------------------- */
 
 /* Operations of a plain connected stream socket in c->fd; close() closes

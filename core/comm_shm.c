@@ -419,20 +419,32 @@ static int recv_setup(int sock, struct gvs_shm_setup *m, int *mfd)
                          .msg_controllen = sizeof(u.buf)};
     *mfd = -1;
     if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
-        return GVS_E_IO;
+        return gvs_comm_fail(GVS_E_IO, errno, "set a receive timeout");
     ssize_t n;
     do
         n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
+    int e = errno;
     int nfds = n > 0 ? take_fds(&msg, mfd) : 0;
-    if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none)) < 0)
+    if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none)) < 0) {
         n = -1;
+        e = errno;
+    }
     int r = 0;
-    if (n <= 0)
-        r = GVS_E_CONNECT;
+    if (n == 0)
+        r = gvs_comm_fail(GVS_E_CONNECT, 0,
+                          "the server closed the connection before setting "
+                          "up shared memory");
+    else if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK))
+        r = gvs_comm_fail(GVS_E_CONNECT, 0,
+                          "no shared memory set up by the server within "
+                          "%u ms",
+                          ms);
+    else if (n < 0)
+        r = gvs_comm_fail(GVS_E_CONNECT, e, "receive the shared memory setup");
     else if (n != (ssize_t)sizeof(*m) || nfds != 1 ||
              (msg.msg_flags & MSG_CTRUNC))
-        r = GVS_E_PROTO;
+        r = gvs_comm_fail(GVS_E_PROTO, 0, "malformed shared memory setup");
     if (r < 0 && *mfd >= 0) {
         close(*mfd);
         *mfd = -1;
@@ -465,7 +477,7 @@ static int shm_connect(const struct gvs_uri *u, struct gvs_conn **out)
 {
     int sock, mfd;
     struct gvs_shm_setup m;
-    uint8_t *base;
+    uint8_t *base = NULL;
     int r = gvs_unix_connect_fd(u->path, &sock);
     if (r < 0)
         return r;

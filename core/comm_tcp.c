@@ -14,6 +14,7 @@
 #include "comm_impl.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/spin.h"
 
 static void format_addr(const struct sockaddr *sa, socklen_t len, char *out,
                         size_t outlen)
@@ -47,6 +48,7 @@ static void set_nodelay(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* 0, or the getaddrinfo error, recorded for gvs_comm_why. */
 static int resolve(const struct gvs_uri *u, int passive, struct addrinfo **res)
 {
     char port[8];
@@ -56,7 +58,12 @@ static int resolve(const struct gvs_uri *u, int passive, struct addrinfo **res)
         .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0),
     };
     snprintf(port, sizeof(port), "%u", u->port);
-    return getaddrinfo(u->host, port, &hints, res) == 0 ? 0 : -1;
+    int g = getaddrinfo(u->host, port, &hints, res);
+    if (g != 0)
+        gvs_comm_fail(g, g == EAI_SYSTEM ? errno : 0, "resolve %s%s%s",
+                      u->host, g == EAI_SYSTEM ? "" : ": ",
+                      g == EAI_SYSTEM ? "" : gai_strerror(g));
+    return g;
 }
 
 static void tcp_listener_close(struct gvs_listener *l, int keep_path)
@@ -66,39 +73,50 @@ static void tcp_listener_close(struct gvs_listener *l, int keep_path)
         close(l->fd);
 }
 
+/* A listening socket on ai, or a negative GVS_E_* code with the reason
+ * recorded: GVS_E_INUSE when another socket has the address. */
 static int listen_on(const struct addrinfo *ai)
 {
+    char addr[GVS_PEER_MAX];
+    format_addr(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr));
     int one = 1;
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
                     ai->ai_protocol);
     if (fd < 0)
-        return -1;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
-        listen(fd, SOMAXCONN) < 0) {
-        close(fd);
-        return -1;
+        return gvs_comm_fail(GVS_E_IO, errno, "socket for %s", addr);
+    const char *step = "set SO_REUSEADDR on";
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0) {
+        step = "bind";
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            step = "listen on";
+            if (listen(fd, SOMAXCONN) == 0)
+                return fd;
+        }
     }
-    return fd;
+    int e = errno;
+    close(fd);
+    return gvs_comm_fail(e == EADDRINUSE ? GVS_E_INUSE : GVS_E_IO, e, "%s %s",
+                         step, addr);
 }
 
 int gvs_tcp_listen(const struct gvs_uri *u, const struct gvs_transport *t,
                    struct gvs_listener **out)
 {
     struct addrinfo *res;
-    if (resolve(u, 1, &res) < 0)
+    if (resolve(u, 1, &res) != 0)
         return GVS_E_IO;
-    int fd = -1;
+    int fd = GVS_E_IO;
     for (const struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next)
         fd = listen_on(ai);
     freeaddrinfo(res);
     if (fd < 0)
-        return GVS_E_IO;
+        return fd;
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+        int e = errno;
         close(fd);
-        return GVS_E_IO;
+        return gvs_comm_fail(GVS_E_IO, e, "getsockname");
     }
     struct gvs_listener *l = gvs_listener_alloc(t);
     if (l == NULL) {
@@ -149,33 +167,45 @@ static long long now_ms(void)
 }
 
 /* Non-blocking connect bounded by the deadline, so an address that drops
- * packets cannot hang the client.  Returns a blocking socket or -1. */
+ * packets cannot hang the client.  Returns a blocking socket, or -1 with
+ * the reason recorded. */
 static int connect_one(const struct addrinfo *ai, long long deadline)
 {
+    char addr[GVS_PEER_MAX];
+    format_addr(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr));
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                     ai->ai_protocol);
     if (fd < 0)
-        return -1;
+        return gvs_comm_fail(-1, errno, "socket for %s", addr);
     int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-    if (r < 0 && (errno == EINPROGRESS || errno == EINTR)) {
+    int err = errno;
+    if (r < 0 && (err == EINPROGRESS || err == EINTR)) {
         struct pollfd pfd = {.fd = fd, .events = POLLOUT};
         long long left;
+        err = ETIMEDOUT;
         while ((left = deadline - now_ms()) > 0) {
             int n = poll(&pfd, 1, (int)left);
             if (n > 0 || (n < 0 && errno != EINTR))
                 break;
         }
-        int err = 0;
         socklen_t len = sizeof(err);
-        r = -1;
         if ((pfd.revents & (POLLOUT | POLLERR | POLLHUP)) != 0 &&
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
             r = 0;
     }
     int fl = fcntl(fd, F_GETFL);
-    if (r < 0 || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    if (r == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
+        r = -1;
+        err = errno;
+    }
+    if (r < 0) {
         close(fd);
-        return -1;
+        if (err == ETIMEDOUT)
+            return gvs_comm_fail(-1, 0,
+                                 "connect %s: no answer within the connect "
+                                 "timeout (GVS_CONNECT_TIMEOUT_MS)",
+                                 addr);
+        return gvs_comm_fail(-1, err, "connect %s", addr);
     }
     return fd;
 }
@@ -183,9 +213,9 @@ static int connect_one(const struct addrinfo *ai, long long deadline)
 int gvs_tcp_connect_fd(const struct gvs_uri *u, long long deadline, int *fd)
 {
     struct addrinfo *res;
-    if (resolve(u, 0, &res) < 0)
-        return GVS_E_CONNECT;
     *fd = -1;
+    if (resolve(u, 0, &res) != 0)
+        return GVS_E_CONNECT;
     for (const struct addrinfo *ai = res; ai != NULL && *fd < 0;
          ai = ai->ai_next)
         *fd = connect_one(ai, deadline);
@@ -206,6 +236,53 @@ static int tcp_connect(const struct gvs_uri *u, struct gvs_conn **out)
     if (r == 0)
         gvs_tcp_peer(*out);
     return r;
+}
+
+/* Liveness (docs/config.md, "Vanished peers"). -------------------- */
+
+int gvs_conn_set_keepalive(struct gvs_conn *c,
+                           const struct gvs_tcp_keepalive *k)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    if (c->fd < 0 || getsockname(c->fd, (struct sockaddr *)&sa, &len) < 0 ||
+        (sa.ss_family != AF_INET && sa.ss_family != AF_INET6))
+        return 0;
+    int on = k->idle_s != 0;
+    if (setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) < 0)
+        return GVS_E_IO;
+    const int opts[] = {TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT};
+    const int values[] = {(int)k->idle_s, (int)k->interval_s, (int)k->count};
+    for (size_t i = 0; on && i < sizeof(opts) / sizeof(opts[0]); i++)
+        if (setsockopt(c->fd, IPPROTO_TCP, opts[i], &values[i],
+                       sizeof(values[i])) < 0)
+            return GVS_E_IO;
+    return 0;
+}
+
+/* Asked of the kernel's TCP state (TCP_INFO; a unix socket has none):
+ * a peer acknowledges what it receives and answers each window or
+ * keepalive probe before the next is sent, so data in flight or two
+ * probes unanswered, with the peer silent all along, mean it is gone. */
+int gvs_conn_unanswered(const struct gvs_conn *c, unsigned ms,
+                        struct gvs_conn_watch *w)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    if (ms == 0 || c->fd < 0 ||
+        getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+        len < sizeof(ti))
+        return 0;
+    if (ti.tcpi_unacked == 0 && ti.tcpi_probes < 2) {
+        w->since_ns = 0;
+        return 0;
+    }
+    long long now = gvs_now_ns();
+    if (w->since_ns == 0)
+        w->since_ns = now;
+    long long waited = (now - w->since_ns) / 1000000;
+    long long silent = ti.tcpi_last_ack_recv;
+    return (waited < silent ? waited : silent) >= (long long)ms;
 }
 
 const struct gvs_transport gvs_transport_tcp = {

@@ -458,10 +458,13 @@ static int tls_connect(const struct gvs_uri *u, struct gvs_conn **out)
     }
     if (r < 0) {
         ERR_clear_error();
-        gvs_conn_close(c);
         /* Only a failure of TLS itself is told apart: a server gone,
          * silent or refusing is one that cannot be connected to. */
-        return r == GVS_E_TLS || r == GVS_E_NOMEM ? r : GVS_E_CONNECT;
+        if (r != GVS_E_TLS && r != GVS_E_NOMEM)
+            r = gvs_comm_fail(GVS_E_CONNECT, 0, "TLS handshake with %s: %s",
+                              c->peer, gvs_strerror(r));
+        gvs_conn_close(c);
+        return r;
     }
     atomic_store(&t->state, READY);
     *out = c;

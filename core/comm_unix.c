@@ -41,22 +41,33 @@ void gvs_unix_peer(int fd, char *out, size_t outlen)
  * socket is never stolen. */
 static int remove_stale(const struct sockaddr_un *sa)
 {
+    const char *path = sa->sun_path;
     struct stat st;
-    if (lstat(sa->sun_path, &st) < 0)
-        return errno == ENOENT ? 0 : GVS_E_IO;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0
+                               : gvs_comm_fail(GVS_E_IO, errno, "stat %s",
+                                               path);
     if (!S_ISSOCK(st.st_mode))
-        return GVS_E_IO;
+        return gvs_comm_fail(GVS_E_IO, 0, "%s exists and is not a socket",
+                             path);
     /* Non-blocking: a live server with a full backlog answers EAGAIN
      * instead of making us wait. */
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
-        return GVS_E_IO;
+        return gvs_comm_fail(GVS_E_IO, errno, "socket");
     int r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
     int e = errno;
     close(fd);
-    if (r == 0 || e != ECONNREFUSED)
-        return GVS_E_IO;
-    return unlink(sa->sun_path) == 0 || errno == ENOENT ? 0 : GVS_E_IO;
+    if (r == 0 || e == EAGAIN)
+        return gvs_comm_fail(GVS_E_INUSE, 0,
+                             "a connection to %s was accepted", path);
+    if (e != ECONNREFUSED)
+        return gvs_comm_fail(GVS_E_IO, e, "connect %s to see if it is stale",
+                             path);
+    return unlink(path) == 0 || errno == ENOENT
+               ? 0
+               : gvs_comm_fail(GVS_E_IO, errno, "remove stale socket %s",
+                               path);
 }
 
 static void unix_listener_close(struct gvs_listener *l, int keep_path)
@@ -75,12 +86,15 @@ static int bind_listen(int fd, const struct sockaddr_un *sa)
 {
     int r = bind(fd, (const struct sockaddr *)sa, sizeof(*sa));
     if (r < 0 && errno == EADDRINUSE) {
-        if (remove_stale(sa) < 0)
-            return GVS_E_IO;
+        int stale = remove_stale(sa);
+        if (stale < 0)
+            return stale;
         r = bind(fd, (const struct sockaddr *)sa, sizeof(*sa));
     }
-    if (r < 0 || listen(fd, SOMAXCONN) < 0)
-        return GVS_E_IO;
+    if (r < 0)
+        return gvs_comm_fail(GVS_E_IO, errno, "bind %s", sa->sun_path);
+    if (listen(fd, SOMAXCONN) < 0)
+        return gvs_comm_fail(GVS_E_IO, errno, "listen %s", sa->sun_path);
     return 0;
 }
 
@@ -98,9 +112,10 @@ int gvs_unix_listen(const struct gvs_uri *u, const struct gvs_transport *t,
         return GVS_E_NOMEM;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int r = fd < 0 ? GVS_E_IO : bind_listen(fd, &sa);
+    int r = fd < 0 ? gvs_comm_fail(GVS_E_IO, errno, "socket")
+                   : bind_listen(fd, &sa);
     if (r == 0 && lstat(sa.sun_path, &st) < 0)
-        r = GVS_E_IO;
+        r = gvs_comm_fail(GVS_E_IO, errno, "stat %s", sa.sun_path);
     if (r < 0) {
         if (fd >= 0)
             close(fd);
@@ -143,16 +158,22 @@ int gvs_unix_connect_fd(const char *path, int *fd)
     set_addr(&sa, path);
     *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (*fd < 0)
-        return GVS_E_IO;
+        return gvs_comm_fail(GVS_E_IO, errno, "socket");
     unsigned ms = gvs_connect_timeout_ms();
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
     struct timeval none = {0, 0};
     if (setsockopt(*fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
         connect(*fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ||
         setsockopt(*fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0) {
+        int e = errno;
         close(*fd);
         *fd = -1;
-        return GVS_E_CONNECT;
+        if (e == EAGAIN || e == EINPROGRESS)
+            return gvs_comm_fail(GVS_E_CONNECT, 0,
+                                 "connect %s: not accepted within %u ms "
+                                 "(the server is stopped or overloaded)",
+                                 path, ms);
+        return gvs_comm_fail(GVS_E_CONNECT, e, "connect %s", path);
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,35 @@ static int set_server(struct gvs_config *c, const char *key, const char *v,
     return r < 0 ? r : config_set_string(&c->server, v);
 }
 
+/* Keys holding a number in a range. */
+static const struct {
+    const char *name;
+    size_t offset; /* of an unsigned in struct gvs_config */
+    unsigned lo, hi;
+} numbers[] = {
+    {"tcp_keepalive_idle_s", offsetof(struct gvs_config, tcp_keepalive.idle_s),
+     0, 32767},
+    {"tcp_keepalive_interval_s",
+     offsetof(struct gvs_config, tcp_keepalive.interval_s), 1, 32767},
+    {"tcp_keepalive_count", offsetof(struct gvs_config, tcp_keepalive.count),
+     1, 127},
+    {"tcp_ack_timeout_ms", offsetof(struct gvs_config, tcp_ack_timeout_ms), 0,
+     86400000},
+};
+
+static int set_number(struct gvs_config *c, const char *key, const char *v,
+                      char *why)
+{
+    size_t i = 0;
+    while (strcmp(numbers[i].name, key) != 0)
+        i++;
+    unsigned long long x;
+    int r = config_parse_range(key, v, numbers[i].lo, numbers[i].hi, &x, why);
+    if (r == 0)
+        *(unsigned *)(void *)((char *)c + numbers[i].offset) = (unsigned)x;
+    return r;
+}
+
 static const struct {
     const char *name;
     setter_fn set;
@@ -240,6 +270,11 @@ static const struct {
     {"keepalive_ms", config_set_keepalive},
     {"memory_quota", config_set_memory_quota},
     {"metrics_listen", config_set_metrics_listen},
+    {"metrics_sessions", config_set_metrics_sessions},
+    {"tcp_keepalive_idle_s", set_number},
+    {"tcp_keepalive_interval_s", set_number},
+    {"tcp_keepalive_count", set_number},
+    {"tcp_ack_timeout_ms", set_number},
 };
 
 void gvs_config_init(struct gvs_config *c)
@@ -252,6 +287,8 @@ void gvs_config_init(struct gvs_config *c)
     c->max_handshakes_per_peer = 16;
     c->socket_mode = 0660;
     c->keepalive_ms = 30000;
+    c->tcp_keepalive = (struct gvs_tcp_keepalive){60, 10, 6};
+    c->tcp_ack_timeout_ms = 120000;
 }
 
 void gvs_config_free(struct gvs_config *c)
@@ -326,37 +363,47 @@ static int parse_line(struct gvs_config *c, char *line, char *why)
     return GVS_E_CONFIG;
 }
 
-int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
-                     char *err, size_t errlen)
+/* Parses text; on error *lineno is the line at fault and why says what
+ * is wrong with it. */
+static int parse_text(struct gvs_config *c, const char *text, size_t len,
+                      int *lineno, char *why)
 {
-    char why[WHY_MAX] = "";
-    int r = 0, lineno = 0;
-    if (err != NULL && errlen > 0)
-        err[0] = '\0';
+    int r = 0;
+    *lineno = 0;
     char *copy = gvs_malloc(len + 1);
     if (copy == NULL) {
-        r = GVS_E_NOMEM;
-        snprintf(why, sizeof(why), "out of memory");
-    } else {
-        memcpy(copy, text, len);
-        copy[len] = '\0';
+        snprintf(why, WHY_MAX, "out of memory");
+        return GVS_E_NOMEM;
     }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
     for (char *line = copy; r == 0 && line != NULL && line <= copy + len;) {
         char *nl = memchr(line, '\n', (size_t)(copy + len - line));
         if (nl != NULL)
             *nl = '\0';
-        lineno++;
+        ++*lineno;
         if (strlen(line) != (size_t)((nl != NULL ? nl : copy + len) - line)) {
-            snprintf(why, sizeof(why), "NUL byte in line");
+            snprintf(why, WHY_MAX, "NUL byte in line");
             r = GVS_E_CONFIG;
         } else {
             r = parse_line(c, line, why);
         }
         if (r == GVS_E_NOMEM)
-            snprintf(why, sizeof(why), "out of memory");
+            snprintf(why, WHY_MAX, "out of memory");
         line = nl != NULL ? nl + 1 : NULL;
     }
     gvs_free(copy);
+    return r;
+}
+
+int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
+                     char *err, size_t errlen)
+{
+    char why[WHY_MAX] = "";
+    int lineno;
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    int r = parse_text(c, text, len, &lineno, why);
     if (r < 0 && err != NULL && errlen > 0)
         snprintf(err, errlen, "line %d: %s", lineno, why);
     return r;
@@ -391,22 +438,45 @@ int gvs_config_load(struct gvs_config *c, const char *path, char *err,
 {
     char *text = NULL;
     size_t len = 0;
+    char why[WHY_MAX] = "";
+    int lineno = 0;
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     int r = fd < 0 ? GVS_E_IO : read_file(fd, &text, &len);
-    const char *why = r == GVS_E_IO ? strerror(errno) : "out of memory";
+    if (r < 0)
+        snprintf(why, sizeof(why), "%s",
+                 r == GVS_E_IO ? strerror(errno) : "out of memory");
     if (fd >= 0)
         close(fd);
     if (r == 0 && len > CONFIG_FILE_MAX) {
         r = GVS_E_CONFIG;
-        why = "file larger than 1 MiB";
+        snprintf(why, sizeof(why), "file larger than 1 MiB");
     }
     if (r == 0)
-        r = gvs_config_parse(c, text, len, err, errlen);
-    else if (err != NULL && errlen > 0)
+        r = parse_text(c, text, len, &lineno, why);
+    /* "file:line:", as compilers say it, which editors can open. */
+    if (r < 0 && err != NULL && errlen > 0 && lineno > 0)
+        snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+    else if (r < 0 && err != NULL && errlen > 0)
         snprintf(err, errlen, "%s: %s", path, why);
     gvs_free(text);
+    return r;
+}
+
+int gvs_config_load_default(struct gvs_config *c, char *err, size_t errlen)
+{
+    const char *path = gvs_config_default_path();
+    const char *env = getenv("GVS_CONFIG");
+    int named = env != NULL && env[0] != '\0';
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (!named && access(path, F_OK) != 0 && errno == ENOENT)
+        return 0;
+    int r = gvs_config_load(c, path, err, errlen);
+    size_t n = err != NULL ? strlen(err) : 0;
+    if (r == GVS_E_IO && named && n + 1 < errlen)
+        snprintf(err + n, errlen - n, " (the file GVS_CONFIG names)");
     return r;
 }
 

@@ -84,19 +84,25 @@ int config_set_token(struct gvs_config *c, const char *key, const char *v,
     return 0;
 }
 
-int config_set_insecure(struct gvs_config *c, const char *key, const char *v,
-                        char *why)
+/* A yes or no into *out. */
+static int parse_bool(const char *key, const char *v, int *out, char *why)
 {
     static const char *const yes[] = {"1", "yes", "true"};
     static const char *const no[] = {"0", "no", "false"};
     for (int i = 0; i < 3; i++) {
         if (strcmp(v, yes[i]) == 0 || strcmp(v, no[i]) == 0) {
-            c->insecure = strcmp(v, yes[i]) == 0;
+            *out = strcmp(v, yes[i]) == 0;
             return 0;
         }
     }
     snprintf(why, WHY_MAX, "'%s' must be 0/1, yes/no or true/false", key);
     return GVS_E_CONFIG;
+}
+
+int config_set_insecure(struct gvs_config *c, const char *key, const char *v,
+                        char *why)
+{
+    return parse_bool(key, v, &c->insecure, why);
 }
 
 int config_set_tls_cert(struct gvs_config *c, const char *key, const char *v,
@@ -222,6 +228,12 @@ int config_set_metrics_listen(struct gvs_config *c, const char *key,
         return GVS_E_CONFIG;
     }
     return config_set_string(&c->metrics_listen, v);
+}
+
+int config_set_metrics_sessions(struct gvs_config *c, const char *key,
+                                const char *v, char *why)
+{
+    return parse_bool(key, v, &c->metrics_sessions, why);
 }
 
 void config_access_free(struct gvs_config *c)

@@ -50,6 +50,8 @@ int config_set_memory_quota(struct gvs_config *c, const char *key,
                             const char *v, char *why);
 int config_set_metrics_listen(struct gvs_config *c, const char *key,
                               const char *v, char *why);
+int config_set_metrics_sessions(struct gvs_config *c, const char *key,
+                                const char *v, char *why);
 /* Frees what the access keys hold. */
 void config_access_free(struct gvs_config *c);
 

@@ -70,16 +70,45 @@ static int check_exposure(const struct gvs_config *cfg)
     return 0;
 }
 
+/* Makes the missing directories above a socket, as a service manager
+ * makes /run/gvs: searchable by everyone whatever the umask, since who
+ * may connect is decided by the socket's own mode and group. */
+static int make_socket_dir(const char *uri, const char *path)
+{
+    char dir[sizeof(((struct gvs_uri *)0)->path)];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *end = strrchr(dir, '/');
+    if (end == NULL || end == dir)
+        return 0;
+    *end = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char was = *p;
+        *p = '\0';
+        if (mkdir(dir, 0755) == 0 ? chmod(dir, 0755) < 0 : errno != EEXIST) {
+            gvs_error("cannot create %s, the directory of %s: %s", dir, uri,
+                      strerror(errno));
+            return GVS_E_IO;
+        }
+        if (was == '\0')
+            return 0;
+        *p = was;
+    }
+}
+
 /* A unix socket file is made owner-only (umask) and then given
  * socket_mode and socket_group, so that nobody else can connect in
- * between. */
+ * between.  Every failure is logged with the URI and the OS's reason. */
 static int listen_one(const struct gvs_config *cfg, const char *uri,
                       struct gvs_listener **l)
 {
     struct gvs_uri u;
     int rc = gvs_uri_parse(uri, &u);
-    if (rc < 0)
+    if (rc < 0) {
+        gvs_error("cannot listen on %s: %s", uri, gvs_strerror(rc));
         return rc;
+    }
     int local = u.path[0] != '\0';
     uint32_t gid = (uint32_t)-1;
     if (local && cfg->socket_group != NULL &&
@@ -87,9 +116,19 @@ static int listen_one(const struct gvs_config *cfg, const char *uri,
         gvs_error("socket_group %s: no such group", cfg->socket_group);
         return rc;
     }
+    if (local && (rc = make_socket_dir(uri, u.path)) < 0)
+        return rc;
     mode_t old = umask(0177);
     rc = gvs_listen(uri, l);
     umask(old);
+    if (rc == GVS_E_INUSE && local)
+        gvs_error("%s is served by another gvsd: %s; stop that one first, "
+                  "or listen on another path",
+                  uri, gvs_comm_why());
+    else if (rc < 0)
+        gvs_error("cannot listen on %s: %s", uri,
+                  gvs_comm_why()[0] != '\0' ? gvs_comm_why()
+                                            : gvs_strerror(rc));
     if (rc < 0 || !local)
         return rc;
     if (chmod(u.path, cfg->socket_mode & 0777) < 0 ||
@@ -132,11 +171,8 @@ static int open_listeners(struct gvsd *d, const struct gvs_config *cfg)
     for (int i = 0; i < cfg->nlisten; i++) {
         struct gvs_listener *l;
         int rc = listen_one(cfg, cfg->listen[i], &l);
-        if (rc < 0) {
-            gvs_error("cannot listen on %s: %s", cfg->listen[i],
-                      gvs_strerror(rc));
+        if (rc < 0)
             return rc;
-        }
         d->listeners[d->nlisteners++] = l;
         gvs_info("listening on %s", gvs_listener_uri(l));
     }
@@ -230,6 +266,11 @@ static void accept_one(struct gvsd *d, struct gvs_listener *l)
         return;
     }
     d->session.accepted_ns = gvs_now_ns();
+    /* A tcp or tls peer that vanishes without a FIN is found out. */
+    rc = gvs_conn_set_keepalive(c, &d->session.cfg->tcp_keepalive);
+    if (rc < 0)
+        gvs_warn("cannot set TCP keepalive for %s on %s: %s",
+                 gvs_conn_peer(c), gvs_listener_uri(l), gvs_strerror(rc));
     if (!peer_allowed(d->session.cfg, c, l))
         return;
     char peer[GVSD_PEER_KEY_MAX];
@@ -335,21 +376,26 @@ int gvsd_run(const struct gvs_config *cfg, int ready_fd)
     int rc = gvsd_plugins_load(&d.plugins, cfg->plugin_dir,
                                cfg->nplugins > 0 ? cfg->plugins : NULL,
                                cfg->nplugins);
+    /* Without a plugin every session would be refused: better not to
+     * start, where the operator sees it, than to serve nothing. */
+    if (rc == 0 && d.plugins.n == 0) {
+        gvs_error("no plugin loaded from %s: nothing to serve",
+                  cfg->plugin_dir);
+        rc = GVS_E_PLUGIN;
+    }
     if (rc == 0)
         rc = gvsd_workers_init(&d.workers, nworkers);
     /* Before any fork: every worker shares the parent's table. */
     if (rc == 0)
         rc = gvsd_stats_create(nworkers, cfg->max_sessions);
     if (rc == 0)
-        rc = gvsd_metrics_open(&d.metrics, cfg->metrics_listen);
+        rc = gvsd_metrics_open(&d.metrics, cfg, &d.plugins);
     if (rc == 0)
         rc = d.sig_fd = gvsd_signals_install();
     if (rc >= 0)
         rc = open_listeners(&d, cfg);
     int status = 1;
     if (rc >= 0) {
-        if (d.plugins.n == 0)
-            gvs_warn("no plugin loaded from %s", cfg->plugin_dir);
         signal_ready(ready_fd);
         status = serve(&d);
         gvs_info("shutting down");

@@ -244,7 +244,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .noreply = noreply,
                             .session = s};
     atomic_fetch_add(&s->calls, 1);
-    gvsd_stats_add_call();
+    gvsd_stats_add_call((int)(s->open[j->slot] - s->plugins->p));
     long long start = gvs_now_ns();
     int rc = j->op->fn(&call);
     /* The op trace (log level debug, docs/config.md): where a call's time

@@ -385,16 +385,21 @@ int gvsd_executor_start(struct gvs_session *s)
     return rc;
 }
 
+void gvsd_wait_until(struct timespec *until, unsigned ms)
+{
+    clock_gettime(CLOCK_REALTIME, until);
+    until->tv_sec += ms / 1000;
+    until->tv_nsec += (long)(ms % 1000) * 1000000;
+    if (until->tv_nsec >= 1000000000) {
+        until->tv_sec++;
+        until->tv_nsec -= 1000000000;
+    }
+}
+
 int gvsd_executor_stop(struct gvs_session *s)
 {
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += GVSD_DRAIN_MS / 1000;
-    until.tv_nsec += (long)(GVSD_DRAIN_MS % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    gvsd_wait_until(&until, GVSD_DRAIN_MS);
     pthread_mutex_lock(&s->lock);
     s->reading_done = 1;
     pthread_cond_signal(&s->work);

@@ -38,9 +38,10 @@ static void host_vlog(int slot, enum gvs_log_level level, const char *fmt,
 HOST_SLOTS(HOST_LOG_FN)
 
 #define HOST_API_ROW(i)                                                      \
-    {GVS_PLUGIN_ABI,     host_log_##i,      gvsd_notify,                     \
-     gvsd_recv_fd,       gvsd_session_info, gvsd_report_memory,              \
-     gvsd_session_peer},
+    {GVS_PLUGIN_ABI,         host_log_##i,      gvsd_notify,                 \
+     gvsd_recv_fd,           gvsd_session_info, gvsd_report_memory,          \
+     gvsd_session_peer,      gvsd_report_gpu_memory,                         \
+     gvsd_report_gpu_uuid},
 static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
 
 _Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,
@@ -61,6 +62,22 @@ void gvsd_report_memory(struct gvs_session *s, uint64_t bytes)
 {
     atomic_store(&s->memory_used, bytes);
     gvsd_stats_set_memory(bytes);
+}
+
+void gvsd_report_gpu_memory(struct gvs_session *s, int device,
+                            uint64_t bytes)
+{
+    (void)s;
+    gvsd_stats_set_gpu_memory(device, bytes);
+}
+
+void gvsd_report_gpu_uuid(struct gvs_session *s, int device,
+                          const uint8_t uuid[16])
+{
+    (void)s;
+    struct gvsd_gpu_id id;
+    memcpy(id.uuid, uuid, sizeof(id.uuid));
+    gvsd_stats_set_gpu_uuid(device, &id);
 }
 
 const void *gvsd_session_peer(struct gvs_session *s, const char *name)

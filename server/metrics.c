@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpus.h"
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/log.h"
@@ -66,10 +67,14 @@ static int bind_first(const struct gvs_uri *u, int *loopback)
     return fd;
 }
 
-int gvsd_metrics_open(struct gvsd_metrics *m, const char *uri)
+int gvsd_metrics_open(struct gvsd_metrics *m, const struct gvs_config *cfg,
+                      const struct gvsd_plugins *ps)
 {
+    const char *uri = cfg->metrics_listen;
     m->fd = -1;
     m->n = 0;
+    m->sessions = cfg->metrics_sessions;
+    m->plugins = ps;
     if (uri == NULL)
         return 0;
     struct gvs_uri u;
@@ -87,6 +92,7 @@ int gvsd_metrics_open(struct gvsd_metrics *m, const char *uri)
     if (!loopback)
         gvs_warn("metrics on %s are open to anyone who can reach it", uri);
     gvs_info("serving metrics on %s", uri);
+    gvsd_stats_learn_gpus();
     return 0;
 }
 
@@ -170,10 +176,18 @@ static void label_value(char *out, size_t len, const char *in)
     out[o] = '\0';
 }
 
+/* "# HELP" and "# TYPE" of a family. */
+static void head(struct text *t, const char *name, const char *type,
+                 const char *help)
+{
+    append(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 struct family {
     const char *name, *type, *help;
 };
 
+/* Per session (metrics_sessions): a series each, while it lasts. */
 static const struct family families[] = {
     {"gvs_session_memory_bytes", "gauge",
      "GPU memory the session holds, as its plugins report it."},
@@ -209,20 +223,132 @@ static void reasons(struct text *t)
     unsigned long long refused[GVSD_REFUSALS_N], ended[GVSD_ENDS_N];
     gvsd_refusal_counts(refused);
     gvsd_end_counts(ended);
-    append(t, "# HELP gvs_handshakes_refused_total Connections refused "
-              "before they became sessions, by reason.\n"
-              "# TYPE gvs_handshakes_refused_total counter\n");
+    head(t, "gvs_handshakes_refused_total", "counter",
+         "Connections refused before they became sessions, by reason.");
     for (int i = 0; i < GVSD_REFUSALS_N; i++)
         append(t, "gvs_handshakes_refused_total{reason=\"%s\"} %llu\n",
                gvsd_refusal_label((enum gvsd_refusal)i), refused[i]);
-    append(t, "# HELP gvs_sessions_ended_total Sessions ended, by reason.\n"
-              "# TYPE gvs_sessions_ended_total counter\n");
+    head(t, "gvs_sessions_ended_total", "counter",
+         "Sessions ended, by reason.");
     for (int i = 0; i < GVSD_ENDS_N; i++)
         append(t, "gvs_sessions_ended_total{reason=\"%s\"} %llu\n",
                gvsd_end_label((enum gvsd_end)i), ended[i]);
 }
 
-static void body(struct text *t)
+/* What the table has counted since gvsd started: the calls by plugin
+ * (every plugin loaded, from the start) and the bytes each way. */
+static void totals(struct text *t, const struct gvsd_plugins *ps)
+{
+    struct gvsd_stats_totals c;
+    gvsd_stats_totals(&c);
+    head(t, "gvs_sessions_started_total", "counter",
+         "Sessions started: connections past their handshake, status "
+         "clients included.");
+    append(t, "gvs_sessions_started_total %llu\n",
+           (unsigned long long)c.sessions_started);
+    head(t, "gvs_calls_total", "counter", "Plugin calls served, by plugin.");
+    for (int i = 0; ps != NULL && i < ps->n && i < GVS_MAX_PLUGINS; i++) {
+        char name[2 * GVS_NAME_MAX + 2];
+        label_value(name, sizeof(name), ps->p[i].desc->name);
+        append(t, "gvs_calls_total{plugin=\"%s\"} %llu\n", name,
+               (unsigned long long)c.calls[i]);
+    }
+    head(t, "gvs_bytes_total", "counter",
+         "Bytes of frames after the handshakes, from clients (in) and to "
+         "them (out).");
+    append(t,
+           "gvs_bytes_total{direction=\"in\"} %llu\n"
+           "gvs_bytes_total{direction=\"out\"} %llu\n",
+           (unsigned long long)c.bytes_in, (unsigned long long)c.bytes_out);
+}
+
+/* The largest share of its quota a session holds: an alert on a session
+ * near its quota needs no per-session series. */
+static void quota_ratio(struct text *t, const struct gvsd_stats_view *v,
+                        int n)
+{
+    double max = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i].memory_quota > 0 &&
+            (double)v[i].memory_used / (double)v[i].memory_quota > max)
+            max = (double)v[i].memory_used / (double)v[i].memory_quota;
+    head(t, "gvs_sessions_quota_used_max_ratio", "gauge",
+         "The largest share of its GPU memory quota a session holds; 0 "
+         "when no session has a quota.");
+    append(t, "gvs_sessions_quota_used_max_ratio %.6f\n", max);
+}
+
+/* One GPU of the per-GPU gauges: index is NVML's, -1 for a GPU it did
+ * not list (a MIG instance, or no NVML). */
+struct gpu_row {
+    struct gvsd_gpu_id id;
+    int index;
+    int sessions;
+    uint64_t memory;
+};
+
+/* The row of GPU id in rows[0..*n), added with index when it is not
+ * there and there is room; NULL when there is none. */
+static struct gpu_row *gpu_row(struct gpu_row *rows, int *n,
+                               const struct gvsd_gpu_id *id, int index)
+{
+    for (int i = 0; i < *n; i++)
+        if (memcmp(rows[i].id.uuid, id->uuid, sizeof(id->uuid)) == 0)
+            return &rows[i];
+    if (*n == GVSD_GPUS_MAX)
+        return NULL;
+    rows[*n] = (struct gpu_row){.id = *id, .index = index};
+    return &rows[(*n)++];
+}
+
+/* Every GPU NVML listed, with what the sessions reported on it; then
+ * those it did not list that a session reported on.  The label set is
+ * the host's GPUs: no host has more than GVSD_GPUS_MAX, so rows past
+ * that (which only a worker writing nonsense could make) are dropped,
+ * and the work of a scrape stays small. */
+static void gpus(struct text *t, const struct gvsd_stats_view *v, int n)
+{
+    struct gpu_row rows[GVSD_GPUS_MAX];
+    struct gvsd_gpu_id known[GVSD_GPUS_MAX];
+    int valid[GVSD_GPUS_MAX], nrows = 0;
+    int nknown = gvsd_stats_gpus(known, valid, GVSD_GPUS_MAX);
+    for (int i = 0; i < nknown; i++)
+        if (valid[i])
+            gpu_row(rows, &nrows, &known[i], i);
+    for (int i = 0; i < n; i++) {
+        for (int g = 0; g < v[i].ngpus; g++) {
+            struct gpu_row *r = gpu_row(rows, &nrows, &v[i].gpu[g], -1);
+            if (r != NULL) {
+                r->sessions++;
+                r->memory += v[i].gpu_memory[g];
+            }
+        }
+    }
+    static const char *const names[] = {"gvs_gpu_memory_bytes",
+                                        "gvs_gpu_sessions"};
+    static const char *const helps[] = {
+        "GPU memory the sessions hold on the GPU, as their plugins report "
+        "it.",
+        "Sessions that have allocated memory on the GPU."};
+    for (int f = 0; f < 2; f++) {
+        head(t, names[f], "gauge", helps[f]);
+        for (int i = 0; i < nrows; i++) {
+            const uint8_t *u = rows[i].id.uuid;
+            char index[16] = "";
+            if (rows[i].index >= 0)
+                snprintf(index, sizeof(index), "%d", rows[i].index);
+            append(t,
+                   "%s{gpu=\"%s\",uuid=\"GPU-%02x%02x%02x%02x-%02x%02x-"
+                   "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"} %llu\n",
+                   names[f], index, u[0], u[1], u[2], u[3], u[4], u[5], u[6],
+                   u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15],
+                   f == 0 ? (unsigned long long)rows[i].memory
+                          : (unsigned long long)rows[i].sessions);
+        }
+    }
+}
+
+static void body(struct text *t, const struct gvsd_metrics *m)
 {
     int max = gvsd_stats_slots();
     struct gvsd_stats_view *v =
@@ -248,15 +374,18 @@ static void body(struct text *t)
            GVS_VERSION, GVS_PROTO_VERSION,
            (double)gvsd_stats_uptime_ns() / 1e9, n,
            gvsd_stats_max_sessions());
-    for (int f = 0; f < (int)(sizeof(families) / sizeof(families[0]));
+    totals(t, m->plugins);
+    reasons(t);
+    quota_ratio(t, v, n);
+    gpus(t, v, n);
+    for (int f = 0;
+         m->sessions && f < (int)(sizeof(families) / sizeof(families[0]));
          f++) {
-        append(t, "# HELP %s %s\n# TYPE %s %s\n", families[f].name,
-               families[f].help, families[f].name, families[f].type);
+        head(t, families[f].name, families[f].type, families[f].help);
         for (int i = 0; i < n; i++)
             session_line(t, f, &v[i]);
     }
     gvs_free(v);
-    reasons(t);
 }
 
 /* Splits "METHOD TARGET HTTP/1.x" off the head; 0, or -1 when the line
@@ -285,7 +414,8 @@ static int request_line(const char *in, char *method, size_t mlen,
 
 /* The reply to a request head (complete: it ended with an empty line
  * within GVSD_METRICS_REQUEST_MAX bytes): status line, headers, body. */
-static void respond(struct gvsd_metrics_conn *c, int complete)
+static void respond(const struct gvsd_metrics *m, struct gvsd_metrics_conn *c,
+                    int complete)
 {
     char method[8], target[256];
     c->in[c->inlen < sizeof(c->in) ? c->inlen : sizeof(c->in) - 1] = '\0';
@@ -298,7 +428,7 @@ static void respond(struct gvsd_metrics_conn *c, int complete)
     } else if (ok && (strcmp(target, "/metrics") == 0 ||
                       strncmp(target, "/metrics?", 9) == 0)) {
         status = "200 OK";
-        body(&b);
+        body(&b, m);
     } else if (ok) {
         status = "404 Not Found";
     }
@@ -333,7 +463,7 @@ static int head_complete(const struct gvsd_metrics_conn *c)
 }
 
 /* Moves c along as far as its socket allows; 1 once it is done with. */
-static int step(struct gvsd_metrics_conn *c)
+static int step(const struct gvsd_metrics *m, struct gvsd_metrics_conn *c)
 {
     if (c->state == READING) {
         ssize_t n =
@@ -346,7 +476,7 @@ static int step(struct gvsd_metrics_conn *c)
         if (!complete && c->inlen < sizeof(c->in))
             return 0;
         /* A head that fills the buffer is answered as malformed. */
-        respond(c, complete);
+        respond(m, c, complete);
     }
     if (c->state == WRITING) {
         while (c->outoff < c->outlen) {
@@ -407,7 +537,7 @@ void gvsd_metrics_service(struct gvsd_metrics *m, const struct pollfd *pfd)
     for (int i = m->n - 1; i >= 0; i--) {
         int done = now >= m->conn[i].deadline;
         if (!done && pfd[1 + i].revents != 0)
-            done = step(&m->conn[i]);
+            done = step(m, &m->conn[i]);
         if (done)
             drop(m, i);
     }

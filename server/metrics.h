@@ -2,6 +2,9 @@
  * The metrics endpoint (config metrics_listen, docs/config.md): a plain
  * TCP listener in gvsd's parent answering HTTP GET /metrics with the
  * counters of the session table (stats.h) in Prometheus text format.
+ * Every label set is bounded (reasons, plugins, directions, the host's
+ * GPUs) but the per-session series', which come and go with the
+ * sessions and are served only when asked for (metrics_sessions).
  *
  * It lives in the parent's poll loop, so nothing here may block: sockets
  * are non-blocking, a request is at most GVSD_METRICS_REQUEST_MAX bytes,
@@ -15,6 +18,9 @@
 
 #include <poll.h>
 #include <stddef.h>
+
+#include "gvs/config.h"
+#include "plugins.h"
 
 #define GVSD_METRICS_CONNS 4
 #define GVSD_METRICS_REQUEST_MAX 2048
@@ -34,13 +40,19 @@ struct gvsd_metrics_conn {
 
 struct gvsd_metrics {
     int fd; /* the listener; -1 when there is no endpoint */
+    int sessions; /* the per-session series too */
+    const struct gvsd_plugins *plugins; /* names the calls' plugin label */
     int n;
     struct gvsd_metrics_conn conn[GVSD_METRICS_CONNS];
 };
 
-/* Binds and listens on uri (tcp://host:port); uri NULL: no endpoint, m
- * stays idle.  0, or a negative GVS_E_* code after logging why. */
-int gvsd_metrics_open(struct gvsd_metrics *m, const char *uri);
+/* Binds and listens on cfg->metrics_listen (tcp://host:port), and has
+ * the host's GPUs listed (gvsd_stats_learn_gpus); none: no endpoint, m
+ * stays idle.  The per-session series are served when
+ * cfg->metrics_sessions; ps (which must outlive m) names the plugins.
+ * 0, or a negative GVS_E_* code after logging why. */
+int gvsd_metrics_open(struct gvsd_metrics *m, const struct gvs_config *cfg,
+                      const struct gvsd_plugins *ps);
 
 /* Fills pfd[0..GVSD_METRICS_POLLFDS): the listener, then each
  * connection; entries unused (all of them without an endpoint) get fd

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gvs/cli.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
@@ -27,11 +28,12 @@ struct flags {
     const char *devices;
     const char *insecure; /* "1" when --insecure was given */
     const char *memory_quota;
+    const char *metrics_sessions; /* "1" when --metrics-sessions was given */
 };
 
 enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_PLUGIN_DIR, OPT_PLUGIN,
        OPT_LOG_LEVEL, OPT_MAX_FRAME, OPT_MAX_SESSIONS, OPT_READY_FD,
-       OPT_DEVICES, OPT_INSECURE, OPT_MEMORY_QUOTA, OPT_HELP,
+       OPT_DEVICES, OPT_INSECURE, OPT_MEMORY_QUOTA, OPT_METRICS_SESSIONS,
        OPT_VERSION };
 
 static const struct option long_opts[] = {
@@ -46,7 +48,8 @@ static const struct option long_opts[] = {
     {"devices", required_argument, NULL, OPT_DEVICES},
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"memory-quota", required_argument, NULL, OPT_MEMORY_QUOTA},
-    {"help", no_argument, NULL, OPT_HELP},
+    {"metrics-sessions", no_argument, NULL, OPT_METRICS_SESSIONS},
+    {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
@@ -70,7 +73,14 @@ static const char usage[] =
     "  --memory-quota SIZE GPU memory each session may hold (default: no\n"
     "                      limit; tokens may set their own)\n"
     "  --insecure          allow tcp:// off loopback without a token\n"
-    "  --help, --version\n";
+    "  --metrics-sessions  serve a series per session on metrics_listen\n"
+    "                      (default: only totals and per-GPU gauges)\n"
+    "  -h, --help          show this text\n"
+    "  --version\n"
+    "\n"
+    "Exit status: 0 once stopped by SIGTERM or SIGINT; 1 when gvsd cannot\n"
+    "start serving; 2 for a bad command line or config.  See gvsd(8) and\n"
+    "gvs.conf(5).\n";
 
 __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 {
@@ -88,7 +98,7 @@ static int collect(struct flags *f, int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
         switch (c) {
         case OPT_CONFIG: f->config = optarg; break;
         case OPT_PLUGIN_DIR: f->plugin_dir = optarg; break;
@@ -99,6 +109,7 @@ static int collect(struct flags *f, int argc, char **argv)
         case OPT_DEVICES: f->devices = optarg; break;
         case OPT_INSECURE: f->insecure = "1"; break;
         case OPT_MEMORY_QUOTA: f->memory_quota = optarg; break;
+        case OPT_METRICS_SESSIONS: f->metrics_sessions = "1"; break;
         case OPT_LISTEN:
             if (f->nlisten == GVS_CONFIG_MAX_LISTEN)
                 return bad("at most %d --listen", GVS_CONFIG_MAX_LISTEN);
@@ -109,14 +120,17 @@ static int collect(struct flags *f, int argc, char **argv)
                 return bad("at most %d --plugin", GVS_CONFIG_MAX_PLUGINS);
             f->plugins[f->nplugins++] = optarg;
             break;
-        case OPT_HELP:
+        case 'h':
             fputs(usage, stdout);
             return GVSD_OPTIONS_EXIT;
         case OPT_VERSION:
             printf("gvsd %s (protocol %u)\n", GVS_VERSION, GVS_PROTO_VERSION);
             return GVSD_OPTIONS_EXIT;
-        default:
-            return bad("bad option %s", argv[optind - 1]);
+        default: {
+            char what[256];
+            gvs_cli_option_error(what, sizeof(what), c, argv);
+            return bad("%s", what);
+        }
         }
     }
     if (optind < argc)
@@ -167,17 +181,14 @@ static int set_list(struct gvs_config *cfg, char **list, int *n,
     return 0;
 }
 
+/* Only the default file may be missing: a file named by --config or
+ * $GVS_CONFIG that cannot be read is an error, not a silent default. */
 static int load_config(struct gvs_config *cfg, const char *given)
 {
-    const char *path = given != NULL ? given : gvs_config_default_path();
-    char err[256] = "";
-    if (given == NULL && access(path, F_OK) != 0)
-        return 0;
-    int rc = gvs_config_load(cfg, path, err, sizeof(err));
-    if (rc < 0)
-        return bad("config %s: %s", path,
-                   err[0] != '\0' ? err : gvs_strerror(rc));
-    return 0;
+    char err[512] = "";
+    int rc = given != NULL ? gvs_config_load(cfg, given, err, sizeof(err))
+                           : gvs_config_load_default(cfg, err, sizeof(err));
+    return rc < 0 ? bad("config file %s", err) : 0;
 }
 
 /* <dir of /proc/self/exe>/../lib/gvs/plugins: the build and install
@@ -207,6 +218,7 @@ static int apply(struct gvsd_options *o, const struct flags *f)
         {"devices", "devices", f->devices},
         {"insecure", "insecure", f->insecure},
         {"memory-quota", "memory_quota", f->memory_quota},
+        {"metrics-sessions", "metrics_sessions", f->metrics_sessions},
     };
     int rc = set_list(cfg, cfg->listen, &cfg->nlisten, "listen", "listen",
                       f->listen, f->nlisten);

@@ -1,10 +1,12 @@
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
@@ -113,16 +115,9 @@ int gvsd_plugins_add(struct gvsd_plugins *ps, const struct gvs_plugin *d,
     return 0;
 }
 
-static void load_one(struct gvsd_plugins *ps, const char *dir,
+static void load_one(struct gvsd_plugins *ps, const char *path,
                      const char *name)
 {
-    char path[PATH_MAX];
-    if (strchr(name, '/') != NULL ||
-        (size_t)snprintf(path, sizeof(path), "%s/gvs-%s.so", dir, name) >=
-            sizeof(path)) {
-        gvs_error("plugin %s: bad name", name);
-        return;
-    }
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (dl == NULL) {
         gvs_error("plugin %s: %s", name, dlerror());
@@ -153,14 +148,16 @@ static int cmp_names(const void *a, const void *b)
 }
 
 /* Names of the gvs-*.so files in dir, sorted so the load order (and so
- * which of two clashing plugins wins) does not depend on the directory. */
+ * which of two clashing plugins wins) does not depend on the directory.
+ * A directory that cannot be read has none, and is logged. */
 static int scan_dir(const char *dir, char ***out, int *n)
 {
     *out = NULL;
     *n = 0;
     DIR *d = opendir(dir);
     if (d == NULL) {
-        gvs_warn("plugin directory %s cannot be read", dir);
+        gvs_error("plugin directory %s cannot be read: %s", dir,
+                  strerror(errno));
         return 0;
     }
     char **names = NULL;
@@ -192,6 +189,33 @@ static int scan_dir(const char *dir, char ***out, int *n)
     return rc;
 }
 
+static void free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        gvs_free(names[i]);
+    gvs_free(names);
+}
+
+/* A plugin asked for by name that is not there stops gvsd: serving
+ * without it would fail every client that needs it, far from the typo
+ * that caused it.  The error lists what the directory holds. */
+static int missing(const char *dir, const char *name)
+{
+    char **found;
+    int n;
+    char list[512] = "";
+    size_t used = 0;
+    if (scan_dir(dir, &found, &n) < 0)
+        return GVS_E_NOMEM;
+    for (int i = 0; i < n && used < sizeof(list); i++)
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+                                 i > 0 ? ", " : "", found[i]);
+    free_names(found, n);
+    gvs_error("no plugin %s in %s (found: %s)", name, dir,
+              n > 0 ? list : "none");
+    return GVS_E_PLUGIN;
+}
+
 int gvsd_plugins_load(struct gvsd_plugins *ps, const char *dir,
                       char *const *names, int n)
 {
@@ -201,13 +225,20 @@ int gvsd_plugins_load(struct gvsd_plugins *ps, const char *dir,
         rc = scan_dir(dir, &found, &n);
         names = found;
     }
-    for (int i = 0; rc == 0 && i < n; i++)
-        load_one(ps, dir, names[i]);
-    if (found != NULL) {
-        for (int i = 0; i < n; i++)
-            gvs_free(found[i]);
-        gvs_free(found);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char path[PATH_MAX];
+        if (strchr(names[i], '/') != NULL ||
+            (size_t)snprintf(path, sizeof(path), "%s/gvs-%s.so", dir,
+                             names[i]) >= sizeof(path)) {
+            gvs_error("plugin %s: bad name", names[i]);
+            rc = GVS_E_PLUGIN;
+        } else if (access(path, F_OK) != 0 && errno == ENOENT) {
+            rc = missing(dir, names[i]);
+        } else {
+            load_one(ps, path, names[i]);
+        }
     }
+    free_names(found, found != NULL ? n : 0);
     return rc;
 }
 

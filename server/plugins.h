@@ -35,7 +35,9 @@ int gvsd_plugin_validate(const struct gvs_plugin *d, char *why, size_t len);
 /* Loads <dir>/gvs-<name>.so for each of names[0..n-1], or every
  * gvs-*.so in dir (in name order) when names is NULL.  A plugin that
  * fails to load, or whose id or name is already taken, is logged and
- * skipped.  Returns 0 (even when none loaded) or GVS_E_NOMEM. */
+ * skipped.  Returns 0 (even when none loaded), GVS_E_NOMEM, or
+ * GVS_E_PLUGIN (logged, with what dir holds) when a name is malformed
+ * or no file of dir has it. */
 int gvsd_plugins_load(struct gvsd_plugins *ps, const char *dir,
                       char *const *names, int n);
 

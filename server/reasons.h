@@ -26,6 +26,7 @@
 #define GVSD_ENDS(X)                                                         \
     X(BYE, "bye")                                                            \
     X(CLOSED, "closed")                                                      \
+    X(LOST, "connection_lost")                                               \
     X(IDLE, "idle_timeout")                                                  \
     X(BAD_FRAME, "bad_frame")                                                \
     X(FRAME_TOO_BIG, "frame_too_big")                                        \

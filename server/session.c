@@ -82,12 +82,20 @@ static int serve(struct gvs_session *s)
             rc = GVSD_SESSION_END;
         else if (rc == GVS_E_TIMEOUT)
             gvs_warn("session %u: idle for %u ms, closing", id, idle);
+        else if (rc == GVS_E_IO)
+            /* The kernel gave up on the connection: keepalive probes
+             * went unanswered, or the network reported the peer
+             * unreachable. */
+            gvs_warn("session %u: connection lost: the peer stopped "
+                     "answering, or the network failed",
+                     id);
         else
             gvs_warn("session %u: bad frame: %s%s%s", id, gvs_strerror(rc),
                      why[0] != '\0' ? ": " : "", why);
         if (rc != 0 && failed == 0)
             gvsd_session_why(s, rc == GVSD_SESSION_END ? GVSD_END_CLOSED
                                 : rc == GVS_E_TIMEOUT  ? GVSD_END_IDLE
+                                : rc == GVS_E_IO       ? GVSD_END_LOST
                                 : rc == GVS_E_TOOBIG   ? GVSD_END_FRAME_TOO_BIG
                                                        : GVSD_END_BAD_FRAME);
         if (rc == 0 && j->op != NULL && (j->op->flags & GVS_OP_INLINE)) {
@@ -109,13 +117,16 @@ static int serve(struct gvs_session *s)
 static int serve_threaded(struct gvs_session *s, int *drained)
 {
     int rc = gvsd_executor_start(s);
+    if (rc == 0 && (rc = gvsd_watch_start(s)) < 0)
+        gvsd_executor_stop(s);
     if (rc < 0) {
-        gvs_error("session %u: cannot start the executor", s->opts->id);
+        gvs_error("session %u: cannot start its threads", s->opts->id);
         return rc;
     }
     rc = serve(s);
     if (rc < 0)
         gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
+    gvsd_watch_stop(s);
     *drained = gvsd_executor_stop(s) == 0;
     int failed = failed_rc(s);
     return rc < 0 ? rc : failed;

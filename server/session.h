@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gvs/comm.h"
 #include "gvs/config.h"
@@ -135,6 +136,12 @@ struct gvs_session {
     int fail_rc;
     int ended;         /* end_reason is set */
     enum gvsd_end end_reason; /* why the session ends, the first given */
+    /* liveness.c: the thread watching a tcp or tls peer; watch_stop
+     * under lock. */
+    pthread_t watch;
+    pthread_cond_t watch_wake;
+    int watching;
+    int watch_stop;
 };
 
 /* Serves c until the session ends, then closes it.  Returns 0 when the
@@ -182,14 +189,33 @@ void gvsd_session_why(struct gvs_session *s, enum gvsd_end why);
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len);
 
-/* host.c: host API session_info, report_memory and peer. */
+/* host.c: host API session_info, report_memory, peer, report_gpu_memory
+ * and report_gpu_uuid. */
 void gvsd_session_info(struct gvs_session *s, struct gvs_session_info *out);
 void gvsd_report_memory(struct gvs_session *s, uint64_t bytes);
+void gvsd_report_gpu_memory(struct gvs_session *s, int device,
+                            uint64_t bytes);
+void gvsd_report_gpu_uuid(struct gvs_session *s, int device,
+                          const uint8_t uuid[16]);
 const void *gvsd_session_peer(struct gvs_session *s, const char *name);
 
 /* fds.c: host API recv_fd, and the release of what is left at the end. */
 int gvsd_recv_fd(struct gvs_session *s, uint64_t tag, int *fd);
 void gvsd_fds_close(struct gvs_session *s);
+
+/* liveness.c ------------------------------------------------------------
+ * A tcp or tls peer whose host died or whose network dropped, without a
+ * FIN, is let go: the kernel's keepalive (set by the parent on accept)
+ * ends a connection idle on both sides, and this watch one whose data
+ * the peer leaves unacknowledged (gvs_conn_unanswered) for
+ * tcp_ack_timeout_ms.  Either ends the session as GVSD_END_LOST, and the
+ * worker's exit frees what it held. */
+
+/* Starts the watch when the peer is tcp or tls and tcp_ack_timeout_ms is
+ * not 0.  0 or GVS_E_NOMEM. */
+int gvsd_watch_start(struct gvs_session *s);
+/* Stops it (nothing when it was not started). */
+void gvsd_watch_stop(struct gvs_session *s);
 
 /* executor.c ------------------------------------------------------------ */
 
@@ -212,5 +238,7 @@ void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j);
 int gvsd_executor_stop(struct gvs_session *s);
 /* Frees what the threads left; only after gvsd_executor_stop returned 0. */
 void gvsd_executor_free(struct gvs_session *s);
+/* The pthread_cond_timedwait deadline (CLOCK_REALTIME) ms from now. */
+void gvsd_wait_until(struct timespec *until, unsigned ms);
 
 #endif

@@ -17,6 +17,13 @@
  * The table is a process-wide singleton: gvsd has one, and a worker's
  * own slot is remembered as "self" for the cheap counting calls below,
  * which do nothing when there is no table (tests linking the pieces).
+ *
+ * The metrics' cumulative counters (calls by plugin, bytes each way) are
+ * the slots' own: a slot's counters only ever grow, across all the
+ * workers that hold it in turn, so that their sum over the table counts
+ * every session gvsd has served, ended ones included, and never goes
+ * down.  A session's own counts are the growth since its slot was
+ * claimed.
  */
 #ifndef GVSD_STATS_H
 #define GVSD_STATS_H
@@ -27,15 +34,21 @@
 
 #include "gvs/buf.h"
 #include "gvs/plugin.h"
+#include "gvs/proto.h"
 
 /* Layout version of the table; a change of any slot field bumps it. */
-#define GVSD_STATS_VERSION 2u
+#define GVSD_STATS_VERSION 3u
 
 enum gvsd_slot_state {
     GVSD_SLOT_FREE = 0,
     GVSD_SLOT_STARTING = 1, /* claimed, the handshake is under way */
     GVSD_SLOT_ACTIVE = 2,   /* a session: shown */
     GVSD_SLOT_STATUS = 3,   /* a session that asked for STATUS: not shown */
+};
+
+/* A GPU by its UUID: the 16 bytes CUDA and NVML give. */
+struct gvsd_gpu_id {
+    uint8_t uuid[16];
 };
 
 /* One session as a reader copied it. */
@@ -49,6 +62,20 @@ struct gvsd_stats_view {
     uint64_t calls;
     uint64_t bytes_in;
     uint64_t bytes_out;
+    /* Its GPUs that a plugin named (host->report_gpu_uuid), with what
+     * they hold (host->report_gpu_memory). */
+    int ngpus;
+    struct gvsd_gpu_id gpu[GVS_SESSION_GPUS];
+    uint64_t gpu_memory[GVS_SESSION_GPUS];
+};
+
+/* What the table has counted since gvsd started, ended sessions
+ * included: only ever grows. */
+struct gvsd_stats_totals {
+    uint64_t sessions_started; /* status clients included */
+    uint64_t calls[GVS_MAX_PLUGINS]; /* by the plugin's index in gvsd's
+                                      * table (plugins.h) */
+    uint64_t bytes_in, bytes_out;
 };
 
 /* The parent, before any fork: maps the table of nslots slots, for at
@@ -85,11 +112,17 @@ void gvsd_stats_mark_status(void);
  * doing nothing, before it exits): clears its slot. */
 void gvsd_stats_leave(void);
 
-/* The worker's counters; any thread, relaxed. */
+/* The worker's counters; any thread, relaxed.  plugin is the index in
+ * gvsd's plugin table of the plugin that served the call. */
 void gvsd_stats_add_in(uint64_t bytes);
 void gvsd_stats_add_out(uint64_t bytes);
-void gvsd_stats_add_call(void);
+void gvsd_stats_add_call(int plugin);
 void gvsd_stats_set_memory(uint64_t bytes);
+/* The session's memory on its device ordinal device, and that device's
+ * UUID (host->report_gpu_memory, report_gpu_uuid: the first naming
+ * stands); ordinals outside 0..GVS_SESSION_GPUS-1 are not recorded. */
+void gvsd_stats_set_gpu_memory(int device, uint64_t bytes);
+void gvsd_stats_set_gpu_uuid(int device, const struct gvsd_gpu_id *id);
 
 /* Copies up to max shown sessions into out, in slot order; returns how
  * many.  Any process sharing the table. */
@@ -100,5 +133,19 @@ int gvsd_stats_slots(void);
 int gvsd_stats_max_sessions(void);
 /* Nanoseconds since gvsd (the parent) started. */
 uint64_t gvsd_stats_uptime_ns(void);
+/* The cumulative counts (all zero without a table).  Any process. */
+void gvsd_stats_totals(struct gvsd_stats_totals *out);
+
+/* The parent, once, before serving metrics: a child it forks lists the
+ * host's GPUs through NVML (gpus.h: never in the parent itself, which
+ * must not wait for it either) into the table, for the per-GPU
+ * metrics, and exits; it is reaped with the workers.  Nothing when
+ * there is no table or no NVML. */
+void gvsd_stats_learn_gpus(void);
+/* The host's GPUs as that child listed them, in NVML's order (the
+ * index nvidia-smi and `gvs status` show): fills id[0..n) and returns
+ * n, at most max; 0 until the child has written them.  valid[i] is 0
+ * for a GPU whose UUID NVML gave in a form not understood. */
+int gvsd_stats_gpus(struct gvsd_gpu_id *id, int *valid, int max);
 
 #endif

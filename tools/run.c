@@ -12,8 +12,22 @@
 #include "gvs/mem.h"
 
 static const char run_usage[] =
-    "usage: gvs run [--server URI] [--gvsd PATH] [--log-level LEVEL] -- "
-    "PROGRAM [ARGS...]\n";
+    "usage: gvs run [OPTION]... [--] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM with its GPU calls served by gvsd: by the server at URI,\n"
+    "else by a private gvsd started for the life of the program.\n"
+    "\n"
+    "  --server URI       the gvsd to use (unix:///path, tcp://host:port,\n"
+    "                     tls://host:port, shm:///path)\n"
+    "  --gvsd PATH        the private gvsd to start (default: the gvsd\n"
+    "                     beside gvs)\n"
+    "  --log-level LEVEL  the private gvsd's: error, warn, info or debug\n"
+    "  -h, --help         show this text\n"
+    "\n"
+    "Exit status, as env's and timeout's: PROGRAM's own, 128+N when signal\n"
+    "N ended it; 125 when gvs run fails (a bad command line, no private\n"
+    "gvsd, a PROGRAM gvs cannot serve: statically linked, or setuid or\n"
+    "setgid); 126 when PROGRAM was found but cannot be run; 127 when it\n"
+    "was not found.\n";
 
 struct run_opts {
     const char *server;
@@ -32,6 +46,7 @@ static void forward(int sig)
         kill((pid_t)program_pid, sig);
 }
 
+/* 0, 1 after printing the usage, or -1 after saying what is wrong. */
 static int parse(int argc, char **argv, struct run_opts *o)
 {
     enum { OPT_SERVER = 256, OPT_GVSD, OPT_LOG_LEVEL };
@@ -39,27 +54,30 @@ static int parse(int argc, char **argv, struct run_opts *o)
         {"server", required_argument, NULL, OPT_SERVER},
         {"gvsd", required_argument, NULL, OPT_GVSD},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     optind = 1;
     opterr = 0;
     /* "+": options end at the program's name even without "--". */
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        if (c == OPT_SERVER)
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        if (c == OPT_SERVER) {
             o->server = optarg;
-        else if (c == OPT_GVSD)
+        } else if (c == OPT_GVSD) {
             o->gvsd = optarg;
-        else if (c == OPT_LOG_LEVEL)
+        } else if (c == OPT_LOG_LEVEL) {
             o->log_level = optarg;
-        else {
-            fprintf(stderr, "gvs run: bad option %s\n%s", argv[optind - 1],
-                    run_usage);
+        } else if (c == 'h') {
+            fputs(run_usage, stdout);
+            return 1;
+        } else {
+            gvs_option_error("run", c, argv);
             return -1;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "gvs run: no program given\n%s", run_usage);
+        gvs_usage_error("run", "no program given");
         return -1;
     }
     o->argv = argv + optind;
@@ -101,8 +119,11 @@ static int run_program(char **argv)
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
         execvp(argv[0], argv);
-        fprintf(stderr, "gvs: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+        /* As env: 127 when there is no such program, 126 when there is
+         * one that cannot be run. */
+        int err = errno;
+        fprintf(stderr, "gvs: cannot run %s: %s\n", argv[0], strerror(err));
+        _exit(err == ENOENT ? 127 : 126);
     }
     program_pid = pid;
     int status;
@@ -118,8 +139,16 @@ int gvs_cmd_run(int argc, char **argv)
     struct run_opts o = {0};
     char exe_dir[PATH_MAX], gvsd[PATH_MAX + 8];
     struct gvs_private_daemon d = {.pid = -1};
-    if (parse(argc, argv, &o) < 0)
+    int rc = parse(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? 0 : GVS_TOOL_FAILED;
+    /* Before any gvsd starts: a program gvs cannot reach is not run. */
+    char path[PATH_MAX], why[PATH_MAX + 160];
+    if (gvs_program_find(o.argv[0], path, sizeof(path)) == 0 &&
+        gvs_program_unservable(path, why, sizeof(why))) {
+        fprintf(stderr, "gvs run: %s\n", why);
         return GVS_TOOL_FAILED;
+    }
     if (gvs_exe_dir(exe_dir, sizeof(exe_dir)) < 0) {
         fprintf(stderr, "gvs: cannot find my own executable\n");
         return GVS_TOOL_FAILED;

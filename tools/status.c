@@ -18,7 +18,17 @@
 #include "gvs/tls.h"
 
 static const char status_usage[] =
-    "usage: gvs status [--server URI] [--bytes]\n";
+    "usage: gvs status [--server URI] [--bytes]\n"
+    "Shows a gvsd's GPUs and sessions.\n"
+    "\n"
+    "  --server URI  the gvsd to ask (default: the one a program would use:\n"
+    "                $GVS_SERVER, else the config's server, else\n"
+    "                " GVS_DEFAULT_SERVER ")\n"
+    "  --bytes       exact byte counts\n"
+    "  -h, --help    show this text\n"
+    "\n"
+    "Exit status: 0 when gvsd answered; 2 for a bad command line; 125 when\n"
+    "gvsd could not be asked.\n";
 
 /* Bounds of the reply, as docs/protocol.md gives them. */
 #define STATUS_FORMAT 2u
@@ -292,7 +302,8 @@ static int ask(const char *uri, const char *token, struct gvs_buf *b,
     struct gvs_conn *c;
     int rc = gvs_connect(uri, &c);
     if (rc < 0) {
-        snprintf(why, len, "%s", gvs_strerror(rc));
+        snprintf(why, len, "%s",
+                 gvs_comm_why()[0] != '\0' ? gvs_comm_why() : gvs_strerror(rc));
         return rc;
     }
     rc = gvs_conn_set_timeout(c, TIMEOUT_MS);
@@ -434,11 +445,9 @@ static void print(struct status *st, int exact)
 static int settings(struct gvs_config *cfg, const char *server,
                     const char **uri, const char **token)
 {
-    const char *path = gvs_config_default_path();
-    char err[256] = "";
-    if (access(path, F_OK) == 0 &&
-        gvs_config_load(cfg, path, err, sizeof(err)) < 0) {
-        fprintf(stderr, "gvs status: config %s: %s\n", path, err);
+    char err[512] = "";
+    if (gvs_config_load_default(cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "gvs status: config file %s\n", err);
         return -1;
     }
     const char *env = getenv("GVS_SERVER");
@@ -465,27 +474,29 @@ int gvs_cmd_status(int argc, char **argv)
     static const struct option opts[] = {
         {"server", required_argument, NULL, OPT_SERVER},
         {"bytes", no_argument, NULL, OPT_BYTES},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *server = NULL;
     int exact = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == OPT_SERVER) {
             server = optarg;
         } else if (c == OPT_BYTES) {
             exact = 1;
+        } else if (c == 'h') {
+            fputs(status_usage, stdout);
+            return 0;
         } else {
-            fprintf(stderr, "gvs status: bad option %s\n%s",
-                    argv[optind - 1], status_usage);
-            return GVS_TOOL_FAILED;
+            gvs_option_error("status", c, argv);
+            return GVS_TOOL_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "gvs status: unexpected %s\n%s", argv[optind],
-                status_usage);
-        return GVS_TOOL_FAILED;
+        gvs_usage_error("status", "unexpected argument %s", argv[optind]);
+        return GVS_TOOL_USAGE;
     }
     struct gvs_config cfg;
     const char *uri, *token;

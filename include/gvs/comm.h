@@ -50,8 +50,11 @@ struct gvs_transport {
 /* Looks up a transport by scheme; NULL if none. */
 const struct gvs_transport *gvs_transport_find(const char *scheme);
 
-/* Binds and listens.  unix: an existing socket file at the path is
- * replaced only if nothing answers on it.  */
+/* Binds and listens.  unix, shm: an existing socket file at the path is
+ * replaced only if nothing answers on it: GVS_E_INUSE when a connection
+ * to it is accepted (another gvsd serves it), GVS_E_IO when the path is
+ * not a socket.  tcp, tls: GVS_E_INUSE when the port is bound already.
+ * Any failure but GVS_E_NOMEM says why in gvs_comm_why. */
 int gvs_listen(const char *uri, struct gvs_listener **out);
 /* Accepts one connection (blocking).  GVS_E_IO on failure; EINTR is
  * reported as GVS_E_TIMEOUT so the caller can check its signals, as are
@@ -67,12 +70,21 @@ void gvs_listener_close(struct gvs_listener *l, int keep_path);
 const char *gvs_listener_uri(const struct gvs_listener *l);
 
 /* Connects (blocking). GVS_E_CONNECT when nobody answers or nobody has
- * answered within $GVS_CONNECT_TIMEOUT_MS milliseconds (default 5000).
+ * answered within $GVS_CONNECT_TIMEOUT_MS milliseconds (default 5000),
+ * with the step and the OS error in gvs_comm_why.
  * tls: the handshake is part of the connect and of its time limit;
  * GVS_E_TLS when it fails (the server's certificate not trusted, say),
  * GVS_E_CONFIG without a CA to verify the server with (the reason is
  * logged). */
 int gvs_connect(const char *uri, struct gvs_conn **out);
+
+/* After a gvs_listen or gvs_connect of this thread failed: which step
+ * failed and what the OS said ("connect /run/gvs/gvsd.sock: No such file
+ * or directory", "bind 127.0.0.1:7300: Address already in use"), for the
+ * caller's message, which names the URI; "" when nothing is known beyond
+ * the error code.  Valid until the thread's next gvs_listen or
+ * gvs_connect. */
+const char *gvs_comm_why(void);
 
 /* Completes a connection gvs_accept returned, within timeout_ms: tls
  * leaves its handshake to the first receive (bounded by the receive
@@ -146,6 +158,45 @@ void gvs_conn_close(struct gvs_conn *c);
  * another process goes on using (gvsd after handing a session to its
  * worker): nothing is shut down and the peer is not told. */
 void gvs_conn_close_copy(struct gvs_conn *c);
+
+/* TCP keepalive of a tcp:// or tls:// connection (docs/config.md,
+ * "Vanished peers"). */
+struct gvs_tcp_keepalive {
+    unsigned idle_s;     /* silence before the first probe; 0: none */
+    unsigned interval_s; /* between unanswered probes */
+    unsigned count;      /* unanswered probes that end the connection */
+};
+
+/* Makes the kernel probe c's peer once c has heard nothing for
+ * k->idle_s: a peer whose host died, or whose network dropped, without
+ * a FIN, is found out idle_s + interval_s * count seconds after it was
+ * last heard, and c's reads and writes fail then.  A live peer is never
+ * ended by it, even a program stopped in a debugger: its kernel answers
+ * the probes.  The kernel probes only while no data of c is in flight:
+ * gvs_conn_unanswered covers that case.  0 at once for other
+ * transports; GVS_E_IO when the kernel refuses a value. */
+int gvs_conn_set_keepalive(struct gvs_conn *c,
+                           const struct gvs_tcp_keepalive *k);
+
+/* What gvs_conn_unanswered remembers of a connection between looks;
+ * zeroed before the first. */
+struct gvs_conn_watch {
+    long long since_ns; /* gvs_now_ns() when it first saw data waiting */
+};
+
+/* 1 when the peer of a tcp:// or tls:// connection has left c's data
+ * unanswered for at least ms milliseconds: data sent and not
+ * acknowledged, or two window probes in a row not answered, with
+ * nothing heard from the peer meanwhile; its host or the path to it is
+ * gone.  Else 0, also for other transports and ms 0.  A peer whose
+ * kernel acknowledges what it can take is answering, even when it takes
+ * nothing (its receive window closed: a program stopped in a debugger
+ * while a large reply was on its way); TCP_USER_TIMEOUT would end that
+ * one, which is why it is not used.  The time is counted from the
+ * first look that saw data waiting: looked at every ms / 4, the answer
+ * comes at most ms / 4 late. */
+int gvs_conn_unanswered(const struct gvs_conn *c, unsigned ms,
+                        struct gvs_conn_watch *w);
 
 /* The credentials of a local peer (SO_PEERCRED: its ids when it
  * connected) for unix:// and shm:// connections.  GVS_E_NOTSUP for a

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "gvs/comm.h"
+
 #define GVS_CONFIG_MAX_LISTEN 8
 #define GVS_CONFIG_MAX_PLUGINS 16
 #define GVS_CONFIG_MAX_TOKENS 64
@@ -57,15 +59,24 @@ struct gvs_config {
     unsigned idle_timeout_ms;     /* "idle_timeout_ms"; 0: none */
     size_t memory_quota;          /* "memory_quota" bytes; 0: none */
     char *metrics_listen;         /* "metrics_listen": tcp:// URI */
+    int metrics_sessions;         /* "metrics_sessions": per-session series */
     /* frontend */
     char *server;                         /* "server" */
     unsigned keepalive_ms;        /* "keepalive_ms"; 0: none */
+    /* both: tcp:// and tls:// peers that vanish without a FIN (docs/
+     * config.md, "Vanished peers"): "tcp_keepalive_idle_s",
+     * "tcp_keepalive_interval_s", "tcp_keepalive_count", and
+     * "tcp_ack_timeout_ms" (0: none) for gvs_conn_unanswered. */
+    struct gvs_tcp_keepalive tcp_keepalive;
+    unsigned tcp_ack_timeout_ms;
 };
 
 /* Fills *c with defaults (no listen, no plugins, max_frame default,
  * handshake timeout 5000 ms, max_sessions 64, max_handshakes 64,
  * max_handshakes_per_peer 16, socket_mode 0660,
- * keepalive 30000 ms, no tokens, no quota, no idle timeout). */
+ * keepalive 30000 ms, no tokens, no quota, no idle timeout; TCP
+ * keepalive after 60 s, then every 10 s, 6 probes, and an ack timeout
+ * of 120000 ms, so that a vanished peer is let go within 2 minutes). */
 void gvs_config_init(struct gvs_config *c);
 
 /* Parses text of length len into *c (on top of what it holds; later
@@ -88,13 +99,25 @@ void gvs_config_init(struct gvs_config *c);
  * octal in 0..0777; allow_uid / allow_gid comma-separated decimal ids;
  * idle_timeout_ms in 0..86400000; keepalive_ms in 0..3600000;
  * memory_quota a size (K, M, G, T suffixes) or 0; metrics_listen a
- * tcp:// URI; tls_* non-empty paths. */
+ * tcp:// URI; metrics_sessions as insecure; tls_* non-empty paths.
+ * tcp_keepalive_idle_s in 0..32767, tcp_keepalive_interval_s in
+ * 1..32767, tcp_keepalive_count in 1..127 (the kernel's bounds),
+ * tcp_ack_timeout_ms in 0..86400000. */
 int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
                      char *err, size_t errlen);
 
-/* Reads and parses a file (at most 1 MiB).  GVS_E_IO if unreadable. */
+/* Reads and parses a file (at most 1 MiB).  GVS_E_IO if unreadable.
+ * err names the file: "PATH: No such file or directory", or
+ * "PATH:N: reason" for a bad line N. */
 int gvs_config_load(struct gvs_config *c, const char *path, char *err,
                     size_t errlen);
+
+/* Loads the config of a program given none on its command line:
+ * $GVS_CONFIG, which must be there (GVS_E_IO, err saying that the
+ * variable names it), else the default file when it exists (a missing
+ * /etc/gvs/gvs.conf is no error; one that cannot be read is).  Errors
+ * as gvs_config_load. */
+int gvs_config_load_default(struct gvs_config *c, char *err, size_t errlen);
 
 /* Frees every string the config holds and re-inits it. */
 void gvs_config_free(struct gvs_config *c);

@@ -29,7 +29,8 @@
     X(RANGE, -17, "value out of range")                                     \
     X(NOTSUP, -18, "not supported by this connection")                      \
     X(TLS, -19, "TLS handshake failed or peer certificate not trusted")    \
-    X(DENIED, -20, "access denied")
+    X(DENIED, -20, "access denied")                                         \
+    X(INUSE, -21, "address in use by another process")
 
 enum gvs_errno {
 #define GVS_ERR_ENUM(name, value, msg) GVS_E_##name = (value),

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 6u
+#define GVS_PLUGIN_ABI 7u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -62,7 +62,22 @@ struct gvs_host_api {
      * no such plugin or it offers none.  Plugins that offer one are
      * opened first, so it may be asked from session_open. */
     const void *(*peer)(struct gvs_session *session, const char *name);
+    /* Tells gvsd how much of that memory is on one GPU, for the per-GPU
+     * metrics: any thread, whenever it changes.  device is the worker's
+     * CUDA ordinal, one numbering for every plugin of the session (a
+     * worker is one process); ordinals from GVS_SESSION_GPUS on are
+     * counted in report_memory's total only. */
+    void (*report_gpu_memory)(struct gvs_session *session, int device,
+                              uint64_t bytes);
+    /* Names the GPU of ordinal device by its UUID (the 16 bytes of
+     * cudaDeviceProp::uuid, CUuuid), once; its memory is shown per GPU
+     * from then on.  Any plugin of the session may; any thread. */
+    void (*report_gpu_uuid)(struct gvs_session *session, int device,
+                            const uint8_t uuid[16]);
 };
+
+/* Device ordinals report_gpu_memory is shown for. */
+#define GVS_SESSION_GPUS 16
 
 /* One request being served.
  *

@@ -146,6 +146,11 @@ struct gvs_remote_be {
     void (*quota_settle)(int ok, enum gvs_remote_quota_kind kind,
                          uint64_t key, int device, uint64_t owner,
                          uint64_t taken, uint64_t bytes);
+    /* Whether gvsd has yet to learn which GPU device is (so that it shows
+     * the memory counted there per GPU): the plugin that settles an
+     * allocation there then names it, with the device's UUID. */
+    int (*quota_device_unnamed)(int device);
+    void (*quota_name_device)(int device, const uint8_t uuid[16]);
     /* The allocation key of kind was freed (nothing for one not
      * counted). */
     void (*quota_release)(enum gvs_remote_quota_kind kind, uint64_t key);

@@ -47,6 +47,22 @@ static void host_report_memory(struct gvs_session *session, uint64_t bytes)
     (void)bytes;
 }
 
+static void host_report_gpu_memory(struct gvs_session *session, int device,
+                                   uint64_t bytes)
+{
+    (void)session;
+    (void)device;
+    (void)bytes;
+}
+
+static void host_report_gpu_uuid(struct gvs_session *session, int device,
+                                 const uint8_t uuid[16])
+{
+    (void)session;
+    (void)device;
+    (void)uuid;
+}
+
 static const void *host_peer(struct gvs_session *session, const char *name)
 {
     (void)session;
@@ -62,6 +78,8 @@ static const struct gvs_host_api host = {
     .session_info = host_session_info,
     .report_memory = host_report_memory,
     .peer = host_peer,
+    .report_gpu_memory = host_report_gpu_memory,
+    .report_gpu_uuid = host_report_gpu_uuid,
 };
 
 const struct gvs_host_api *fuzz_host(uint64_t memory_quota)

@@ -220,6 +220,26 @@ static int op_report_memory(struct gvs_call *c)
     return rc;
 }
 
+static int op_report_gpu_memory(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    int32_t device;
+    uint8_t uuid[16];
+    uint64_t bytes;
+    int rc = gvs_buf_get_i32(c->in, &device);
+    if (rc == 0)
+        rc = gvs_buf_get_bytes(c->in, uuid, sizeof(uuid));
+    if (rc == 0)
+        rc = gvs_buf_get_u64(c->in, &bytes);
+    if (rc == 0)
+        rc = gvs_buf_expect_end(c->in);
+    if (rc == 0) {
+        s->host->report_gpu_uuid(s->session, device, uuid);
+        s->host->report_gpu_memory(s->session, device, bytes);
+    }
+    return rc;
+}
+
 static const struct gvs_op echo_ops[] = {
     {ECHO_OP_ECHO, 0, "ECHO", op_echo},
     {ECHO_OP_CRASH, 0, "CRASH", op_crash},
@@ -236,6 +256,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_SLOW_NOTE, GVS_OP_ASYNC_OK, "SLOW_NOTE", op_slow_note},
     {ECHO_OP_COUNT_SYNC, GVS_OP_BLOCKING, "COUNT_SYNC", op_count},
     {ECHO_OP_PEER, 0, "PEER", op_peer},
+    {ECHO_OP_REPORT_GPU_MEMORY, 0, "REPORT_GPU_MEMORY", op_report_gpu_memory},
     GVS_OP_END,
 };
 

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000005ull
+#define ECHO_TABLE_HASH 0x6563686f00000006ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -35,6 +35,11 @@ enum echo_op {
     /* Reply: u32 the "peer" plugin's value as host->peer gave it when the
      * session opened (0: none), u32 the same asked now. */
     ECHO_OP_PEER = 15,
+    /* i32 device, 16 bytes of its UUID, u64 bytes: the device named
+     * through host->report_gpu_uuid, then bytes reported as the
+     * session's memory on it through host->report_gpu_memory (the
+     * per-GPU metrics); empty reply. */
+    ECHO_OP_REPORT_GPU_MEMORY = 16,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

@@ -24,6 +24,8 @@
     TEST_ENTRY(config_defaults_and_keys)                                     \
     TEST_ENTRY(config_errors)                                                \
     TEST_ENTRY(config_load)                                                  \
+    TEST_ENTRY(config_load_default)                                          \
+    TEST_ENTRY(config_tcp_keys)                                              \
     TEST_ENTRY(config_alloc_failure)                                         \
     TEST_ENTRY(config_access_keys)                                           \
     /* core/proto */                                                         \
@@ -44,6 +46,9 @@
     TEST_ENTRY(comm_recv_timeout)                                            \
     TEST_ENTRY(comm_connect_failures)                                        \
     TEST_ENTRY(comm_unix_socket_file)                                        \
+    TEST_ENTRY(comm_listen_errors)                                           \
+    TEST_ENTRY(comm_tcp_keepalive)                                           \
+    TEST_ENTRY(comm_unanswered_window)                                       \
     TEST_ENTRY(comm_no_sigpipe)                                              \
     TEST_ENTRY(comm_accept_interrupted)                                      \
     TEST_ENTRY(comm_read_ahead)                                              \
@@ -75,6 +80,7 @@
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \
     TEST_ENTRY(log_one_line)                                                 \
+    TEST_ENTRY(log_gvsd_default)                                             \
     /* core/escape: peers' strings in the log and gvs status */              \
     TEST_ENTRY(escape_basic)                                                 \
     TEST_ENTRY(escape_every_byte)                                            \
@@ -114,6 +120,14 @@
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \
     TEST_ENTRY(server_error_while_blocked)                                   \
+    /* server: start-up errors, vanished peers */                           \
+    TEST_ENTRY(server_config_errors)                                         \
+    TEST_ENTRY(server_socket_dir)                                            \
+    TEST_ENTRY(server_listen_errors)                                         \
+    TEST_ENTRY(server_status_connect_error)                                  \
+    TEST_ENTRY(server_endpoint_taken)                                        \
+    TEST_ENTRY(server_plugin_missing)                                        \
+    TEST_ENTRY(server_vanished_peer)                                         \
     /* server: gvs status and metrics */                                    \
     TEST_ENTRY(server_status_sessions)                                       \
     TEST_ENTRY(server_status_memory)                                         \
@@ -122,10 +136,15 @@
     TEST_ENTRY(server_metrics)                                               \
     TEST_ENTRY(server_metrics_slow_client)                                   \
     TEST_ENTRY(server_metrics_bad_listen)                                    \
+    TEST_ENTRY(server_metrics_format)                                        \
+    TEST_ENTRY(server_metrics_totals)                                        \
+    TEST_ENTRY(server_metrics_gpus)                                          \
     /* client */                                                             \
     TEST_ENTRY(client_lazy_connect)                                          \
     TEST_ENTRY(client_register)                                              \
     TEST_ENTRY(client_no_server)                                             \
+    TEST_ENTRY(client_config_errors)                                         \
+    TEST_ENTRY(client_default_server_hint)                                   \
     TEST_ENTRY(client_silent_server)                                         \
     TEST_ENTRY(client_handshake_refused)                                     \
     TEST_ENTRY(client_threads)                                               \
@@ -162,6 +181,11 @@
     TEST_ENTRY(cli_run_status)                                               \
     TEST_ENTRY(cli_run_gvsd_fails)                                           \
     TEST_ENTRY(cli_usage)                                                    \
+    TEST_ENTRY(cli_help)                                                     \
+    TEST_ENTRY(cli_option_errors)                                            \
+    TEST_ENTRY(cli_man_pages)                                                \
+    TEST_ENTRY(cli_run_static)                                               \
+    TEST_ENTRY(cli_run_setuid)                                               \
     /* core/spin */                                                          \
     TEST_ENTRY(spin_readable)                                                \
     TEST_ENTRY(spin_readable_shm)                                            \

@@ -68,7 +68,7 @@ static int count_lines(const char *s)
 /* Points the client at uri with no config file in the way. */
 static void use_server(const char *uri)
 {
-    setenv("GVS_CONFIG", "/nonexistent/gvs.conf", 1);
+    setenv("GVS_CONFIG", "/dev/null", 1);
     setenv("GVS_SERVER", uri, 1);
 }
 
@@ -215,8 +215,51 @@ TEST_IMPL(client_no_server)
     ASSERT_EQ(rc, GVS_E_CONNECT);
     ASSERT_EQ(rc2, rc);
     ASSERT_LT(took, 1000);
+    /* The OS's reason, and where the URI came from. */
     ASSERT_STR_EQ(err, "gvs: cannot use server unix:///nonexistent/gvsd.sock: "
-                       "connect failed: cannot connect to server\n");
+                       "connect /nonexistent/gvsd.sock: No such file or "
+                       "directory (is gvsd running? GVS_SERVER is "
+                       "unix:///nonexistent/gvsd.sock)\n");
+    return 0;
+}
+
+/* A config file named by GVS_CONFIG must be there, and the default
+ * server is named as such when the connect fails. */
+TEST_IMPL(client_config_errors)
+{
+    struct capture cap;
+    struct gvs_client *c;
+    setenv("GVS_CONFIG", "/nonexistent/gvs.conf", 1);
+    setenv("GVS_SERVER", "unix:///nonexistent/gvsd.sock", 1);
+    ASSERT_EQ(gvs_client_register(&echo_plugin), 0);
+    ASSERT_EQ(capture_begin(&cap), 0);
+    int rc = gvs_client_get(&c);
+    const char *err = capture_end(&cap);
+    ASSERT_EQ(rc, GVS_E_IO);
+    ASSERT_STR_EQ(err, "gvs: cannot use server unix:///nonexistent/gvsd.sock: "
+                       "config file /nonexistent/gvs.conf: No such file or "
+                       "directory (the file GVS_CONFIG names)\n");
+    return 0;
+}
+
+TEST_IMPL(client_default_server_hint)
+{
+    struct capture cap;
+    struct gvs_client *c;
+    setenv("GVS_CONFIG", "/dev/null", 1);
+    unsetenv("GVS_SERVER");
+    if (access("/run/gvs/gvsd.sock", F_OK) == 0) {
+        fprintf(stderr, "a gvsd serves the default socket here: nothing "
+                        "to check\n");
+        return 0;
+    }
+    ASSERT_EQ(gvs_client_register(&echo_plugin), 0);
+    ASSERT_EQ(capture_begin(&cap), 0);
+    int rc = gvs_client_get(&c);
+    const char *err = capture_end(&cap);
+    ASSERT_EQ(rc, GVS_E_CONNECT);
+    ASSERT(strstr(err, "(is gvsd running? GVS_SERVER is unset, and no config "
+                       "file names a server: this is the default)\n") != NULL);
     return 0;
 }
 

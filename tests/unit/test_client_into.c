@@ -187,7 +187,7 @@ static int open_session(struct session *s)
     memset(s, 0, sizeof(*s));
     ASSERT_EQ(test_gvsd_init(&s->g), 0);
     ASSERT_EQ(gvs_listen(s->g.unix_uri, &s->l), 0);
-    setenv("GVS_CONFIG", "/nonexistent/gvs.conf", 1);
+    setenv("GVS_CONFIG", "/dev/null", 1);
     setenv("GVS_SERVER", s->g.unix_uri, 1);
     ASSERT_EQ(gvs_client_register(&echo_plugin), 0);
     s->server = fork();

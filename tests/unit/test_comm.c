@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -214,16 +215,24 @@ TEST_IMPL(comm_connect_failures)
               GVS_E_CONNECT);
     ASSERT(c == NULL);
     ASSERT_LT(test_now_ms() - t0, 1000);
+    /* Each failure says which step failed and what the OS said. */
+    ASSERT_STR_EQ(gvs_comm_why(), "connect /tmp/gvs-test-no-such.sock: No "
+                                  "such file or directory");
 
     /* A closed tcp port. */
     struct gvs_listener *l;
-    char uri[64];
+    char uri[64], why[128];
     ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &l), 0);
+    ASSERT_STR_EQ(gvs_comm_why(), "");
     snprintf(uri, sizeof(uri), "%s", gvs_listener_uri(l));
     gvs_listener_close(l, 0);
     ASSERT_EQ(gvs_connect(uri, &c), GVS_E_CONNECT);
+    snprintf(why, sizeof(why), "connect %s: Connection refused",
+             uri + strlen("tcp://"));
+    ASSERT_STR_EQ(gvs_comm_why(), why);
 
     ASSERT_EQ(gvs_connect("tcp://no-such-host.invalid:1", &c), GVS_E_CONNECT);
+    ASSERT(strncmp(gvs_comm_why(), "resolve no-such-host.invalid: ", 30) == 0);
 
     /* A black-holed address never hangs past the connect timeout: a
      * listener whose accept queue is full drops further SYNs. */
@@ -237,6 +246,8 @@ TEST_IMPL(comm_connect_failures)
     long long dt = test_now_ms() - t0;
     ASSERT_GE(dt, 250);
     ASSERT_LT(dt, 3000);
+    ASSERT(strstr(gvs_comm_why(), ": no answer within the connect timeout "
+                                  "(GVS_CONNECT_TIMEOUT_MS)") != NULL);
     unsetenv("GVS_CONNECT_TIMEOUT_MS");
     gvs_conn_close(first);
     close(fd);
@@ -271,13 +282,17 @@ TEST_IMPL(comm_unix_socket_file)
     gvs_conn_close(c);
 
     /* A live server's socket is not stolen. */
-    ASSERT_EQ(gvs_listen(uri, &l2), GVS_E_IO);
+    char why[200];
+    ASSERT_EQ(gvs_listen(uri, &l2), GVS_E_INUSE);
     ASSERT(l2 == NULL);
+    snprintf(why, sizeof(why), "a connection to %s was accepted", path);
+    ASSERT_STR_EQ(gvs_comm_why(), why);
     ASSERT_EQ(gvs_connect(uri, &c), 0);
     gvs_conn_close(c);
 
     /* keep_path leaves the file (a forked worker's copy); close unlinks. */
     ASSERT_EQ(gvs_listen("unix:///tmp", &l2), GVS_E_IO);
+    ASSERT_STR_EQ(gvs_comm_why(), "/tmp exists and is not a socket");
     gvs_listener_close(l, 0);
     ASSERT_EQ(lstat(path, &st), -1);
     ASSERT_EQ(errno, ENOENT);
@@ -296,6 +311,123 @@ TEST_IMPL(comm_unix_socket_file)
     ASSERT_EQ(lstat(path, &st), 0);
     ASSERT(S_ISREG(st.st_mode));
     unlink(path);
+    return 0;
+}
+
+/* Every listen failure names the step and the OS's error; a port taken
+ * is told apart, as a live unix socket is. */
+TEST_IMPL(comm_listen_errors)
+{
+    struct gvs_listener *l, *l2;
+    char uri[64], why[160];
+    ASSERT_EQ(gvs_listen("tcp://127.0.0.1:0", &l), 0);
+    snprintf(uri, sizeof(uri), "%s", gvs_listener_uri(l));
+    ASSERT_EQ(gvs_listen(uri, &l2), GVS_E_INUSE);
+    ASSERT(l2 == NULL);
+    snprintf(why, sizeof(why), "bind %s: Address already in use",
+             uri + strlen("tcp://"));
+    ASSERT_STR_EQ(gvs_comm_why(), why);
+    gvs_listener_close(l, 0);
+
+    ASSERT_EQ(gvs_listen("unix:///tmp/gvs-test-no-such-dir/s.sock", &l),
+              GVS_E_IO);
+    ASSERT_STR_EQ(gvs_comm_why(), "bind /tmp/gvs-test-no-such-dir/s.sock: "
+                                  "No such file or directory");
+    ASSERT_EQ(gvs_listen("tcp://no-such-host.invalid:1", &l), GVS_E_IO);
+    ASSERT(strncmp(gvs_comm_why(), "resolve no-such-host.invalid: ", 30) == 0);
+    return 0;
+}
+
+static int sockopt(int fd, int level, int name)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+    return getsockopt(fd, level, name, &v, &len) == 0 ? v : -1;
+}
+
+/* Keepalive reaches the sockets of tcp and tls connections, both sides;
+ * other transports are left alone. */
+TEST_IMPL(comm_tcp_keepalive)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    const struct gvs_tcp_keepalive k = {7, 3, 4};
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &c, &s), 0);
+    struct gvs_conn *both[] = {c, s};
+    for (int i = 0; i < 2; i++) {
+        int fd = gvs_conn_fd(both[i]);
+        ASSERT_EQ(sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+        ASSERT_EQ(gvs_conn_set_keepalive(both[i], &k), 0);
+        ASSERT_EQ(sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+        ASSERT_EQ(sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 7);
+        ASSERT_EQ(sockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 3);
+        ASSERT_EQ(sockopt(fd, IPPROTO_TCP, TCP_KEEPCNT), 4);
+        /* TCP_USER_TIMEOUT would end a peer stopped with a full window:
+         * it stays the kernel's default. */
+        ASSERT_EQ(sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 0);
+    }
+    const struct gvs_tcp_keepalive off = {0, 1, 1};
+    ASSERT_EQ(gvs_conn_set_keepalive(c, &off), 0);
+    ASSERT_EQ(sockopt(gvs_conn_fd(c), SOL_SOCKET, SO_KEEPALIVE), 0);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+
+    char uri[160];
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "keepalive");
+    ASSERT_EQ(test_conn_pair(uri, &l, &c, &s), 0);
+    ASSERT_EQ(gvs_conn_set_keepalive(c, &k), 0);
+    ASSERT_EQ(sockopt(gvs_conn_fd(c), SOL_SOCKET, SO_KEEPALIVE), 0);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* A peer that acknowledges but reads nothing (a program stopped in a
+ * debugger while its reply was on the way: its receive window closes) is
+ * answering; so is an idle one.  (A peer that answers nothing at all
+ * needs packets dropped: server_vanished_peer.) */
+TEST_IMPL(comm_unanswered_window)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *c, *s;
+    struct gvs_conn_watch w = {0};
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &c, &s), 0);
+    ASSERT_EQ(gvs_conn_unanswered(s, 100, &w), 0);
+    static uint8_t chunk[1 << 16];
+    size_t sent = 0;
+    for (;;) {
+        ssize_t n = send(gvs_conn_fd(s), chunk, sizeof(chunk),
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            ASSERT(errno == EAGAIN || errno == EWOULDBLOCK);
+            break;
+        }
+        sent += (size_t)n;
+    }
+    ASSERT_GT(sent, 0);
+    long long end = test_now_ms() + 1500;
+    while (test_now_ms() < end) {
+        ASSERT_EQ(gvs_conn_unanswered(s, 100, &w), 0);
+        usleep(20000);
+    }
+    /* What was held back still arrives. */
+    uint8_t *got = malloc(sent);
+    ASSERT(got != NULL);
+    ASSERT_EQ(gvs_conn_recv(c, got, sent), 0);
+    free(got);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
+
+    char uri[160];
+    test_unix_uri(uri, sizeof(uri), NULL, 0, "unanswered");
+    ASSERT_EQ(test_conn_pair(uri, &l, &c, &s), 0);
+    ASSERT_EQ(gvs_conn_unanswered(s, 1, &w), 0);
+    gvs_conn_close(c);
+    gvs_conn_close(s);
+    gvs_listener_close(l, 0);
     return 0;
 }
 

@@ -197,7 +197,7 @@ static long status_output(const char *uri, char *out, size_t len)
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "%s/bin/gvs status --server %s 2>&1",
              test_build_dir(), uri);
-    setenv("GVS_CONFIG", "/nonexistent/gvs.conf", 1);
+    setenv("GVS_CONFIG", "/dev/null", 1);
     unsetenv("GVS_TOKEN");
     fflush(NULL);
     FILE *p = popen(cmd, "r");

@@ -1,10 +1,12 @@
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "test.h"
+#include "test_server_harness.h"
 
 TEST_IMPL(log_levels)
 {
@@ -92,5 +94,27 @@ TEST_IMPL(log_one_line)
     const char *dots = strstr(out, "...");
     ASSERT(dots != NULL);
     ASSERT_EQ((dots - strchr(out, '\\')) % 4, 0);
+    return 0;
+}
+
+/* gvsd's default level is info (docs/config.md, log_level), so what it
+ * loads and serves is on record without a flag. */
+TEST_IMPL(log_gvsd_default)
+{
+    struct test_gvsd g = {0};
+    char conf[300], plugins[512];
+    ASSERT_EQ(test_gvsd_init(&g), 0);
+    ASSERT_EQ(test_write_file(&g, "gvs.conf", "# no log_level\n", conf,
+                              sizeof(conf)),
+              0);
+    snprintf(plugins, sizeof(plugins), "%s/tests/plugins", test_build_dir());
+    /* A socket it cannot create stops it once the plugins are loaded. */
+    const char *const args[] = {"--config", conf, "--plugin-dir", plugins,
+                                "--plugin", "echo", "--listen",
+                                "unix:///proc/gvs-test/s.sock", NULL};
+    int status = test_gvsd_run_once(&g, args);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    ASSERT(test_gvsd_log_has(&g, "INFO: plugin echo: loaded", 0));
+    test_gvsd_stop(&g); /* removes the directory: nothing runs */
     return 0;
 }

@@ -438,7 +438,7 @@ static int client_with_token(const char *uri, const char *token, char *err,
 {
     struct gvs_client *c;
     int saved, rfd;
-    setenv("GVS_CONFIG", "/nonexistent/gvs.conf", 1);
+    setenv("GVS_CONFIG", "/dev/null", 1);
     setenv("GVS_SERVER", uri, 1);
     if (token != NULL)
         setenv("GVS_TOKEN", token, 1);

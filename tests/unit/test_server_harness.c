@@ -398,3 +398,85 @@ int test_still_serving(const struct test_gvsd *g, struct gvs_conn *other)
     }
     return 0;
 }
+
+int test_echo_op(struct gvs_conn *c, uint16_t op, uint64_t id,
+                 const void *body, size_t len)
+{
+    struct gvs_buf *reply = gvs_buf_new(64);
+    int rc = reply == NULL
+                 ? GVS_E_NOMEM
+                 : test_call(c, ECHO_PLUGIN_ID, op, id, body, len, reply);
+    gvs_buf_free(reply);
+    return rc;
+}
+
+int test_report_memory(struct gvs_conn *c, uint64_t id, uint64_t bytes)
+{
+    uint8_t body[8];
+    for (int i = 0; i < 8; i++)
+        body[i] = (uint8_t)(bytes >> (8 * i));
+    return test_echo_op(c, ECHO_OP_REPORT_MEMORY, id, body, sizeof(body));
+}
+
+int test_http_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int test_read_all(int fd, char *out, size_t len, int timeout_ms)
+{
+    size_t got = 0;
+    long long deadline = test_now_ms() + timeout_ms;
+    for (;;) {
+        long long left = deadline - test_now_ms();
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+            return -1;
+        ssize_t n = recv(fd, out + got, len - 1 - got, 0);
+        if (n <= 0) {
+            out[got] = '\0';
+            return (int)got;
+        }
+        got += (size_t)n;
+        if (got == len - 1)
+            return -1;
+    }
+}
+
+int test_http(int port, const char *request, char *out, size_t len)
+{
+    int fd = test_http_connect(port);
+    if (fd < 0)
+        return -1;
+    int rc = send(fd, request, strlen(request), MSG_NOSIGNAL) ==
+                     (ssize_t)strlen(request)
+                 ? test_read_all(fd, out, len, 5000)
+                 : -1;
+    close(fd);
+    return rc;
+}
+
+int test_gvsd_start_metrics(struct test_gvsd *g, int *port, const char *conf,
+                            const char *const *extra)
+{
+    char text[1024], path[300];
+    if (test_gvsd_init(g) < 0)
+        return -1;
+    *port = test_free_port();
+    snprintf(text, sizeof(text), "metrics_listen = tcp://127.0.0.1:%d\n%s",
+             *port, conf != NULL ? conf : "");
+    if (test_write_file(g, "gvs.conf", text, path, sizeof(path)) < 0)
+        return -1;
+    const char *args[16] = {"--config", path, "--memory-quota", "2M"};
+    for (int i = 0; extra != NULL && extra[i] != NULL && i < 8; i++)
+        args[4 + i] = extra[i];
+    return test_gvsd_start(g, args);
+}

@@ -82,4 +82,27 @@ int test_still_serving(const struct test_gvsd *g, struct gvs_conn *other);
 /* A tcp port on 127.0.0.1 that was free a moment ago. */
 int test_free_port(void);
 
+/* One request of the echo plugin's op with body, its reply dropped.  0
+ * or the call's error. */
+int test_echo_op(struct gvs_conn *c, uint16_t op, uint64_t id,
+                 const void *body, size_t len);
+
+/* REPORT_MEMORY: bytes become the session's GPU memory (what gvs status
+ * and the metrics show).  0 or the call's error. */
+int test_report_memory(struct gvs_conn *c, uint64_t id, uint64_t bytes);
+
+/* test_gvsd_start with metrics_listen on a free port (*port), a memory
+ * quota of 2M, the config lines conf (NULL: none) and the flags extra
+ * (NULL-terminated, at most 8; NULL: none). */
+int test_gvsd_start_metrics(struct test_gvsd *g, int *port, const char *conf,
+                            const char *const *extra);
+
+/* HTTP to a metrics endpoint on 127.0.0.1:port: a connected socket (-1
+ * on failure); everything until the peer closes, NUL-terminated, as the
+ * number of bytes read (-1 when timeout_ms passes first or out fills);
+ * one request sent and its whole response read (5 s at most). */
+int test_http_connect(int port);
+int test_read_all(int fd, char *out, size_t len, int timeout_ms);
+int test_http(int port, const char *request, char *out, size_t len);
+
 #endif

@@ -28,11 +28,16 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
     return CUDA_SUCCESS;
 }
 
-/* The device of the lane's current context, for the quota's records. */
+/* The device of the lane's current context, for the quota's records;
+ * named to gvsd by its UUID the first time it holds an allocation. */
 static int current_device(void)
 {
     CUdevice dev = 0;
+    CUuuid uuid;
     (void)CUDA_DRV(cuCtxGetDevice)(&dev);
+    if (cuda_be_remote->quota_device_unnamed(dev) &&
+        CUDA_DRV(cuDeviceGetUuid_v2)(&uuid, dev) == CUDA_SUCCESS)
+        cuda_be_remote->quota_name_device(dev, (const uint8_t *)uuid.bytes);
     return dev;
 }
 

@@ -121,7 +121,9 @@ cudaError_t be_quota_take(uint64_t bytes);
  * success the allocation `key` (of kind; 0 is nothing held) is recorded
  * as holding `bytes` (CUDA's own figure where it gives one, else taken),
  * on the lane's device, for `owner` (the cudaGraph_t of a graph memory
- * node, else 0); on failure taken is given back. */
+ * node, else 0); on failure taken is given back.  The device is named to
+ * gvsd by its UUID (host->report_gpu_uuid) the first time it holds an
+ * allocation, so that the metrics show its memory per GPU. */
 void be_quota_settle(struct gvs_call *call, cudaError_t e,
                      enum be_quota_kind kind, uint64_t key, uint64_t owner,
                      uint64_t taken, uint64_t bytes);

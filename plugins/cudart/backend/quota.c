@@ -27,14 +27,27 @@ cudaError_t be_quota_take(uint64_t bytes)
                                               : cudaErrorMemoryAllocation;
 }
 
+/* The first allocation on a device names it to gvsd (remote_be.h). */
+static void name_device(int device)
+{
+    struct cudaDeviceProp prop;
+    if (be_remote->quota_device_unnamed(device) &&
+        cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+        be_remote->quota_name_device(device,
+                                     (const uint8_t *)prop.uuid.bytes);
+}
+
 void be_quota_settle(struct gvs_call *call, cudaError_t e,
                      enum be_quota_kind kind, uint64_t key, uint64_t owner,
                      uint64_t taken, uint64_t bytes)
 {
     struct be_lane *l = be_lane(call);
+    int device = l != NULL ? l->device : 0;
+    if (e == cudaSuccess && key != 0)
+        name_device(device);
     be_remote->quota_settle(e == cudaSuccess,
-                            (enum gvs_remote_quota_kind)kind, key,
-                            l != NULL ? l->device : 0, owner, taken, bytes);
+                            (enum gvs_remote_quota_kind)kind, key, device,
+                            owner, taken, bytes);
 }
 
 void be_quota_release(enum be_quota_kind kind, uint64_t key)

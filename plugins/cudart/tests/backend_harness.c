@@ -40,6 +40,18 @@ static void host_report_memory(struct gvs_session *session, uint64_t bytes)
     (void)session, (void)bytes;
 }
 
+static void host_report_gpu_memory(struct gvs_session *session, int device,
+                                   uint64_t bytes)
+{
+    (void)session, (void)device, (void)bytes;
+}
+
+static void host_report_gpu_uuid(struct gvs_session *session, int device,
+                                 const uint8_t uuid[16])
+{
+    (void)session, (void)device, (void)uuid;
+}
+
 static const void *host_peer(struct gvs_session *session, const char *name)
 {
     (void)session;
@@ -54,7 +66,9 @@ static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
                                    .log = host_log,
                                    .session_info = host_session_info,
                                    .report_memory = host_report_memory,
-                                   .peer = host_peer};
+                                   .peer = host_peer,
+                                   .report_gpu_memory = host_report_gpu_memory,
+                                   .report_gpu_uuid = host_report_gpu_uuid};
 
 int harness_mock_arg(int argc, char **argv)
 {

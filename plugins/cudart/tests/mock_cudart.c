@@ -95,6 +95,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
         return fail(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof(*prop));
     strcpy(prop->name, mock_physical(device) == 0 ? "gvs mock 0" : "gvs mock 1");
+    /* GPU-00000000-... and GPU-11111111-... (mock_devices.c). */
+    memset(prop->uuid.bytes, mock_physical(device) == 0 ? 0x00 : 0x11,
+           sizeof(prop->uuid.bytes));
     prop->major = 9;
     prop->maxThreadsPerBlock = 1024;
     prop->totalGlobalMem = (size_t)80 << 30;

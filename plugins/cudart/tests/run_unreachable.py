@@ -17,7 +17,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
         env["GVS_SERVER"] = "unix://%s/no-such.sock" % tmp
-        env["GVS_CONFIG"] = os.path.join(tmp, "no-such.conf")
+        env["GVS_CONFIG"] = os.devnull  # an empty config: the server only
         t0 = time.monotonic()
         r = subprocess.run([argv[0]], env=env, capture_output=True, text=True,
                            timeout=30)

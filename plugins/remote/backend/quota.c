@@ -5,10 +5,13 @@
  *
  * Each allocation counted is an entry of one map per key space, holding
  * its bytes, device and owner; `used` is their sum plus what handlers
- * have taken for allocations CUDA is still making.  One lock guards it
- * all: allocations are far rarer than copies or launches.
+ * have taken for allocations CUDA is still making, and `device_bytes`
+ * their sum on each device ordinal gvsd shows per GPU.  One lock guards
+ * it all: allocations are far rarer than copies or launches.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
@@ -30,6 +33,9 @@ static const struct gvs_host_api *host;
 static struct gvs_session *session;
 static uint64_t quota, used;
 static struct gvs_u64map maps[GVS_RQ_KINDS];
+/* What the entries hold on each device, and what gvsd was last told. */
+static uint64_t device_bytes[GVS_SESSION_GPUS];
+static uint64_t device_reported[GVS_SESSION_GPUS];
 
 void remote_be_quota_open(const struct gvs_host_api *h,
                           struct gvs_session *s)
@@ -47,6 +53,19 @@ void remote_be_quota_open(const struct gvs_host_api *h,
 static void report(void)
 {
     host->report_memory(session, used);
+    for (int d = 0; d < GVS_SESSION_GPUS; d++) {
+        if (device_bytes[d] != device_reported[d])
+            host->report_gpu_memory(session, d, device_bytes[d]);
+        device_reported[d] = device_bytes[d];
+    }
+}
+
+/* Caller holds lock.  bytes more (add) or fewer on device. */
+static void count_on(int device, uint64_t bytes, int add)
+{
+    if (device >= 0 && device < GVS_SESSION_GPUS)
+        device_bytes[device] = add ? device_bytes[device] + bytes
+                                   : device_bytes[device] - bytes;
 }
 
 int remote_be_quota_take(uint64_t bytes)
@@ -70,6 +89,7 @@ static void drop(struct gvs_u64map *m, uint64_t key)
     struct quota_entry *q = gvs_u64map_remove(m, key);
     if (q != NULL) {
         used -= q->bytes;
+        count_on(q->device, q->bytes, 0);
         gvs_free(q);
     }
 }
@@ -89,6 +109,7 @@ void remote_be_quota_settle(int ok, enum gvs_remote_quota_kind kind,
          * unseen) is gone. */
         drop(&maps[kind], key);
         used += bytes;
+        count_on(device, bytes, 1);
         if (q != NULL) {
             *q = (struct quota_entry){bytes, owner, device};
             /* Without an entry the bytes stay counted for the session's
@@ -170,5 +191,23 @@ void remote_be_quota_close(void)
         gvs_u64map_clear(&maps[k]);
     }
     used = 0;
+    memset(device_bytes, 0, sizeof(device_bytes));
+    memset(device_reported, 0, sizeof(device_reported));
     pthread_mutex_unlock(&lock);
+}
+
+/* The devices gvsd was told the UUID of, a bit each. */
+static _Atomic uint32_t named;
+
+int remote_be_quota_device_unnamed(int device)
+{
+    return device >= 0 && device < GVS_SESSION_GPUS &&
+           (atomic_load(&named) & (1u << device)) == 0;
+}
+
+void remote_be_quota_name_device(int device, const uint8_t uuid[16])
+{
+    if (remote_be_quota_device_unnamed(device) &&
+        (atomic_fetch_or(&named, 1u << device) & (1u << device)) == 0)
+        host->report_gpu_uuid(session, device, uuid);
 }

@@ -34,6 +34,8 @@ void remote_be_quota_settle(int ok, enum gvs_remote_quota_kind kind,
                             uint64_t key, int device, uint64_t owner,
                             uint64_t taken, uint64_t bytes);
 void remote_be_quota_release(enum gvs_remote_quota_kind kind, uint64_t key);
+int remote_be_quota_device_unnamed(int device);
+void remote_be_quota_name_device(int device, const uint8_t uuid[16]);
 void remote_be_quota_release_device(int device);
 void remote_be_quota_release_owner(uint64_t owner);
 void remote_be_quota_mem_info(size_t *free, size_t *total);
