@@ -51,6 +51,12 @@
     X(cuMemcpyDtoDAsync_v2)                                                  \
     X(cuMemcpy2D_v2)                                                         \
     X(cuMemcpy2DAsync_v2)                                                    \
+    X(cuMemsetD2D8_v2)                                                       \
+    X(cuMemsetD2D16_v2)                                                      \
+    X(cuMemsetD2D32_v2)                                                      \
+    X(cuMemsetD2D8Async)                                                     \
+    X(cuMemsetD2D16Async)                                                    \
+    X(cuMemsetD2D32Async)                                                    \
     X(cuMemsetD8_v2)                                                         \
     X(cuMemsetD16_v2)                                                        \
     X(cuMemsetD32_v2)                                                        \

@@ -115,39 +115,59 @@ CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
     return r == CUDA_SUCCESS ? cuda_be_stream(call, wire, s) : r;
 }
 
-/* Request: u64 stream, u8 async, u8 element size, u64 dst, u32 value,
- * u64 count.  Reply: i32. */
+/* One row of a memset, or a rectangle of them: the driver's 1D call for
+ * one row, as a program's own would be. */
+static CUresult set(uint64_t d, uint64_t pitch, uint32_t v, uint64_t w,
+                    uint64_t h, uint8_t size, CUstream s, int async)
+{
+    if (h == 1 && size == 1)
+        return async ? CUDA_DRV(cuMemsetD8Async)(d, (unsigned char)v, w, s)
+                     : CUDA_DRV(cuMemsetD8_v2)(d, (unsigned char)v, w);
+    if (h == 1 && size == 2)
+        return async ? CUDA_DRV(cuMemsetD16Async)(d, (unsigned short)v, w, s)
+                     : CUDA_DRV(cuMemsetD16_v2)(d, (unsigned short)v, w);
+    if (h == 1)
+        return async ? CUDA_DRV(cuMemsetD32Async)(d, v, w, s)
+                     : CUDA_DRV(cuMemsetD32_v2)(d, v, w);
+    if (size == 1)
+        return async ? CUDA_DRV(cuMemsetD2D8Async)(d, pitch, (unsigned char)v,
+                                                   w, h, s)
+                     : CUDA_DRV(cuMemsetD2D8_v2)(d, pitch, (unsigned char)v,
+                                                 w, h);
+    if (size == 2)
+        return async ? CUDA_DRV(cuMemsetD2D16Async)(
+                           d, pitch, (unsigned short)v, w, h, s)
+                     : CUDA_DRV(cuMemsetD2D16_v2)(d, pitch, (unsigned short)v,
+                                                  w, h);
+    return async ? CUDA_DRV(cuMemsetD2D32Async)(d, pitch, v, w, h, s)
+                 : CUDA_DRV(cuMemsetD2D32_v2)(d, pitch, v, w, h);
+}
+
+/* Request: u64 stream, u8 async, u8 element size (1, 2, 4), u64 dst,
+ * u64 pitch, u32 value, u64 width in elements, u64 height.  Reply: i32. */
 int cuda_be_memset(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     CUstream s = NULL;
     uint8_t flags = 0, size;
-    uint64_t dst, n;
+    uint64_t dst, pitch, w, h;
     uint32_t v;
     CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
     apigen_get_u8(&c, &size);
     apigen_get_u64(&c, &dst);
+    apigen_get_u64(&c, &pitch);
     apigen_get_u32(&c, &v);
-    apigen_get_u64(&c, &n);
+    apigen_get_u64(&c, &w);
+    apigen_get_u64(&c, &h);
     if (apigen_end(&c) < 0)
         return c.rc;
     if (flags > 1 || (size != 1 && size != 2 && size != 4) ||
-        n > UINT64_MAX / size)
+        w > UINT64_MAX / size)
         return GVS_E_PROTO;
     if (r == CUDA_SUCCESS)
-        r = cuda_be_check_device_range(dst, n * size);
-    int async = flags & 1;
-    if (r == CUDA_SUCCESS && n > 0) {
-        if (size == 1)
-            r = async ? CUDA_DRV(cuMemsetD8Async)(dst, (unsigned char)v, n, s)
-                      : CUDA_DRV(cuMemsetD8_v2)(dst, (unsigned char)v, n);
-        else if (size == 2)
-            r = async ? CUDA_DRV(cuMemsetD16Async)(dst, (unsigned short)v, n, s)
-                      : CUDA_DRV(cuMemsetD16_v2)(dst, (unsigned short)v, n);
-        else
-            r = async ? CUDA_DRV(cuMemsetD32Async)(dst, v, n, s)
-                      : CUDA_DRV(cuMemsetD32_v2)(dst, v, n);
-    }
+        r = cuda_be_check_device_rect(dst, pitch, w * size, h);
+    if (r == CUDA_SUCCESS && w > 0 && h > 0)
+        r = set(dst, pitch, v, w, h, size, s, flags & 1);
     apigen_put_i32(&c, r);
     return c.rc;
 }

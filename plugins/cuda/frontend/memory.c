@@ -169,8 +169,9 @@ static uint64_t sw(CUstream s, int per_thread)
     return cuda_fe_stream_wire(s, per_thread);
 }
 
-static CUresult memset_any(uint64_t dst, uint32_t v, size_t n, int size,
-                           uint64_t stream, int async)
+static CUresult memset_any(uint64_t dst, uint64_t pitch, uint32_t v,
+                           size_t w, size_t h, int size, uint64_t stream,
+                           int async)
 {
     struct apigen_call c;
     CUresult r = cuda_fe_begin(&c);
@@ -182,77 +183,61 @@ static CUresult memset_any(uint64_t dst, uint32_t v, size_t n, int size,
     apigen_put_u8(&c, (uint8_t)async);
     apigen_put_u8(&c, (uint8_t)size);
     apigen_put_u64(&c, dst);
+    apigen_put_u64(&c, pitch);
     apigen_put_u32(&c, v);
-    apigen_put_u64(&c, n);
+    apigen_put_u64(&c, w);
+    apigen_put_u64(&c, h);
     r = cuda_fe_run(&c, CUDA_OP_MEMSET, APIGEN_DEVICE);
     return cuda_fe_end(&c, r);
 }
 
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
-{
-    return memset_any(d, v, n, 1, 0, 0);
-}
+/* The 1D memsets: one row. */
+#define MEMSET_1D(name, type, size, stream, async)                           \
+    CUresult name(CUdeviceptr d, type v, size_t n)                           \
+    {                                                                        \
+        return memset_any(d, n * size, v, n, 1, size, stream, async);        \
+    }
+#define MEMSET_1D_ASYNC(name, type, size, per_thread)                        \
+    CUresult name(CUdeviceptr d, type v, size_t n, CUstream s)               \
+    {                                                                        \
+        return memset_any(d, n * size, v, n, 1, size, sw(s, per_thread), 1); \
+    }
+#define MEMSET_2D(name, type, size, stream)                                  \
+    CUresult name(CUdeviceptr d, size_t pitch, type v, size_t w, size_t h)   \
+    {                                                                        \
+        return memset_any(d, pitch, v, w, h, size, stream, 0);               \
+    }
+#define MEMSET_2D_ASYNC(name, type, size, per_thread)                        \
+    CUresult name(CUdeviceptr d, size_t pitch, type v, size_t w, size_t h,   \
+                  CUstream s)                                                \
+    {                                                                        \
+        return memset_any(d, pitch, v, w, h, size, sw(s, per_thread), 1);    \
+    }
 
-CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n)
-{
-    return memset_any(d, v, n, 1, PTDS, 0);
-}
-
-CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n)
-{
-    return memset_any(d, v, n, 2, 0, 0);
-}
-
-CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n)
-{
-    return memset_any(d, v, n, 2, PTDS, 0);
-}
-
-CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
-{
-    return memset_any(d, v, n, 4, 0, 0);
-}
-
-CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n)
-{
-    return memset_any(d, v, n, 4, PTDS, 0);
-}
-
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n,
-                         CUstream s)
-{
-    return memset_any(d, v, n, 1, sw(s, 0), 1);
-}
-
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n,
-                              CUstream s)
-{
-    return memset_any(d, v, n, 1, sw(s, 1), 1);
-}
-
-CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n,
-                          CUstream s)
-{
-    return memset_any(d, v, n, 2, sw(s, 0), 1);
-}
-
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n,
-                               CUstream s)
-{
-    return memset_any(d, v, n, 2, sw(s, 1), 1);
-}
-
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n,
-                          CUstream s)
-{
-    return memset_any(d, v, n, 4, sw(s, 0), 1);
-}
-
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n,
-                               CUstream s)
-{
-    return memset_any(d, v, n, 4, sw(s, 1), 1);
-}
+MEMSET_1D(cuMemsetD8_v2, unsigned char, 1, 0, 0)
+MEMSET_1D(cuMemsetD8_v2_ptds, unsigned char, 1, PTDS, 0)
+MEMSET_1D(cuMemsetD16_v2, unsigned short, 2, 0, 0)
+MEMSET_1D(cuMemsetD16_v2_ptds, unsigned short, 2, PTDS, 0)
+MEMSET_1D(cuMemsetD32_v2, unsigned int, 4, 0, 0)
+MEMSET_1D(cuMemsetD32_v2_ptds, unsigned int, 4, PTDS, 0)
+MEMSET_1D_ASYNC(cuMemsetD8Async, unsigned char, 1, 0)
+MEMSET_1D_ASYNC(cuMemsetD8Async_ptsz, unsigned char, 1, 1)
+MEMSET_1D_ASYNC(cuMemsetD16Async, unsigned short, 2, 0)
+MEMSET_1D_ASYNC(cuMemsetD16Async_ptsz, unsigned short, 2, 1)
+MEMSET_1D_ASYNC(cuMemsetD32Async, unsigned int, 4, 0)
+MEMSET_1D_ASYNC(cuMemsetD32Async_ptsz, unsigned int, 4, 1)
+MEMSET_2D(cuMemsetD2D8_v2, unsigned char, 1, 0)
+MEMSET_2D(cuMemsetD2D8_v2_ptds, unsigned char, 1, PTDS)
+MEMSET_2D(cuMemsetD2D16_v2, unsigned short, 2, 0)
+MEMSET_2D(cuMemsetD2D16_v2_ptds, unsigned short, 2, PTDS)
+MEMSET_2D(cuMemsetD2D32_v2, unsigned int, 4, 0)
+MEMSET_2D(cuMemsetD2D32_v2_ptds, unsigned int, 4, PTDS)
+MEMSET_2D_ASYNC(cuMemsetD2D8Async, unsigned char, 1, 0)
+MEMSET_2D_ASYNC(cuMemsetD2D8Async_ptsz, unsigned char, 1, 1)
+MEMSET_2D_ASYNC(cuMemsetD2D16Async, unsigned short, 2, 0)
+MEMSET_2D_ASYNC(cuMemsetD2D16Async_ptsz, unsigned short, 2, 1)
+MEMSET_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
+MEMSET_2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
 
 /* Host memory "page-locked" through the driver is the program's own:
  * the backend copies it as any other.  The allocations are kept with

@@ -270,7 +270,7 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_MEMCPY_H2D, "qcqqqqb", {0, 2, H, 4, 4, 1}, 1},
     {CUDA_OP_MEMCPY_D2H, "qcqqqq", {0, 0, H, 4, 4, 1}, 0},
     {CUDA_OP_MEMCPY_D2D, "qcqqqqqq", {0, 0, H, 4, H, 4, 4, 1}, 0},
-    {CUDA_OP_MEMSET, "qccqiq", {0, 0, 4, H, 7, 1}, 0},
+    {CUDA_OP_MEMSET, "qccqqiqq", {0, 0, 4, H, 4, 7, 1, 1}, 0},
     {CUDA_OP_LOAD, "ccb", {0, 0}, 0},
     {CUDA_OP_UNLOAD, "cq", {0, H}, 0},
     {CUDA_OP_KERNEL_GET_FUNCTION, "q", {H}, 0},
@@ -306,6 +306,8 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuKernelSetCacheConfig, "qii", {H, 1, 0}, 0},
     {CUDA_OP_MEM_ALLOC_PITCH, "qqi", {64, 4, 4}, 0},
     {CUDA_OP_STREAM_ATTRIBUTE, "cqi", {0, 0, 3}, 0},
+    {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
+    {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
