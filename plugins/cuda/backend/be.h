@@ -157,10 +157,17 @@ struct cuda_be_kernel {
  * loaded, with the image it was loaded from. */
 struct cuda_be_library {
     void *handle; /* CUlibrary or CUmodule */
+    int kind;     /* 0 library, 1 module */
     uint8_t *image;
     uint32_t nkernels;
     uint64_t *kernels; /* their ids */
 };
+
+/* session_close: what each file keeps for the session goes (the GPU
+ * objects go with the worker). */
+void cuda_be_contexts_free(void);
+void cuda_be_modules_free(void);
+void cuda_be_lanes_free(void);
 
 /* contexts.c: the context of a GVS_RH_CONTEXT id (0: none, the current
  * one where a call takes NULL so), or CUDA_ERROR_INVALID_CONTEXT. */

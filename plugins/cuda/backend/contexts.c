@@ -191,3 +191,20 @@ void cuda_be_after_blocking(struct gvs_call *call)
     cuda_be_remote->output_flush();
     cuda_be_remote->report_latched(call, CUDA_PLUGIN_ID, CUDA_SUCCESS);
 }
+
+void cuda_be_contexts_free(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ids.n; i++) {
+        uint64_t *id = ids.e[i].val;
+        struct cuda_be_ctx *c = gvs_handles_remove(cuda_be_remote->handles(),
+                                                   GVS_RH_CONTEXT, *id);
+        /* Only a driver that was loaded made it. */
+        if (c != NULL && !c->primary)
+            (void)CUDA_DRV(cuCtxDestroy_v2)(c->ctx);
+        gvs_free(c);
+        gvs_free(id);
+    }
+    gvs_u64map_clear(&ids);
+    pthread_mutex_unlock(&lock);
+}

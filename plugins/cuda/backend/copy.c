@@ -209,3 +209,15 @@ int cuda_be_memcpy_d2d(struct gvs_call *call)
     apigen_put_i32(&c, r);
     return c.rc;
 }
+
+static void lane_free(struct gvs_remote_lane *l, void *arg)
+{
+    (void)arg;
+    gvs_free(l->slot[CUDA_PLUGIN_ID]);
+    l->slot[CUDA_PLUGIN_ID] = NULL;
+}
+
+void cuda_be_lanes_free(void)
+{
+    cuda_be_remote->lanes_each(lane_free, NULL);
+}

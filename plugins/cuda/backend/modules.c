@@ -18,6 +18,10 @@
 /* Longest global name asked for. */
 #define NAME_MAX_LEN 65536u
 
+/* The libraries and modules loaded, by id, for session_close. */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map loaded;
+
 static uint16_t lib_type(int kind)
 {
     return kind == KIND_LIBRARY ? GVS_RH_LIBRARY : GVS_RH_MODULE;
@@ -218,10 +222,20 @@ int cuda_be_load(struct gvs_call *call)
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
         r = load(lib, kind, &handles, &n);
+    lib->kind = kind;
     if (r == CUDA_SUCCESS &&
         gvs_handles_add(cuda_be_remote->handles(), lib_type(kind), lib, &id) <
             0)
         r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        pthread_mutex_lock(&loaded_lock);
+        int rc = gvs_u64map_put(&loaded, id, lib);
+        pthread_mutex_unlock(&loaded_lock);
+        if (rc < 0) {
+            gvs_handles_remove(cuda_be_remote->handles(), lib_type(kind), id);
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS) {
         apigen_put_u64(&c, id);
@@ -254,6 +268,11 @@ int cuda_be_unload(struct gvs_call *call)
                                  id);
     if (r == CUDA_SUCCESS && lib == NULL)
         r = CUDA_ERROR_INVALID_HANDLE;
+    if (lib != NULL) {
+        pthread_mutex_lock(&loaded_lock);
+        gvs_u64map_remove(&loaded, id);
+        pthread_mutex_unlock(&loaded_lock);
+    }
     library_free(lib, kind);
     apigen_put_i32(&c, r);
     return c.rc;
@@ -414,4 +433,25 @@ int cuda_be_func_set_attribute(struct gvs_call *call)
                                                 (CUfunction_attribute)attr, v);
     apigen_put_i32(&c, r);
     return c.rc;
+}
+
+void cuda_be_modules_free(void)
+{
+    struct gvs_handles *t = cuda_be_remote->handles();
+    pthread_mutex_lock(&funcs_lock);
+    for (size_t i = 0; i < funcs.n; i++) {
+        uint64_t *id = funcs.e[i].val;
+        kernel_free(gvs_handles_remove(t, GVS_RH_FUNCTION, *id));
+        gvs_free(id);
+    }
+    gvs_u64map_clear(&funcs);
+    pthread_mutex_unlock(&funcs_lock);
+    pthread_mutex_lock(&loaded_lock);
+    for (size_t i = 0; i < loaded.n; i++) {
+        struct cuda_be_library *lib = loaded.e[i].val;
+        gvs_handles_remove(t, lib_type(lib->kind), loaded.e[i].key);
+        library_free(lib, lib->kind);
+    }
+    gvs_u64map_clear(&loaded);
+    pthread_mutex_unlock(&loaded_lock);
 }

@@ -29,9 +29,13 @@ static int session_open(const struct gvs_host_api *host,
     return 0;
 }
 
-/* What the session made on the GPU goes with the worker process. */
+/* What the session made on the GPU goes with the worker process; what
+ * the plugin keeps for it goes here. */
 static void session_close(void *state)
 {
+    cuda_be_modules_free();
+    cuda_be_contexts_free();
+    cuda_be_lanes_free();
     gvs_free(state);
 }
 

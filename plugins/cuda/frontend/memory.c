@@ -65,12 +65,6 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
     return in;
 }
 
-int cuda_fe_mem_is_device(uint64_t p)
-{
-    uint64_t base;
-    struct range r;
-    return find(p, &base, &r);
-}
 
 /* An allocation's request, for the device of the thread's context. */
 static CUresult begin_alloc(struct apigen_call *c, CUdevice *dev)
@@ -486,4 +480,32 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes,
         memcpy(data[i], &v, size);
     }
     return CUDA_SUCCESS;
+}
+
+/* A pointer this frontend did not allocate (the runtime frontend's, a
+ * library's): the backend's driver says whether it is device memory, and
+ * a device allocation is then known here. */
+int cuda_fe_mem_is_device(uint64_t p)
+{
+    uint64_t base, v;
+    uint8_t size;
+    struct range r;
+    struct attrs at;
+    if (find(p, &base, &r))
+        return 1;
+    if (!cuda_fe_initialized() || fetch(p, &at) != CUDA_SUCCESS ||
+        attr_value(&at, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p, &v, &size) !=
+            CUDA_SUCCESS ||
+        (v != CU_MEMORYTYPE_DEVICE && v != CU_MEMORYTYPE_UNIFIED))
+        return 0;
+    uint64_t start, len, dev = 0;
+    if (attr_value(&at, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p, &start,
+                   &size) == CUDA_SUCCESS &&
+        attr_value(&at, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p, &len, &size) ==
+            CUDA_SUCCESS) {
+        (void)attr_value(&at, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p, &dev,
+                         &size);
+        cuda_fe_mem_note(start, len, (CUdevice)dev);
+    }
+    return 1;
 }
