@@ -37,6 +37,17 @@ static inline bool built_for_clusters(const void *f)
     return a.ptxVersion >= 90;
 }
 
+// A call of one of NVIDIA's libraries, which answer their own status
+// types: exits naming the call and the status unless it is ok.
+#define CHECK_LIB(call, ok, lib)                                             \
+    do {                                                                     \
+        auto s_ = (call);                                                    \
+        if (s_ != (ok)) {                                                    \
+            printf("FAIL %s: %s status %d\n", #call, lib, (int)s_);          \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
 #define EXPECT(cond)                                                         \
     do {                                                                     \
         if (!(cond)) {                                                       \

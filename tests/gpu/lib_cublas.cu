@@ -7,14 +7,7 @@
 #include <cublas_v2.h>
 #include <vector>
 
-#define CHECK_BLAS(call)                                                     \
-    do {                                                                     \
-        cublasStatus_t s_ = (call);                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                   \
-            printf("FAIL %s: cuBLAS status %d\n", #call, (int)s_);           \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_BLAS(call) CHECK_LIB(call, CUBLAS_STATUS_SUCCESS, "cuBLAS")
 
 int main()
 {

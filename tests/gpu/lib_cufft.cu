@@ -6,14 +6,7 @@
 #include <cufft.h>
 #include <vector>
 
-#define CHECK_FFT(call)                                                      \
-    do {                                                                     \
-        cufftResult r_ = (call);                                             \
-        if (r_ != CUFFT_SUCCESS) {                                           \
-            printf("FAIL %s: cuFFT result %d\n", #call, (int)r_);            \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_FFT(call) CHECK_LIB(call, CUFFT_SUCCESS, "cuFFT")
 
 // The largest bin's index and its magnitude, rounded.
 static void peak(const std::vector<cufftComplex> &v, size_t n, const char *what)

@@ -5,14 +5,7 @@
 #include <curand.h>
 #include <vector>
 
-#define CHECK_RAND(call)                                                     \
-    do {                                                                     \
-        curandStatus_t s_ = (call);                                          \
-        if (s_ != CURAND_STATUS_SUCCESS) {                                   \
-            printf("FAIL %s: cuRAND status %d\n", #call, (int)s_);           \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_RAND(call) CHECK_LIB(call, CURAND_STATUS_SUCCESS, "cuRAND")
 
 static void run(curandRngType_t type, const char *name)
 {

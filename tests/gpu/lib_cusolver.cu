@@ -5,14 +5,7 @@
 #include <cusolverDn.h>
 #include <vector>
 
-#define CHECK_SOLVER(call)                                                   \
-    do {                                                                     \
-        cusolverStatus_t s_ = (call);                                        \
-        if (s_ != CUSOLVER_STATUS_SUCCESS) {                                 \
-            printf("FAIL %s: cuSOLVER status %d\n", #call, (int)s_);         \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_SOLVER(call) CHECK_LIB(call, CUSOLVER_STATUS_SUCCESS, "cuSOLVER")
 
 int main()
 {

@@ -4,14 +4,7 @@
 #include <cusparse.h>
 #include <vector>
 
-#define CHECK_SPARSE(call)                                                   \
-    do {                                                                     \
-        cusparseStatus_t s_ = (call);                                        \
-        if (s_ != CUSPARSE_STATUS_SUCCESS) {                                 \
-            printf("FAIL %s: cuSPARSE status %d\n", #call, (int)s_);         \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_SPARSE(call) CHECK_LIB(call, CUSPARSE_STATUS_SUCCESS, "cuSPARSE")
 
 int main()
 {
