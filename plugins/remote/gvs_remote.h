@@ -76,6 +76,22 @@ int gvs_remote_set_context_locked(struct gvs_client *cl, uint64_t ctx);
  * when the image is malformed or larger than a session may send. */
 size_t gvs_remote_image_size(const void *code, const uint8_t **start);
 
+/* Posting launches.  A launch in a configuration the backend already
+ * accepted for the kernel cannot fail at launch time any more: it is
+ * posted without waiting, and what CUDA could still report is an
+ * execution failure, reported at a later synchronization natively too
+ * (the backend latches it for the lane's next synchronizing call).
+ * Other launches wait, so that a bad configuration is reported at once.
+ *
+ * A configuration as one word (valid bit, device, threads per block,
+ * dynamic shared memory), 0 when it is outside what every device allows
+ * (never accepted, so never posted). */
+uint64_t gvs_remote_launch_config(int dev, const uint32_t grid[3],
+                                  const uint32_t block[3], uint64_t shmem);
+/* Whether a launch in configuration want cannot fail at launch time
+ * because ok was accepted. */
+int gvs_remote_launch_within(uint64_t want, uint64_t ok);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

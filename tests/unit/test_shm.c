@@ -188,7 +188,10 @@ TEST_IMPL(shm_ping_pong)
 {
     long long ns;
     ASSERT_EQ(ping_pong(PING_PONGS, 0, &ns), 0);
-    ASSERT_LT(ns, 1000000000LL);
+    /* 60 us a round trip: far above a futex wake-up's cost, which an idle
+     * machine shows (about 10 us), so a loaded CI machine passes, and far
+     * below a wake-up that waits for a timeout. */
+    ASSERT_LT(ns, 3000000000LL);
     ASSERT_EQ(ping_pong(PING_PONGS / 10, 20000, &ns), 0);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "fe.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
@@ -25,6 +26,9 @@ struct cuda_fe_kernel {
     uint32_t nparams;
     uint32_t param_bytes; /* end of the last parameter */
     struct cuda_fe_param *params;
+    /* The last configuration the backend accepted (gvs_remote.h): a
+     * launch within it is posted. */
+    _Atomic uint64_t ok_config;
 };
 
 /* The kernel or function of id, or NULL.  It lives until its library or

@@ -1,6 +1,7 @@
 /* Kernel launches (cuda.api, LAUNCH): the parameters are packed here by
  * the layout the load gave, into the block the backend hands the driver
- * as it is. */
+ * as it is; posted within a configuration the backend accepted for the
+ * kernel (gvs_remote.h). */
 #include "call.h"
 #include "kernels.h"
 
@@ -8,6 +9,7 @@
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
+#include "gvs_remote.h"
 
 #define FORM_PARAMS 0
 #define FORM_EXTRA 1
@@ -107,8 +109,22 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     apigen_put_u8(&c, form);
     apigen_put_blob(&c, data, len);
     put_attrs(&c, cfg);
+    /* Launch attributes (clusters, cooperative) have limits of their
+     * own: such launches always wait. */
+    CUdevice dev = -1;
+    const uint32_t g[3] = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ};
+    const uint32_t b[3] = {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
+    uint64_t config = 0;
+    if (cfg->numAttrs == 0 && cuda_fe_ctx_device(&dev) == CUDA_SUCCESS)
+        config = gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes);
+    if (gvs_remote_launch_within(
+            config, atomic_load_explicit(&k->ok_config, memory_order_relaxed)))
+        return cuda_fe_post(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS && config != 0)
+        atomic_store_explicit(&k->ok_config, config, memory_order_relaxed);
+    return r;
 }
 
 static CUresult launch_plain(CUfunction f, unsigned int gx, unsigned int gy,

@@ -372,20 +372,168 @@ static CUresult mock_set32a(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
     return mock_set32(d, v, n);
 }
 
-/* Images: none is one the mock can load. */
+/* 2D copies and memsets: rows of plain memory on both sides. */
+static CUresult mock_copy2d(const CUDA_MEMCPY2D *c)
+{
+    for (size_t r = 0; r < c->Height; r++) {
+        uint8_t *dst = c->dstMemoryType == CU_MEMORYTYPE_HOST
+                           ? (uint8_t *)c->dstHost
+                           : (uint8_t *)(uintptr_t)c->dstDevice;
+        const uint8_t *src = c->srcMemoryType == CU_MEMORYTYPE_HOST
+                                 ? (const uint8_t *)c->srcHost
+                                 : (const uint8_t *)(uintptr_t)c->srcDevice;
+        memmove(dst + r * c->dstPitch, src + r * c->srcPitch, c->WidthInBytes);
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_copy2d_async(const CUDA_MEMCPY2D *c, CUstream s)
+{
+    (void)s;
+    return mock_copy2d(c);
+}
+
+static CUresult mock_set2d32(CUdeviceptr d, size_t pitch, unsigned v,
+                             size_t w, size_t h)
+{
+    for (size_t r = 0; r < h; r++)
+        mock_set32(d + r * pitch, v, w);
+    return CUDA_SUCCESS;
+}
+
+/* Images: text starting "//gvs-mock" is a module (or library) of two
+ * kernels the mock runs on the host: fill(u32 *p, u32 value, u32 n) and
+ * add(u32 *p, u32 n, u32 delta) (launch.c).  Anything else is no image. */
+#define MOCK_IMAGE "//gvs-mock"
+
+struct mock_kernel {
+    const char *name;
+    unsigned nparams;
+    size_t offset[3], size[3];
+};
+
+static const struct mock_kernel mock_kernels[2] = {
+    {"fill", 3, {0, 8, 12}, {8, 4, 4}},
+    {"add", 3, {0, 8, 12}, {8, 4, 4}},
+};
+static int mock_module;
+
+static int is_image(const void *code)
+{
+    return code != NULL && strncmp(code, MOCK_IMAGE, strlen(MOCK_IMAGE)) == 0;
+}
+
+static const struct mock_kernel *kernel_of(const void *h)
+{
+    for (int i = 0; i < 2; i++)
+        if (h == (const void *)&mock_kernels[i])
+            return &mock_kernels[i];
+    return NULL;
+}
+
 static CUresult mock_lib_load(CUlibrary *lib, const void *code,
                               CUjit_option *o, void **ov, unsigned n,
                               CUlibraryOption *lo, void **lov, unsigned ln)
 {
-    (void)lib, (void)code, (void)o, (void)ov, (void)n, (void)lo, (void)lov,
-        (void)ln;
-    return CUDA_ERROR_INVALID_IMAGE;
+    (void)o, (void)ov, (void)n, (void)lo, (void)lov, (void)ln;
+    if (!is_image(code))
+        return CUDA_ERROR_INVALID_IMAGE;
+    *lib = (CUlibrary)&mock_module;
+    return CUDA_SUCCESS;
 }
 
 static CUresult mock_mod_load(CUmodule *mod, const void *image)
 {
-    (void)mod, (void)image;
-    return CUDA_ERROR_INVALID_IMAGE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!is_image(image))
+        return CUDA_ERROR_INVALID_IMAGE;
+    *mod = (CUmodule)&mock_module;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_unload(void *h)
+{
+    return h == &mock_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult mock_kernel_count(unsigned *n, void *h)
+{
+    *n = 2;
+    return h == &mock_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult mock_enumerate(void **out, unsigned n, void *h)
+{
+    for (unsigned i = 0; i < n && i < 2; i++)
+        out[i] = (void *)&mock_kernels[i];
+    return h == &mock_module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult mock_kernel_name(const char **name, void *h)
+{
+    const struct mock_kernel *k = kernel_of(h);
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = k->name;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_param(void *h, size_t i, size_t *off, size_t *size)
+{
+    const struct mock_kernel *k = kernel_of(h);
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (i >= k->nparams)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = k->offset[i];
+    *size = k->size[i];
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_kernel_function(CUfunction *f, CUkernel k)
+{
+    if (kernel_of(k) == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *f = (CUfunction)k;
+    return CUDA_SUCCESS;
+}
+
+/* Runs the kernel on the host, after the checks the driver makes at
+ * launch time. */
+static CUresult mock_launch(CUfunction f, unsigned gx, unsigned gy,
+                            unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shmem, CUstream s,
+                            void **params, void **extra)
+{
+    const struct mock_kernel *k = kernel_of(f);
+    const uint8_t *buf = NULL;
+    (void)s;
+    if (k == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (params == NULL && extra != NULL && extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+        buf = extra[1];
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+        (uint64_t)bx * by * bz > 1024 || shmem > 48 * 1024 ||
+        (params == NULL && buf == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t p;
+    uint32_t a, b;
+    memcpy(&p, params ? params[0] : buf + k->offset[0], 8);
+    memcpy(&a, params ? params[1] : buf + k->offset[1], 4);
+    memcpy(&b, params ? params[2] : buf + k->offset[2], 4);
+    uint32_t n = k == &mock_kernels[0] ? b : a;
+    int i = alloc_of(p);
+    if (i < 0 || p + 4ull * n > (uint64_t)(uintptr_t)allocs[i].p + allocs[i].n)
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    uint32_t *v = (uint32_t *)(uintptr_t)p;
+    for (uint32_t j = 0; j < n; j++)
+        v[j] = k == &mock_kernels[0] ? a : v[j] + b;
+    return CUDA_SUCCESS;
 }
 
 static CUresult mock_fail(void)
@@ -419,6 +567,19 @@ static CUresult mock_event_create(CUevent *e, unsigned flags)
 {
     (void)flags;
     *e = (CUevent)&stream_objs[nstreams++ % 64];
+    return CUDA_SUCCESS;
+}
+
+/* Work runs as it is launched: streams and events are always done. */
+static CUresult mock_record(CUevent e, CUstream s)
+{
+    (void)e, (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_done(void *obj)
+{
+    (void)obj;
     return CUDA_SUCCESS;
 }
 
@@ -460,10 +621,30 @@ static void fill_rest(void)
     cuda_be_drv.cuMemsetD32Async = mock_set32a;
     cuda_be_drv.cuLibraryLoadData = mock_lib_load;
     cuda_be_drv.cuModuleLoadData = mock_mod_load;
+    *(void **)&cuda_be_drv.cuLibraryUnload = (void *)mock_unload;
+    *(void **)&cuda_be_drv.cuModuleUnload = (void *)mock_unload;
+    *(void **)&cuda_be_drv.cuLibraryGetKernelCount = (void *)mock_kernel_count;
+    *(void **)&cuda_be_drv.cuModuleGetFunctionCount = (void *)mock_kernel_count;
+    *(void **)&cuda_be_drv.cuLibraryEnumerateKernels = (void *)mock_enumerate;
+    *(void **)&cuda_be_drv.cuModuleEnumerateFunctions = (void *)mock_enumerate;
+    *(void **)&cuda_be_drv.cuKernelGetName = (void *)mock_kernel_name;
+    *(void **)&cuda_be_drv.cuFuncGetName = (void *)mock_kernel_name;
+    *(void **)&cuda_be_drv.cuKernelGetParamInfo = (void *)mock_param;
+    *(void **)&cuda_be_drv.cuFuncGetParamInfo = (void *)mock_param;
+    cuda_be_drv.cuKernelGetFunction = mock_kernel_function;
+    cuda_be_drv.cuLaunchKernel = mock_launch;
+    cuda_be_drv.cuMemcpy2D_v2 = mock_copy2d;
+    cuda_be_drv.cuMemcpy2DAsync_v2 = mock_copy2d_async;
+    cuda_be_drv.cuMemsetD2D32_v2 = mock_set2d32;
     cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
+    cuda_be_drv.cuEventRecord = mock_record;
+    *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
+    *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;
+    *(void **)&cuda_be_drv.cuStreamSynchronize = (void *)mock_done;
+    *(void **)&cuda_be_drv.cuStreamQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \

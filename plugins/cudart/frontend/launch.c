@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 #include "streams.h"
 
 /* <<<...>>> pushes its configuration, the kernel's host stub pops it: a
@@ -54,51 +55,10 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
     return cudaSuccess;
 }
 
-/* Limits every device of compute capability 3.0 and later has: a
- * configuration outside them is left for the backend to refuse. */
-#define BLOCK_XY_MAX 1024u
-#define BLOCK_Z_MAX 64u
-#define BLOCK_THREADS_MAX 1024u
-#define GRID_X_MAX 0x7fffffffu
-#define GRID_YZ_MAX 65535u
-
-/* A configuration as one word: valid bit, device (8 bits), threads per
- * block (11 bits), dynamic shared memory (32 bits).  0 if it does not
- * fit, which never matches. */
-static uint64_t pack_config(int dev, dim3 grid, dim3 block, size_t shmem)
-{
-    uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    if (dev < 0 || dev > 255 || block.x == 0 || block.y == 0 ||
-        block.z == 0 || block.x > BLOCK_XY_MAX || block.y > BLOCK_XY_MAX ||
-        block.z > BLOCK_Z_MAX || threads > BLOCK_THREADS_MAX ||
-        grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > GRID_X_MAX ||
-        grid.y > GRID_YZ_MAX || grid.z > GRID_YZ_MAX || shmem > UINT32_MAX)
-        return 0;
-    return 1ull << 63 | (uint64_t)dev << 43 | threads << 32 | shmem;
-}
-
-/* Whether a launch in configuration `want` cannot fail at launch time
- * because `ok` was accepted: same device, no more threads per block (a
- * kernel's register and thread limits only shrink what fits) and no
- * more dynamic shared memory. */
-static int within(uint64_t want, uint64_t ok)
-{
-    const uint64_t dev = 0xffull << 43, threads = 0x7ffull << 32;
-    return want != 0 && ok != 0 && (want & dev) == (ok & dev) &&
-           (want & threads) <= (ok & threads) &&
-           (want & 0xffffffffull) <= (ok & 0xffffffffull);
-}
-
 /* Request: u32 module, u32 kernel index, u32 grid x/y/z, u32 block
  * x/y/z, u64 dynamic shared memory, u64 stream, blob parameter block.
- * Reply: i32 result.
- *
- * A launch in a configuration the backend already accepted for this
- * kernel is posted without waiting: what CUDA could still report is an
- * execution failure, which it reports at a later synchronization anyway,
- * and the backend does the same (a failure of a posted launch is answered
- * by the lane's next synchronizing call).  Other launches wait, so that a
- * bad configuration is reported at once, as natively. */
+ * Reply: i32 result.  Posted within a configuration the backend accepted
+ * for the kernel (gvs_remote.h). */
 static cudaError_t launch(const void *func, dim3 grid, dim3 block,
                           void **args, size_t shmem, cudaStream_t stream,
                           int per_thread)
@@ -124,9 +84,11 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block,
     apigen_put_u64(&c, shmem);
     apigen_put_u64(&c, fe_stream_wire(stream, per_thread));
     apigen_put_blob(&c, params, f->param_bytes);
-    uint64_t config = pack_config(fe_thread_device(), grid, block, shmem);
-    if (within(config, atomic_load_explicit(&f->ok_config,
-                                            memory_order_relaxed)))
+    const uint32_t g[3] = {grid.x, grid.y, grid.z};
+    const uint32_t b[3] = {block.x, block.y, block.z};
+    uint64_t config = gvs_remote_launch_config(fe_thread_device(), g, b, shmem);
+    if (gvs_remote_launch_within(
+            config, atomic_load_explicit(&f->ok_config, memory_order_relaxed)))
         return cudart_fe_post(&c, CUDART_OP_LAUNCH, APIGEN_DEVICE);
     e = cudart_fe_run(&c, CUDART_OP_LAUNCH, APIGEN_DEVICE);
     e = cudart_fe_end(&c, e);
