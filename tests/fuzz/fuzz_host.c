@@ -1,6 +1,7 @@
 /* The op harnesses' host (fuzz_host.h). */
 #include "fuzz_host.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gvs/err.h"
@@ -63,12 +64,7 @@ static void host_report_gpu_uuid(struct gvs_session *session, int device,
     (void)uuid;
 }
 
-static const void *host_peer(struct gvs_session *session, const char *name)
-{
-    (void)session;
-    (void)name;
-    return NULL;
-}
+static const void *host_peer(struct gvs_session *session, const char *name);
 
 static const struct gvs_host_api host = {
     .abi = GVS_PLUGIN_ABI,
@@ -81,6 +77,28 @@ static const struct gvs_host_api host = {
     .report_gpu_memory = host_report_gpu_memory,
     .report_gpu_uuid = host_report_gpu_uuid,
 };
+
+int remote_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
+
+/* The layer's session: no notify, so that it captures no output (the
+ * fuzzer's own goes to stderr). */
+static struct gvs_host_api layer_host;
+static const struct gvs_plugin *layer;
+static void *layer_state;
+
+static const void *host_peer(struct gvs_session *session, const char *name)
+{
+    (void)session;
+    if (layer == NULL) {
+        layer_host = host;
+        layer_host.notify = NULL;
+        if (remote_plugin_entry(GVS_PLUGIN_ABI, &layer) != 0 ||
+            layer->session_open(&layer_host, NULL, &layer_state) != 0)
+            abort();
+    }
+    return strcmp(name, layer->name) == 0 ? layer->peer_api(layer_state)
+                                          : NULL;
+}
 
 const struct gvs_host_api *fuzz_host(uint64_t memory_quota)
 {

@@ -127,7 +127,8 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
         }
         l->failed = r;
     }
-    if (flags & PIECE_LAST) {
+    /* The last piece, or any piece waited for, reports. */
+    if ((flags & PIECE_LAST) || !call->noreply) {
         r = l->failed;
         l->failed = CUDA_SUCCESS;
         if (!call->noreply)
