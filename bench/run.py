@@ -3,6 +3,12 @@
 in one go, and prints one table of ratios to native (markdown).
 
     bench/run.py --build BUILD_DIR [--transports unix,tcp,shm,tls] [--repeat 3]
+                 [--level runtime|driver]
+
+--level driver runs the programs built with the static runtime
+(BUILD_DIR/bench/static): through gvs, NVIDIA's runtime inside them
+reaches the GPU by gvs's libcuda.so.1, the driver-level frontend, where
+the default, runtime, has them call gvs's libcudart.so.13.
 
 Every number in the table comes from this run: native and gvs side by
 side on the same machine, never from different runs.  The row
@@ -169,10 +175,10 @@ def socket_share(metric, res):
                                    res[SOCKET_ROW + way][0])
 
 
-def measure(target, bench_dir, repeat):
+def measure(target, bench_dir, sock_dir, repeat):
     res = {}
     if target.name != "native":
-        res.update(socket_bulk(target, bench_dir, repeat))
+        res.update(socket_bulk(target, sock_dir, repeat))
     micro = [os.path.join(bench_dir, "micro")]
     runs = [run(target, micro) for _ in range(repeat)]
     for k, (_, unit) in runs[0].items():
@@ -218,18 +224,24 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--transports", default="unix,tcp,shm,tls")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--level", choices=("runtime", "driver"), default="runtime")
     a = ap.parse_args()
-    bench_dir = os.path.join(a.build, "bench")
+    sock_dir = bench_dir = os.path.join(a.build, "bench")
+    if a.level == "driver":
+        bench_dir = os.path.join(bench_dir, "static")
     names = ["native"] + [t for t in a.transports.split(",") if t]
     results = {}
     with Tls() if "tls" in names else contextlib.nullcontext() as tls:
         for name in names:
             with Target(name, a.build, tls) as t:
-                results[name] = measure(t, bench_dir, a.repeat)
+                results[name] = measure(t, bench_dir, sock_dir, a.repeat)
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
-    print("device: %s; %s" % (gpu, time.strftime("%Y-%m-%d %H:%M")))
+    print("device: %s; %s; frontend: %s" % (
+        gpu, time.strftime("%Y-%m-%d %H:%M"),
+        "libcuda.so.1 (static runtime)" if a.level == "driver"
+        else "libcudart.so.13 (-cudart shared)"))
     print()
     print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
     print("|---|---|" + "---|" * (len(names) - 1))
