@@ -169,6 +169,11 @@ void cuda_be_contexts_free(void);
 void cuda_be_modules_free(void);
 void cuda_be_lanes_free(void);
 
+struct apigen_call;
+/* contexts.c: the reply of an op that makes an object, i32 r, then u64
+ * its id on success. */
+void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id);
+
 /* contexts.c: the context of a GVS_RH_CONTEXT id (0: none, the current
  * one where a call takes NULL so), or CUDA_ERROR_INVALID_CONTEXT. */
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);

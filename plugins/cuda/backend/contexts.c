@@ -73,7 +73,7 @@ out:
     return id;
 }
 
-static void reply_id(struct apigen_call *c, CUresult r, uint64_t id)
+void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id)
 {
     apigen_put_i32(c, r);
     if (r == CUDA_SUCCESS)
@@ -97,7 +97,7 @@ int cuda_be_primary_ctx_retain(struct gvs_call *call)
         (void)CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
         r = CUDA_ERROR_OUT_OF_MEMORY;
     }
-    reply_id(&c, r, id);
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }
 
@@ -125,7 +125,7 @@ int cuda_be_ctx_create(struct gvs_call *call)
     /* The next call of any lane on this thread makes its own current. */
     if (r == CUDA_SUCCESS)
         (void)cuda_be_remote->context_moved(GVS_REMOTE_CONTEXT_LOST);
-    reply_id(&c, r, id);
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }
 

@@ -37,11 +37,49 @@ CUresult cuda_be_event(uint64_t wire, CUevent *out)
     return CUDA_SUCCESS;
 }
 
-static void reply_id(struct apigen_call *c, CUresult r, uint64_t id)
+/* A new stream or event of the driver's, entered in the table: its id,
+ * or CUDA_ERROR_OUT_OF_MEMORY (the object destroyed again). */
+static CUresult enter_object(uint16_t type, void *obj, CUresult r,
+                             CUresult (*destroy)(void *), uint64_t *id)
 {
-    apigen_put_i32(c, r);
+    if (r == CUDA_SUCCESS &&
+        gvs_handles_add(cuda_be_remote->handles(), type, obj, id) < 0) {
+        (void)destroy(obj);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return r;
+}
+
+/* Request: u64 id.  Reply: i32.  The object of type leaves the table and
+ * is destroyed. */
+static int destroy_object(struct gvs_call *call, uint16_t type,
+                          CUresult (*destroy)(void *))
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    apigen_get_u64(&c, &id);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    void *obj = NULL;
+    if (r == CUDA_SUCCESS &&
+        (obj = gvs_handles_remove(cuda_be_remote->handles(), type, id)) ==
+            NULL)
+        r = CUDA_ERROR_INVALID_HANDLE;
     if (r == CUDA_SUCCESS)
-        apigen_put_u64(c, id);
+        r = destroy(obj);
+    apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+static CUresult stream_destroy(void *s)
+{
+    return CUDA_DRV(cuStreamDestroy_v2)(s);
+}
+
+static CUresult event_destroy(void *e)
+{
+    return CUDA_DRV(cuEventDestroy_v2)(e);
 }
 
 /* Request: u32 flags, i32 priority.  Reply: i32, u64 id. */
@@ -59,34 +97,14 @@ int cuda_be_stream_create(struct gvs_call *call)
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuStreamCreateWithPriority)(&s, flags, prio);
-    if (r == CUDA_SUCCESS &&
-        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_STREAM, s, &id) <
-            0) {
-        (void)CUDA_DRV(cuStreamDestroy_v2)(s);
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    reply_id(&c, r, id);
+    r = enter_object(GVS_RH_STREAM, s, r, stream_destroy, &id);
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }
 
-/* Request: u64 id.  Reply: i32. */
 int cuda_be_stream_destroy(struct gvs_call *call)
 {
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id;
-    apigen_get_u64(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    CUresult r = cuda_be_enter(call);
-    void *s = NULL;
-    if (r == CUDA_SUCCESS &&
-        (s = gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_STREAM,
-                                id)) == NULL)
-        r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuStreamDestroy_v2)(s);
-    apigen_put_i32(&c, r);
-    return c.rc;
+    return destroy_object(call, GVS_RH_STREAM, stream_destroy);
 }
 
 /* Request: u32 flags.  Reply: i32, u64 id. */
@@ -102,34 +120,14 @@ int cuda_be_event_create(struct gvs_call *call)
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuEventCreate)(&e, flags);
-    if (r == CUDA_SUCCESS &&
-        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_EVENT, e, &id) <
-            0) {
-        (void)CUDA_DRV(cuEventDestroy_v2)(e);
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    reply_id(&c, r, id);
+    r = enter_object(GVS_RH_EVENT, e, r, event_destroy, &id);
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }
 
-/* Request: u64 id.  Reply: i32. */
 int cuda_be_event_destroy(struct gvs_call *call)
 {
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id;
-    apigen_get_u64(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    CUresult r = cuda_be_enter(call);
-    void *e = NULL;
-    if (r == CUDA_SUCCESS &&
-        (e = gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_EVENT,
-                                id)) == NULL)
-        r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuEventDestroy_v2)(e);
-    apigen_put_i32(&c, r);
-    return c.rc;
+    return destroy_object(call, GVS_RH_EVENT, event_destroy);
 }
 
 /* Request: u64 stream.  Reply: i32, i32 status, u64 capture id, u64
