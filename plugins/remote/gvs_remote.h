@@ -58,6 +58,21 @@ int32_t gvs_remote_post(const struct gvs_remote_api *api,
 int32_t gvs_remote_end(const struct gvs_remote_api *api,
                        struct apigen_call *c, int32_t r);
 
+/* What the layer sends once per session ahead of any API call, whichever
+ * frontend connects first: the client's CUDA_VISIBLE_DEVICES, so that
+ * the worker narrows its devices before CUDA starts there.  Takes the
+ * client lock; does nothing after the first success in this process's
+ * session.  0 or a negative GVS_E_* code. */
+int gvs_remote_session_start(struct gvs_client *cl);
+
+/* The device the runtime frontend (libcudart.so.13) serves the calling
+ * thread on, set at each of its device requests; -1 before the first.
+ * The driver frontend makes that device's primary context the thread's
+ * current one while the thread has none of its own, as NVIDIA's runtime
+ * does, so that a library's own runtime in the process finds it. */
+void gvs_remote_runtime_device_set(int dev);
+int gvs_remote_runtime_device(void);
+
 /* Caller holds the client lock.  Posts image in STAGE pieces of the
  * calling thread's lane, for the API's load that follows (an image may
  * be larger than a request).  0 or a negative GVS_E_* code. */

@@ -5,7 +5,9 @@ The program's stdout and exit status must be identical.  In --mode gpu both
 runs must also succeed (exit 0); in --mode e2e (a machine without a GPU)
 they must fail the same way.  Through gvs the program runs with `gvs run`:
 over a private Unix-socket gvsd, or over TCP or shared memory to a gvsd
-this script starts.
+this script starts.  --transport takes a comma-separated list: the
+program then runs through gvs once per transport, each run compared with
+the one native run.
 
 With GVS_TEST_NOGPU naming ../shared/tools/nogpu.sh (the GPU machine, as
 root), the gvs client runs as on a machine without a GPU: in a private
@@ -65,8 +67,7 @@ def main():
     ap.add_argument("--gvs", required=True)
     ap.add_argument("--gvsd", required=True)
     ap.add_argument("--mode", choices=("gpu", "e2e"), required=True)
-    ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
-                    default="unix")
+    ap.add_argument("--transport", type=transports, default=["unix"])
     # With tcp or shm only: an argument for the gvsd this script starts.
     ap.add_argument("--gvsd-arg", action="append", default=[])
     # NAME=VALUE for the native run only (what a gvsd argument stands for).
@@ -74,7 +75,7 @@ def main():
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = [x for x in a.program if x != "--"]
-    if a.gvsd_arg and a.transport == "unix":
+    if a.gvsd_arg and "unix" in a.transport:
         ap.error("--gvsd-arg needs --transport tcp or shm")
 
     env = native_env()
@@ -90,11 +91,28 @@ def main():
             print(f"{os.path.basename(prog[0])}: the GPU is not hidden by "
                   f"{nogpu}: the native run gave the same result inside it")
             return 1
+    for transport in a.transport:
+        if not via_gvs(a, prog, transport, native, t_native, nogpu):
+            return 1
+    return 0
+
+
+def transports(text):
+    names = text.split(",")
+    for n in names:
+        if n not in ("unix", "tcp", "shm"):
+            raise argparse.ArgumentTypeError(f"unknown transport {n!r}")
+    return names
+
+
+def via_gvs(a, prog, transport, native, t_native, nogpu):
+    """The program through gvs over transport, compared with the native
+    run: whether they agree."""
     daemon = None
     cmd = [nogpu] if nogpu else []
     cmd += [a.gvs, "run"]
-    if a.transport != "unix" or nogpu:
-        daemon, uri = start_gvsd(a.gvsd, a.transport, a.gvsd_arg)
+    if transport != "unix" or nogpu:
+        daemon, uri = start_gvsd(a.gvsd, transport, a.gvsd_arg)
         cmd += ["--server", uri]
     try:
         via, t_via = run(cmd + ["--"] + prog, native_env())
@@ -105,7 +123,7 @@ def main():
 
     name = os.path.basename(prog[0])
     print(f"{name}: native rc={native.returncode} {t_native:.3f}s, "
-          f"gvs/{a.transport} rc={via.returncode} {t_via:.3f}s")
+          f"gvs/{transport} rc={via.returncode} {t_via:.3f}s")
     out_n = native.stdout.decode(errors="replace")
     out_v = via.stdout.decode(errors="replace")
     ok = out_n == out_v and native.returncode == via.returncode
@@ -114,12 +132,12 @@ def main():
     if not ok:
         print("---- native stdout ----\n" + out_n)
         print("---- native stderr ----\n" + native.stderr.decode(errors="replace"))
-        print(f"---- gvs/{a.transport} stdout ----\n" + out_v)
-        print(f"---- gvs/{a.transport} stderr ----\n" +
+        print(f"---- gvs/{transport} stdout ----\n" + out_v)
+        print(f"---- gvs/{transport} stderr ----\n" +
               via.stderr.decode(errors="replace"))
-        return 1
+        return False
     print(out_v, end="")
-    return 0
+    return True
 
 
 if __name__ == "__main__":

@@ -59,11 +59,14 @@ class Handle:
 
 
 class Arg:
-    def __init__(self, direction, typ, name, handle=None):
+    def __init__(self, direction, typ, name, handle=None, optional=False):
         self.direction = direction  # "in" or "out"
         self.typ = typ              # key of SCALARS, "enum:T", "struct:T" or a handle
         self.name = name
         self.handle = handle        # the Handle of a handle argument
+        # An out the caller may pass as NULL (`out?`): frontend only, the
+        # wire carries it all the same.
+        self.optional = optional
 
     @property
     def kind(self):
@@ -166,8 +169,11 @@ def parse_args(path, lineno, text, handles):
         if len(words) != 3:
             raise DescError(path, lineno, "argument must be 'in|out TYPE NAME': %r" % part.strip())
         direction, typ, name = words
+        optional = direction == "out?"
+        if optional:
+            direction = "out"
         if direction not in ("in", "out"):
-            raise DescError(path, lineno, "argument direction must be in or out, not %r" % direction)
+            raise DescError(path, lineno, "argument direction must be in, out or out?, not %r" % direction)
         if not IDENT.match(name):
             raise DescError(path, lineno, "bad argument name %r" % name)
         if any(a.name == name for a in args):
@@ -185,7 +191,7 @@ def parse_args(path, lineno, text, handles):
                 raise DescError(path, lineno, "struct arguments can only be out")
         elif typ not in SCALARS:
             raise DescError(path, lineno, "unknown type %r" % typ)
-        args.append(Arg(direction, typ, name))
+        args.append(Arg(direction, typ, name, optional=optional))
     return args
 
 
@@ -440,7 +446,8 @@ def fe_stub(d, op):
             o.append("    %s o_%s;\n" % (a.codec()[1], a.name))
     o.append("\n")
     for a in op.outs:
-        o.append("    if (%s == NULL)\n        return %s;\n" % (a.name, ret % d.invalid))
+        if not a.optional:
+            o.append("    if (%s == NULL)\n        return %s;\n" % (a.name, ret % d.invalid))
     o.append("    r = %s_fe_begin(&c);\n" % d.plugin)
     o.append("    if (r != %s)\n        return %s;\n" % (d.success, ret % "r"))
     for a in op.ins:
@@ -476,12 +483,14 @@ def fe_stub(d, op):
     if op.outs:
         o.append("    if (r == %s) {\n" % d.success)
         for a in op.outs:
+            guard = "if (%s != NULL)\n            " % a.name if a.optional else ""
             if a.kind == "struct":
-                o.append("        *%s = o_%s;\n" % (a.name, a.name))
+                val = "o_%s" % a.name
             elif a.kind == "devptr":
-                o.append("        *%s = (void *)(uintptr_t)o_%s;\n" % (a.name, a.name))
+                val = "(void *)(uintptr_t)o_%s" % a.name
             else:
-                o.append("        *%s = (%s)o_%s;\n" % (a.name, a.c_type(), a.name))
+                val = "(%s)o_%s" % (a.c_type(), a.name)
+            o.append("        %s*%s = %s;\n" % (guard, a.name, val))
         o.append("    }\n")
     o.append("    return %s;\n}\n" % (ret % "r"))
     return "".join(o)

@@ -87,9 +87,11 @@ C_TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double",
                 "struct", "enum", "union"}
 
 # Coverage: a function is forwarded when its code can reach one of the
-# client library's request senders (other than through the frontend's
-# connection set-up: Api.setup).
-SENDERS = re.compile(r"^gvs_client_(call|post|send)")
+# request senders of the client library or of the remoting layer's
+# frontend (other than through the frontend's connection set-up:
+# Api.setup).
+SENDERS = re.compile(r"^gvs_client_(call|post|send)|"
+                     r"^gvs_remote_(run|post|send_locked|stage_locked|set_context_locked)$")
 
 
 class Api:

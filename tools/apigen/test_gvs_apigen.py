@@ -144,6 +144,18 @@ class Handles(unittest.TestCase):
         self.assertIn("apigen_put_f32(&c, (float)f);", body)
         self.assertIn("return demo_fe_ret(r);", body)
 
+    def test_optional_outs_may_be_null(self):
+        d = parse(GOOD + "op 9 demoRange : out? int lo, out int hi\n")
+        c = gvs_apigen.gen_fe_c(d, "demo.api")
+        body = c[c.index("demoStatus demoRange(int *lo, int *hi)"):]
+        self.assertNotIn("if (lo == NULL)\n        return", body)
+        self.assertIn("if (hi == NULL)\n        return", body)
+        self.assertIn("if (lo != NULL)\n            *lo = (int)o_lo;", body)
+        self.assertIn("        *hi = (int)o_hi;", body)
+        # The wire is the same: the hash does not see the `?`.
+        plain = parse(GOOD + "op 9 demoRange : out int lo, out int hi\n")
+        self.assertEqual(d.table_hash(), plain.table_hash())
+
     def test_twin_entry_points(self):
         c = gvs_apigen.gen_fe_c(parse(HANDLES), "demo.api")
         proto = "demoStatus demoWait_ptsz(demoStream s, demoObj o, float f)"

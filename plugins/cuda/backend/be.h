@@ -30,6 +30,7 @@
     X(cuDeviceGetPCIBusId)                                                   \
     X(cuDeviceGetByPCIBusId)                                                 \
     X(cuDevicePrimaryCtxRetain)                                              \
+    X(cuDevicePrimaryCtxReset_v2)                                            \
     X(cuCtxCreate_v2)                                                        \
     X(cuCtxDestroy_v2)                                                       \
     X(cuCtxGetCurrent)                                                       \

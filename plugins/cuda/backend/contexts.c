@@ -184,6 +184,24 @@ int cuda_be_ctx_synchronize(struct gvs_call *call)
     return c.rc;
 }
 
+/* A failure posted in the context before the reset dies with it: the
+ * program saw it at the call natively, and the reset answers success. */
+int cuda_be_cudeviceprimaryctxreset_v2(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t dev;
+    apigen_get_i32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuDevicePrimaryCtxReset_v2)((CUdevice)dev);
+    if (r == CUDA_SUCCESS)
+        cuda_be_remote->latch_clear(call);
+    apigen_put_i32(&c, (int32_t)r);
+    return c.rc;
+}
+
 /* What the synchronization made visible reaches the client first: the
  * device's printf output, a failure posted earlier. */
 void cuda_be_after_blocking(struct gvs_call *call)

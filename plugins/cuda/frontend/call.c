@@ -65,6 +65,10 @@ static int32_t transport_code(int rc)
 static int32_t client_code(struct gvs_client **out)
 {
     int rc = gvs_client_get(out);
+    /* Ahead of the session's first call, so that the backend narrows its
+     * devices to CUDA_VISIBLE_DEVICES before the driver starts. */
+    if (rc == 0)
+        rc = gvs_remote_session_start(*out);
     if (rc < 0)
         return transport_code(rc);
     atomic_store(&connected, 1);

@@ -28,6 +28,9 @@ static struct gvs_u64map known;
 static _Thread_local CUcontext *stack;
 static _Thread_local size_t depth, cap;
 static _Thread_local uint64_t lane_ctx;
+/* The stack's only entry was put there for the runtime frontend's device
+ * (cuda_fe_ctx_current), not by a driver call of the program. */
+static _Thread_local int adopted;
 
 static uint64_t id_of(CUcontext ctx)
 {
@@ -70,8 +73,33 @@ static void forget(CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
+static CUresult push(CUcontext ctx);
+static CUcontext primary_of(CUdevice dev);
+
+/* NVIDIA's runtime makes its device's primary context current on each
+ * thread it serves, and a library's runtime in the same process uses the
+ * context it finds.  Where gvs's runtime frontend serves the program, the
+ * thread's device is the layer's (gvs_remote_runtime_device): with no
+ * context of the program's own, that device's primary context is the
+ * thread's, as natively.  One the session has not retained yet stays
+ * unknown here: the library's runtime retains it before it relies on it. */
+static void adopt_runtime_device(void)
+{
+    if (depth > 1 || (depth == 1 && !adopted))
+        return;
+    int dev = gvs_remote_runtime_device();
+    CUcontext p = dev >= 0 ? primary_of(dev) : NULL;
+    if (p == NULL)
+        return;
+    if (depth == 1)
+        stack[0] = p;
+    else if (push(p) == CUDA_SUCCESS)
+        adopted = 1;
+}
+
 CUcontext cuda_fe_ctx_current(void)
 {
+    adopt_runtime_device();
     return depth > 0 ? stack[depth - 1] : NULL;
 }
 
@@ -106,6 +134,7 @@ void cuda_fe_ctx_fork_child(void)
 
 static CUresult push(CUcontext ctx)
 {
+    adopted = 0;
     if (depth == cap) {
         size_t n = cap ? cap * 2 : 8;
         CUcontext *s = gvs_realloc(stack, n * sizeof(*s));
@@ -217,6 +246,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
             return CUDA_ERROR_NOT_INITIALIZED;
         if (depth > 0)
             depth--;
+        adopted = 0;
         return CUDA_SUCCESS;
     }
     CUresult r = check(ctx);
@@ -225,6 +255,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
     if (depth == 0)
         return push(ctx);
     stack[depth - 1] = ctx;
+    adopted = 0;
     return CUDA_SUCCESS;
 }
 
@@ -241,6 +272,7 @@ CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
     if (depth == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
     depth--;
+    adopted = 0;
     if (pctx != NULL)
         *pctx = stack[depth];
     return CUDA_SUCCESS;

@@ -82,6 +82,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     CUdevice dev;
     if (dptr == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    /* The driver clears the pointer of an allocation that fails. */
+    *dptr = 0;
     CUresult r = begin_alloc(&c, &dev);
     if (r != CUDA_SUCCESS)
         return r;

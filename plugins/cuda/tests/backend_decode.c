@@ -308,6 +308,8 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_ATTRIBUTE, "cqi", {0, 0, 3}, 0},
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
+    {CUDA_OP_cuStreamGetDevice, "q", {0}, 0},
+    {CUDA_OP_cuStreamGetId, "q", {H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))

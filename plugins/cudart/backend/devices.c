@@ -1,5 +1,5 @@
 /* Device handlers the generator cannot describe (the frontend's
- * devices.c, peer.c and visible.c). */
+ * devices.c and peer.c). */
 #include "be.h"
 
 #include <stdlib.h>
@@ -7,45 +7,12 @@
 
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
-#include "gvs/devices.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "objects.h"
 
 /* Longer strings are no PCI bus id. */
 #define BUS_ID_MAX 1024u
-
-/* Request: u8 set, str the client's CUDA_VISIBLE_DEVICES.  Composed with
- * the worker's own list (gvsd's `devices`), before CUDA starts: the
- * frontend sends it ahead of the session's first CUDA call.  Once per
- * session. */
-int cudart_be_visible_devices(struct gvs_call *call)
-{
-    static int done;
-    struct apigen_call c = {call->out, call->in, 0};
-    uint8_t set;
-    char *sel = NULL;
-    apigen_get_u8(&c, &set);
-    if (c.rc == 0)
-        c.rc = gvs_buf_get_str(c.get, GVS_DEVICES_MAX_LEN, &sel);
-    int rc = apigen_end(&c);
-    if (rc == 0 && (set > 1 || done))
-        rc = GVS_E_PROTO;
-    char *list = NULL;
-    if (rc == 0 && set) {
-        list = gvs_devices_compose(getenv("CUDA_VISIBLE_DEVICES"), sel);
-        if (list == NULL || setenv("CUDA_VISIBLE_DEVICES", list, 1) != 0)
-            rc = GVS_E_NOMEM;
-    }
-    if (rc == 0)
-        done = 1;
-    gvs_free(list);
-    gvs_free(sel);
-    if (rc < 0)
-        return rc;
-    apigen_put_i32(&c, cudaSuccess);
-    return c.rc;
-}
 
 /* Request: u64 dst, i32 dst device, u64 src, i32 src device, u64 count,
  * u8 async, u64 stream (async only).  Reply: i32 result.  Both ranges

@@ -89,9 +89,7 @@ static cudaError_t runtime_init(struct gvs_client *cl)
         return cudaErrorMemoryAllocation;
     /* Ahead of the first CUDA call, so that the backend narrows its
      * devices before CUDA starts. */
-    gvs_client_lock(cl);
-    int rc = fe_visible_devices_post_locked(cl);
-    gvs_client_unlock(cl);
+    int rc = gvs_remote_session_start(cl);
     if (rc == 0)
         rc = gvs_client_call(cl, CUDART_PLUGIN_ID,
                              CUDART_OP_cudaGetDeviceCount, NULL, 0, rep);

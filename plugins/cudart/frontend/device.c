@@ -5,6 +5,7 @@
 #include "cudart_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "gvs_remote.h"
 #include "streams.h"
 
 /* The device each thread works on, as in the real runtime, and the one
@@ -22,6 +23,7 @@ int fe_thread_device(void)
 int fe_device_sync_locked(struct gvs_client *cl)
 {
     int dev = fe_thread_device();
+    gvs_remote_runtime_device_set(dev);
     if (lane_dev == dev)
         return 0;
     struct gvs_buf *b = gvs_buf_new(sizeof(int32_t));

@@ -9,11 +9,6 @@
 
 #include "fe.h"
 
-/* Caller holds the client lock, before the session's first CUDA call:
- * posts VISIBLE_DEVICES with this process's CUDA_VISIBLE_DEVICES, so
- * that the backend shows only the devices it names (docs/cudart.md). */
-int fe_visible_devices_post_locked(struct gvs_client *cl);
-
 /* notifications.c: an ASYNC_NOTIFICATION (u64 callback, u64 handle, i32
  * type, u64 info) or LOGS_MESSAGE (u64 callback, i32 level, blob
  * message) notification: runs the program's registered function.  A
