@@ -184,6 +184,25 @@ static CUresult load(struct cuda_be_library *lib, int kind, void ***handles,
                      (CUfunction *)*handles, *n, (CUmodule)lib->handle);
 }
 
+/* The driver tells a kernel's parameters only in a context
+ * (CUDA_ERROR_INVALID_CONTEXT without one), and NVIDIA's runtime loads
+ * libraries before it makes its context current.  So a library loaded
+ * with no context current is learned in the first device's primary
+ * context, retained once for the session: natively the runtime's own
+ * retain of it follows.  Whether it made it current; where it could
+ * not, the kernels keep the driver's failure as their status. */
+static int enter_layout_context(void)
+{
+    static CUcontext primary;
+    CUcontext cur = NULL;
+    CUresult r = CUDA_DRV(cuCtxGetCurrent)(&cur);
+    if (r != CUDA_SUCCESS || cur != NULL)
+        return 0;
+    if (primary == NULL)
+        r = CUDA_DRV(cuDevicePrimaryCtxRetain)(&primary, 0);
+    return r == CUDA_SUCCESS && CUDA_DRV(cuCtxSetCurrent)(primary) == CUDA_SUCCESS;
+}
+
 /* Request: u8 kind, u8 staged, [blob image].  Reply: i32, u64 id, u32
  * count, the kernels (cuda.api). */
 int cuda_be_load(struct gvs_call *call)
@@ -236,12 +255,16 @@ int cuda_be_load(struct gvs_call *call)
             r = CUDA_ERROR_OUT_OF_MEMORY;
         }
     }
+    int entered = r == CUDA_SUCCESS && kind == KIND_LIBRARY && n > 0 &&
+                  enter_layout_context();
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS) {
         apigen_put_u64(&c, id);
         apigen_put_u32(&c, n);
         for (unsigned int i = 0; i < n && c.rc == 0; i++)
             c.rc = add_kernel(&c, lib, handles[i], kind == KIND_LIBRARY);
+        if (entered)
+            (void)CUDA_DRV(cuCtxSetCurrent)(NULL);
     } else {
         library_free(lib, kind);
     }
