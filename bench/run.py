@@ -11,7 +11,13 @@ reaches the GPU by gvs's libcuda.so.1, the driver-level frontend, where
 the default, runtime, has them call gvs's libcudart.so.13.
 
 Every number in the table comes from this run: native and gvs side by
-side on the same machine, never from different runs.  The row
+side on the same machine, never from different runs.  The runs are
+interleaved, a round of every program on each target after another
+(--repeat rounds, every gvsd up throughout), and each cell is the median
+of its rounds: host-bound work varies from one run to the next, and a
+slow spell then falls on every column alike.  libs is a cuBLAS SGEMM loop
+and cuFFT plans and transforms (bench/libs.cu): the libraries reach the
+GPU by the driver frontend at either level.  The row
 socket_bulk_256MiB is each transport's own bulk rate (bench/sockbulk.c,
 no GPU, no gvsd): the mean of its two directions, client to server (c2s)
 and back (s2c).  The copy rates of unix, tcp and tls are also given as a
@@ -175,20 +181,13 @@ def socket_share(metric, res):
                                    res[SOCKET_ROW + way][0])
 
 
-def measure(target, bench_dir, sock_dir, repeat):
-    res = {}
-    if target.name != "native":
-        res.update(socket_bulk(target, sock_dir, repeat))
+def measure_round(target, bench_dir):
+    """One round of every program on target: {metric: (value, unit)}."""
     micro = [os.path.join(bench_dir, "micro")]
-    runs = [run(target, micro) for _ in range(repeat)]
-    for k, (_, unit) in runs[0].items():
-        vals = [r[k][0] for r in runs]
-        best = min(vals) if unit in ("us", "s") else max(vals)
-        res[k] = (best, unit)
+    res = run(target, micro)
     for app in APPS:
-        vals = [run(target, [os.path.join(bench_dir, app)])[app][0]
-                for _ in range(repeat)]
-        res[app] = (min(vals), "s")
+        res[app] = run(target, [os.path.join(bench_dir, app)])[app]
+    res.update(run(target, [os.path.join(bench_dir, "libs")]))
     for n in CLIENTS:
         procs = [target.start(micro + ["launch"]) for _ in range(n)]
         total = 0.0
@@ -201,7 +200,15 @@ def measure(target, bench_dir, sock_dir, repeat):
     return res
 
 
+def medians(rounds):
+    """Each metric's median over the rounds, in the first round's order."""
+    return {k: (statistics.median(r[k][0] for r in rounds), unit)
+            for k, (_, unit) in rounds[0].items()}
+
+
 def fmt(v, unit):
+    if unit == "TFLOP/s":
+        return "%.1f TFLOP/s" % v
     if unit == "launch/s":
         return "%.0f/s" % v
     if unit == "GB/s":
@@ -212,7 +219,7 @@ def fmt(v, unit):
 
 
 def ratio(metric, nat, val, unit):
-    if unit in ("launch/s", "GB/s"):
+    if unit in ("launch/s", "GB/s", "TFLOP/s"):
         return "%.0f%%" % (100.0 * val / nat)
     if metric == "launch_sync" or unit == "us":
         return "%.2fx (+%.2f us)" % (val / nat, val - nat)
@@ -230,18 +237,25 @@ def main():
     if a.level == "driver":
         bench_dir = os.path.join(bench_dir, "static")
     names = ["native"] + [t for t in a.transports.split(",") if t]
+    rounds = {n: [] for n in names}
     results = {}
-    with Tls() if "tls" in names else contextlib.nullcontext() as tls:
-        for name in names:
-            with Target(name, a.build, tls) as t:
-                results[name] = measure(t, bench_dir, sock_dir, a.repeat)
+    with contextlib.ExitStack() as stack:
+        tls = stack.enter_context(Tls()) if "tls" in names else None
+        targets = [stack.enter_context(Target(n, a.build, tls)) for n in names]
+        for _ in range(a.repeat):
+            for t in targets:
+                rounds[t.name].append(measure_round(t, bench_dir))
+        for t in targets:
+            results[t.name] = medians(rounds[t.name])
+            if t.name != "native":
+                results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
-    print("device: %s; %s; frontend: %s" % (
+    print("device: %s; %s; frontend: %s; medians of %d interleaved rounds" % (
         gpu, time.strftime("%Y-%m-%d %H:%M"),
         "libcuda.so.1 (static runtime)" if a.level == "driver"
-        else "libcudart.so.13 (-cudart shared)"))
+        else "libcudart.so.13 (-cudart shared)", a.repeat))
     print()
     print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
     print("|---|---|" + "---|" * (len(names) - 1))
