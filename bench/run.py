@@ -72,7 +72,7 @@ class Target:
         if self.name in ("tcp", "tls"):
             self.uri = "%s://127.0.0.1:%d" % (self.name, free_port())
         elif self.name != "native":
-            self.uri = "%s:///tmp/gvs-bench-%d.sock" % (self.name, os.getpid())
+            self.uri = "%s:///tmp/gvs-bench-%s-%d.sock" % (self.name, self.name, os.getpid())
         if self.uri:
             r, w = os.pipe()
             extra = ["--config", self.tls.gvsd_conf] if self.tls else []
