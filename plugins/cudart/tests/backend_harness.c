@@ -128,17 +128,30 @@ void harness_close(void)
         layer->session_close(layer_state);
 }
 
-int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
-                 int noreply)
+static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
+                   struct gvs_buf *in, struct gvs_buf *out, int noreply)
 {
     gvs_buf_reset(out);
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+    for (const struct gvs_op *o = p->ops; o->op != 0; o++)
         if (o->op == op) {
-            struct gvs_call c = {.in = in, .out = out, .state = state,
+            struct gvs_call c = {.in = in, .out = out, .state = st,
                                  .id = 1, .lane = 1, .noreply = noreply};
             return o->fn(&c);
         }
     return 1000;
+}
+
+int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                 int noreply)
+{
+    return call_of(plugin, state, op, in, out, noreply);
+}
+
+int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                       int noreply)
+{
+    return layer != NULL ? call_of(layer, layer_state, op, in, out, noreply)
+                         : 1000;
 }
 
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)

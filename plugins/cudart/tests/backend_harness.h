@@ -83,6 +83,10 @@ void harness_close(void);
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                  int noreply);
 
+/* call_noreply on an op of the remoting layer's (1000 without it). */
+int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                       int noreply);
+
 /* call_noreply(op, in, out, 0). */
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out);
 
