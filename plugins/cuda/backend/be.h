@@ -93,6 +93,7 @@
     X(cuOccupancyMaxPotentialClusterSize)                                    \
     X(cuDevicePrimaryCtxRelease_v2)                                          \
     X(cuDevicePrimaryCtxReset_v2)                                            \
+    X(cuStreamGetCtx)                                                        \
     X(cuLaunchHostFunc)                                                      \
     X(cuStreamAddCallback)
 

@@ -200,23 +200,35 @@ int cuda_be_event_destroy(struct gvs_call *call)
     return destroy_object(call, GVS_RH_EVENT, event_destroy);
 }
 
+/* A request of one u64 stream: -1 when it is malformed (c->rc says
+ * how), else 0 with *r the first failure of entering the lane and
+ * finding the stream. */
+static int stream_request(struct gvs_call *call, struct apigen_call *c,
+                          CUstream *s, CUresult *r)
+{
+    uint64_t wire;
+    apigen_get_u64(c, &wire);
+    if (apigen_end(c) < 0)
+        return -1;
+    *r = cuda_be_enter(call);
+    if (*r == CUDA_SUCCESS)
+        *r = cuda_be_stream(call, wire, s);
+    return 0;
+}
+
 /* Request: u64 stream.  Reply: i32, i32 status, u64 capture id, u64
  * number of dependencies.  The graph and the dependencies themselves
  * are not asked for: graphs are not remoted yet. */
 int cuda_be_stream_capture_info(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t wire;
     CUstream s = NULL;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;
     size_t n = 0;
-    apigen_get_u64(&c, &wire);
-    if (apigen_end(&c) < 0)
+    CUresult r;
+    if (stream_request(call, &c, &s, &r) < 0)
         return c.rc;
-    CUresult r = cuda_be_enter(call);
-    if (r == CUDA_SUCCESS)
-        r = cuda_be_stream(call, wire, &s);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &status, &id, NULL, NULL,
                                                 NULL, &n);
@@ -258,5 +270,24 @@ int cuda_be_stream_attribute(struct gvs_call *call)
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS && !set)
         apigen_put_bytes(&c, &v, sizeof(v));
+    return c.rc;
+}
+
+/* Request: u64 stream.  Reply: i32, u64 the id of its context: one the
+ * session retained or created (a stream's context always is). */
+int cuda_be_stream_get_ctx(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id = 0;
+    CUstream s = NULL;
+    CUcontext ctx = NULL;
+    CUresult r;
+    if (stream_request(call, &c, &s, &r) < 0)
+        return c.rc;
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamGetCtx)(s, &ctx);
+    if (r == CUDA_SUCCESS && (id = cuda_be_ctx_id_of(ctx)) == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }

@@ -310,6 +310,9 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
     {CUDA_OP_HOST_FUNC, "qqii", {H, 1, 1, 0}, 0},
+    {CUDA_OP_cuStreamGetId, "q", {H}, 0},
+    {CUDA_OP_cuStreamGetDevice, "q", {H}, 0},
+    {CUDA_OP_STREAM_GET_CTX, "q", {0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -119,6 +119,16 @@ int main(void)
     CHECK(cuStreamQuery(stream));
 
     /* A stream in error: its callback gets the error. */
+    /* A stream's context, the driver's forms. */
+    CUcontext of;
+    CUgreenCtx green = (CUgreenCtx)1;
+    CHECK(cuStreamGetCtx(stream, &of));
+    EXPECT(of == ctx);
+    CHECK(cuStreamGetCtx_v2(CU_STREAM_PER_THREAD, &of, &green));
+    EXPECT(of == ctx && green == NULL);
+    EXPECT(cuStreamGetCtx((CUstream)(uintptr_t)0x123456789ull, &of) ==
+           CUDA_ERROR_INVALID_HANDLE);
+
     CUstream broken;
     CHECK(cuStreamCreateWithPriority(&broken, 0, MOCK_BROKEN_PRIORITY));
     CHECK(cuStreamAddCallback(broken, stream_cb, (void *)3, 0));

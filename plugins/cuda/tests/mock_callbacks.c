@@ -4,7 +4,7 @@
  * functions run in order on one thread of the mock's, as the driver runs
  * them on a callback thread of its own, and a stream is busy (a query
  * answers CUDA_ERROR_NOT_READY, a synchronization waits) until every one
- * enqueued has returned.  A stream's status is the int its mock object
+ * enqueued on it has returned (a context synchronization: every one).  A stream's status is the int its mock object
  * holds (mock_driver.h, MOCK_BROKEN_PRIORITY).
  */
 #include "be.h"
@@ -27,6 +27,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail;
 static int running, started;
+static CUstream running_stream; /* while running */
 
 static void *worker(void *arg)
 {
@@ -40,6 +41,7 @@ static void *worker(void *arg)
         if (head == NULL)
             tail = NULL;
         running = 1;
+        running_stream = j->stream;
         pthread_mutex_unlock(&lock);
         if (j->fn != NULL)
             j->fn(j->data);
@@ -95,33 +97,43 @@ static CUresult mock_add_callback(CUstream s, CUstreamCallback cb,
     return enqueue((struct job){.stream = s, .cb = cb, .data = data});
 }
 
-static int busy_locked(void)
+/* Whether a function of s (of any stream when all) has yet to return. */
+static int busy_locked(CUstream s, int all)
 {
-    return head != NULL || running;
+    if (running && (all || running_stream == s))
+        return 1;
+    for (struct job *j = head; j != NULL; j = j->next)
+        if (all || j->stream == s)
+            return 1;
+    return 0;
 }
 
 static CUresult mock_query(CUstream s)
 {
-    (void)s;
     pthread_mutex_lock(&lock);
-    int busy = busy_locked();
+    int busy = busy_locked(s, 0);
     pthread_mutex_unlock(&lock);
     return busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
-CUresult mock_callbacks_wait(void)
+static void wait_for(CUstream s, int all)
 {
     pthread_mutex_lock(&lock);
-    while (busy_locked())
+    while (busy_locked(s, all))
         pthread_cond_wait(&changed, &lock);
     pthread_mutex_unlock(&lock);
+}
+
+CUresult mock_callbacks_wait(void)
+{
+    wait_for(NULL, 1);
     return CUDA_SUCCESS;
 }
 
 static CUresult mock_stream_sync(CUstream s)
 {
-    (void)s;
-    return mock_callbacks_wait();
+    wait_for(s, 0);
+    return CUDA_SUCCESS;
 }
 
 void mock_callbacks_fill(void)

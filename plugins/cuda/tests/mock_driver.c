@@ -235,6 +235,14 @@ static CUresult mock_ctx_device(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
+/* Every stream is of the current context. */
+static CUresult mock_stream_ctx(CUstream s, CUcontext *out)
+{
+    (void)s;
+    *out = current;
+    return current != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 /* Waits for the host functions too (mock_callbacks.c). */
 static CUresult mock_ctx_sync(void)
 {
@@ -606,6 +614,7 @@ static void fill_rest(void)
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
     cuda_be_drv.cuCtxDestroy_v2 = mock_ctx_destroy;
     cuda_be_drv.cuCtxSynchronize = mock_ctx_sync;
+    cuda_be_drv.cuStreamGetCtx = mock_stream_ctx;
     cuda_be_drv.cuCtxGetCurrent = mock_get_current;
     cuda_be_drv.cuCtxSetCurrent = mock_set_current;
     cuda_be_drv.cuCtxGetDevice = mock_ctx_device;
