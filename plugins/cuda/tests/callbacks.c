@@ -7,7 +7,8 @@
  * driver (a copy, a query of its own stream, which is busy) without a
  * deadlock; the stream waits for it; a stream callback gets the stream
  * and its status.  The _ptsz forms and CU_STREAM_PER_THREAD work from
- * several threads.  Prints "ok".
+ * several threads, each its own stream, which a reset of the context
+ * takes along.  Prints "ok".
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -72,14 +73,28 @@ static void find_ptsz(const char *name, void **fn)
     EXPECT(found == CU_GET_PROC_ADDRESS_SUCCESS);
 }
 
-/* Each thread's own default stream: its copies and host functions run,
- * and a synchronization of it waits for them. */
+/* The id of the calling thread's per-thread default stream (the mock's:
+ * the legacy stream is 0). */
+static unsigned long long per_thread_id(void)
+{
+    unsigned long long id = 0;
+    CHECK(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
+    EXPECT(id != 0);
+    return id;
+}
+
+static unsigned long long main_stream_id;
+
+/* Each thread's own default stream, not another's nor the legacy one:
+ * its copies and host functions run, and a synchronization of it waits
+ * for them. */
 static void *per_thread(void *arg)
 {
     int *ran = arg;
     uint32_t mine[4] = {1, 2, 3, 5 + (uint32_t)ran[0]}, back[4];
     CUdeviceptr at = dev_mem + (ran[0] == 0 ? 0 : sizeof(mine));
     CHECK(cuCtxSetCurrent(ctx));
+    EXPECT(per_thread_id() != main_stream_id);
     CHECK(h2d_ptds(at, mine, sizeof(mine)));
     CHECK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, note, (void *)1000));
     CHECK(launch_host_func_ptsz(NULL, note, (void *)1001));
@@ -151,6 +166,11 @@ int main(void)
     find_ptsz("cuLaunchHostFunc", (void **)&launch_host_func_ptsz);
     find_ptsz("cuMemcpyHtoD", (void **)&h2d_ptds);
     find_ptsz("cuMemcpyDtoH", (void **)&d2h_ptds);
+    unsigned long long legacy = 1;
+    CHECK(cuStreamGetId(NULL, &legacy));
+    EXPECT(legacy == 0);
+    main_stream_id = per_thread_id();
+    EXPECT(per_thread_id() == main_stream_id);
     norder = 0;
     pthread_t t[2];
     int ran[2] = {0, 1}; /* which half of dev_mem, then 2 once done */
@@ -174,6 +194,13 @@ int main(void)
     CHECK(cuStreamDestroy(broken));
     CHECK(cuStreamDestroy(stream));
     CHECK(cuMemFree(dev_mem));
+
+    /* A reset takes the context's streams along: the next use makes
+     * another. */
+    CHECK(cuDevicePrimaryCtxReset(dev));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    EXPECT(per_thread_id() != main_stream_id);
     printf("ok\n");
     return 0;
 }

@@ -577,6 +577,13 @@ static CUresult mock_stream_create(CUstream *s, unsigned flags, int prio)
     return CUDA_SUCCESS;
 }
 
+/* A stream's id: its object's place, from 1; the legacy stream's 0. */
+static CUresult mock_stream_id(CUstream s, unsigned long long *id)
+{
+    *id = s != NULL ? (unsigned long long)((int *)s - stream_objs) + 1 : 0;
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_event_create(CUevent *e, unsigned flags)
 {
     (void)flags;
@@ -654,6 +661,7 @@ static void fill_rest(void)
     cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
+    cuda_be_drv.cuStreamGetId = mock_stream_id;
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
     cuda_be_drv.cuEventRecord = mock_record;
     *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
