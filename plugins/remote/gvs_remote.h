@@ -107,6 +107,33 @@ uint64_t gvs_remote_launch_config(int dev, const uint32_t grid[3],
  * because ok was accepted. */
 int gvs_remote_launch_within(uint64_t want, uint64_t ok);
 
+/* Host callbacks (docs/remoting.md, "Host callbacks"): a function of the
+ * program that a stream runs on the client's notify thread when it
+ * reaches it, in stream order.  An API frontend records it here, then
+ * enqueues it with its own request naming the record's id; the layer
+ * runs it on the backend's CALLBACK_RUN and reports CALLBACK_DONE, which
+ * lets the stream go on.  No lock of the layer is held while it runs: a
+ * callback may call the API (which CUDA forbids for most calls, but
+ * libraries do). */
+struct gvs_remote_callback {
+    /* Calls the program's function: fn cast back to its type, with user,
+     * and for a stream callback the stream and status (the stream's
+     * error in the API's codes, 0 for a host function). */
+    void (*run)(const struct gvs_remote_callback *cb, int32_t status);
+    void (*fn)(void);
+    void *user;
+    void *stream; /* as the program named it */
+    void *context; /* the API's own, for run (a driver context) */
+};
+/* Records a copy of cb; its id, 0 when out of memory.  In the table
+ * before the request that enqueues it leaves: the backend may run it
+ * before that request's reply is read. */
+uint64_t gvs_remote_callback_add(const struct gvs_remote_callback *cb);
+/* Forgets id (its enqueueing failed). */
+void gvs_remote_callback_drop(uint64_t id);
+/* A copy of id's record: 0, or -1 when there is none. */
+int gvs_remote_callback_find(uint64_t id, struct gvs_remote_callback *out);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

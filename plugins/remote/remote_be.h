@@ -22,7 +22,7 @@
 #include "gvs/plugin.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 2u
+#define GVS_REMOTE_BE_VERSION 3u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -85,6 +85,8 @@ enum gvs_remote_quota_kind {
     GVS_RQ_MIPMAP,
     GVS_RQ_KINDS
 };
+
+struct gvs_remote_callback;
 
 struct gvs_remote_be {
     uint32_t version; /* GVS_REMOTE_BE_VERSION */
@@ -162,6 +164,45 @@ struct gvs_remote_be {
      * total at most the quota, free (unless NULL) at most what is left
      * of it. */
     void (*quota_mem_info)(size_t *free, size_t *total);
+
+    /* Host callbacks (docs/remoting.md, "Host callbacks") ---------------
+     * A function of the program that a stream runs on the client.  A
+     * plugin enqueues a function of its own whose data is a record of the
+     * client's callback id; when CUDA calls it, it calls callback_run. */
+    /* A record of the client's callback id, NULL when out of memory.
+     * keep: a graph's callback, which runs each time the graph does; the
+     * record then stays until the worker exits (a graph may outlive
+     * what made it, and CUDA does not say when its last copy goes). */
+    struct gvs_remote_callback *(*callback_new)(uint64_t id, int keep);
+    /* On CUDA's callback thread: runs the client's function with status
+     * (the stream's error in the enqueuing plugin's codes) and returns
+     * once it returned, or once the client has gone or the session is
+     * closing; frees a record that does not keep. */
+    void (*callback_run)(struct gvs_remote_callback *cb, int32_t status);
+    /* Frees a record CUDA did not take. */
+    void (*callback_free)(struct gvs_remote_callback *cb);
+    /* Makes a record keep (a host function enqueued into a capturing
+     * stream becomes a node of the capture's graph). */
+    void (*callback_keep)(struct gvs_remote_callback *cb);
+    /* The handler of an API plugin's HOST_FUNC op, whose request every
+     * API lays out alike: u64 stream, u64 callback id, u32 kind (0 a host
+     * function, 1 a stream callback), u32 flags (0 for kind 0); reply
+     * i32, the API's result.  Decodes and checks the request, makes the
+     * record and calls enqueue, which enters the lane, finds the stream
+     * and enqueues a function of the plugin's on it with the record;
+     * a record it did not enqueue (a result other than success) is
+     * freed.  nomem: the API's code for out of memory. */
+    int (*host_func)(struct gvs_call *call, int32_t success, int32_t nomem,
+                     int32_t (*enqueue)(struct gvs_call *call,
+                                        uint64_t stream, uint32_t kind,
+                                        uint32_t flags,
+                                        struct gvs_remote_callback *cb));
+    /* The client's callback id of a record. */
+    uint64_t (*callback_id)(const struct gvs_remote_callback *cb);
+    /* Lets every waiting callback go and sends no more: each plugin's
+     * session_close does it first, so that nothing it waits for then
+     * waits for the client. */
+    void (*callbacks_release)(void);
 };
 
 #endif

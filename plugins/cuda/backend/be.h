@@ -30,7 +30,6 @@
     X(cuDeviceGetPCIBusId)                                                   \
     X(cuDeviceGetByPCIBusId)                                                 \
     X(cuDevicePrimaryCtxRetain)                                              \
-    X(cuDevicePrimaryCtxReset_v2)                                            \
     X(cuCtxCreate_v2)                                                        \
     X(cuCtxDestroy_v2)                                                       \
     X(cuCtxGetCurrent)                                                       \
@@ -91,7 +90,12 @@
     X(cuEventDestroy_v2)                                                     \
     X(cuStreamGetCaptureInfo_v3)                                             \
     X(cuOccupancyMaxActiveClusters)                                          \
-    X(cuOccupancyMaxPotentialClusterSize)
+    X(cuOccupancyMaxPotentialClusterSize)                                    \
+    X(cuDevicePrimaryCtxRelease_v2)                                          \
+    X(cuDevicePrimaryCtxReset_v2)                                            \
+    X(cuStreamGetCtx)                                                        \
+    X(cuLaunchHostFunc)                                                      \
+    X(cuStreamAddCallback)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -136,6 +140,7 @@ struct cuda_be_ctx {
     CUcontext ctx;
     CUdevice dev;
     int primary;
+    uint64_t generation; /* cuda_be_ctx_generation, atomic */
 };
 
 struct cuda_be_param {
@@ -164,6 +169,24 @@ struct cuda_be_library {
     uint64_t *kernels; /* their ids */
 };
 
+/* What the plugin keeps per lane (client thread), in the slot of the
+ * layer's lane (remote_be.h): a lane's own requests never overlap, so
+ * its handlers use it without a lock. */
+struct cuda_be_lane_stream;
+struct cuda_be_lane {
+    /* copy.c: the first failure of the posted pieces of the lane's
+     * current copy. */
+    CUresult copy_failed;
+    /* streams.c: the lane's per-thread default streams, one per context
+     * it used CU_STREAM_PER_THREAD in. */
+    struct cuda_be_lane_stream *streams;
+    uint32_t nstreams;
+};
+
+/* lanes.c: the lane of call, created on first use; NULL when out of
+ * memory. */
+struct cuda_be_lane *cuda_be_lane(struct gvs_call *call);
+
 /* session_close: what each file keeps for the session goes (the GPU
  * objects go with the worker). */
 void cuda_be_contexts_free(void);
@@ -180,9 +203,15 @@ void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id);
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);
 /* The id of a context the session retained or created, else 0. */
 uint64_t cuda_be_ctx_id_of(CUcontext ctx);
+/* How many times the context of id has lost its streams (a primary
+ * context reset or released for good); 0 for an id that is not one. */
+uint64_t cuda_be_ctx_generation(uint64_t id);
+/* streams.c: a lane's per-thread default streams go. */
+void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* streams.c: the stream of a wire value (0 the legacy default stream,
- * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, else a GVS_RH_STREAM id), or
- * CUDA_ERROR_INVALID_HANDLE. */
+ * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD the lane's own in its current
+ * context, else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.
+ * Caller has entered the lane (cuda_be_enter). */
 CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
 /* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_event(uint64_t wire, CUevent *out);
@@ -191,8 +220,10 @@ CUresult cuda_be_event(uint64_t wire, CUevent *out);
 CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);
 struct apigen_call;
 /* The stream and ordering every copy and memset request starts with,
- * u64 stream and u8 flags, read from c; enters the lane and finds the
- * stream.  The first failure (nothing is checked once c failed). */
+ * u64 stream and u8 flags (bit 0: stream-ordered, which a copy or
+ * memset on the per-thread stream always is), read from c; enters the
+ * lane and finds the stream.  The first failure (nothing is checked
+ * once c failed). */
 CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
                               CUstream *s, uint8_t *flags);
 /* CUDA_ERROR_INVALID_VALUE unless every row of a rectangle of rows rows

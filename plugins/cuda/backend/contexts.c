@@ -60,7 +60,7 @@ static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)
         gvs_free(slot);
         goto out;
     }
-    *c = (struct cuda_be_ctx){ctx, dev, primary};
+    *c = (struct cuda_be_ctx){ctx, dev, primary, 0};
     *slot = id;
     if (gvs_u64map_put(&ids, (uint64_t)(uintptr_t)ctx, slot) < 0) {
         gvs_free(gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_CONTEXT,
@@ -71,6 +71,68 @@ static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)
 out:
     pthread_mutex_unlock(&lock);
     return id;
+}
+
+uint64_t cuda_be_ctx_generation(uint64_t id)
+{
+    struct cuda_be_ctx *c =
+        gvs_handles_get(cuda_be_remote->handles(), GVS_RH_CONTEXT, id);
+    return c != NULL ? __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The primary context of dev lost its streams: the lanes' per-thread
+ * streams there are made again at their next use. */
+static void primary_lost_streams(CUdevice dev)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ids.n; i++) {
+        uint64_t *id = ids.e[i].val;
+        struct cuda_be_ctx *c = gvs_handles_get(cuda_be_remote->handles(),
+                                                GVS_RH_CONTEXT, *id);
+        if (c != NULL && c->primary && c->dev == dev)
+            __atomic_add_fetch(&c->generation, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Request: i32 dev.  Reply: i32.  reset: cuDevicePrimaryCtxReset_v2,
+ * else cuDevicePrimaryCtxRelease_v2, which destroys the context once
+ * its last retain goes.  A failure posted in the context before a reset
+ * dies with it: the program saw it at the call natively, and the reset
+ * answers success. */
+static int primary_release(struct gvs_call *call, int reset)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t dev;
+    unsigned int flags;
+    int active = 0;
+    apigen_get_i32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = reset ? CUDA_DRV(cuDevicePrimaryCtxReset_v2)(dev)
+                  : CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
+    if (r == CUDA_SUCCESS &&
+        (reset || CUDA_DRV(cuDevicePrimaryCtxGetState)(dev, &flags,
+                                                       &active) !=
+                      CUDA_SUCCESS ||
+         !active))
+        primary_lost_streams(dev);
+    if (r == CUDA_SUCCESS && reset)
+        cuda_be_remote->latch_clear(call);
+    apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+int cuda_be_cudeviceprimaryctxrelease_v2(struct gvs_call *call)
+{
+    return primary_release(call, 0);
+}
+
+int cuda_be_cudeviceprimaryctxreset_v2(struct gvs_call *call)
+{
+    return primary_release(call, 1);
 }
 
 void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id)
@@ -181,24 +243,6 @@ int cuda_be_ctx_synchronize(struct gvs_call *call)
         (void)CUDA_DRV(cuCtxSetCurrent)(saved);
     }
     apigen_put_i32(&c, r);
-    return c.rc;
-}
-
-/* A failure posted in the context before the reset dies with it: the
- * program saw it at the call natively, and the reset answers success. */
-int cuda_be_cudeviceprimaryctxreset_v2(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    int32_t dev;
-    apigen_get_i32(&c, &dev);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    CUresult r = cuda_be_enter(call);
-    if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuDevicePrimaryCtxReset_v2)((CUdevice)dev);
-    if (r == CUDA_SUCCESS)
-        cuda_be_remote->latch_clear(call);
-    apigen_put_i32(&c, (int32_t)r);
     return c.rc;
 }
 

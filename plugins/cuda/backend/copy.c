@@ -14,21 +14,6 @@
 #define PIECE_ASYNC 1u
 #define PIECE_LAST 2u
 
-/* The lane's failure of the posted pieces of its current copy. */
-struct lane_bulk {
-    CUresult failed;
-};
-
-static struct lane_bulk *lane_bulk(struct gvs_call *call)
-{
-    struct gvs_remote_lane *l = cuda_be_remote->lane(call);
-    if (l == NULL)
-        return NULL;
-    if (l->slot[CUDA_PLUGIN_ID] == NULL)
-        l->slot[CUDA_PLUGIN_ID] = gvs_calloc(1, sizeof(struct lane_bulk));
-    return l->slot[CUDA_PLUGIN_ID];
-}
-
 /* The rectangle's size in bytes, bounded by a piece. */
 static int piece_fits(uint64_t width, uint64_t rows)
 {
@@ -98,7 +83,7 @@ static CUresult copy(const CUDA_MEMCPY2D *d, CUstream s, int async)
 int cuda_be_memcpy_h2d(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct lane_bulk *l = lane_bulk(call);
+    struct cuda_be_lane *l = cuda_be_lane(call);
     CUstream s = NULL;
     uint8_t flags = 0;
     uint64_t dst, dpitch, width, rows;
@@ -117,7 +102,7 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
         return GVS_E_PROTO;
     if (l == NULL)
         return GVS_E_NOMEM;
-    if (l->failed == CUDA_SUCCESS) {
+    if (l->copy_failed == CUDA_SUCCESS) {
         if (r == CUDA_SUCCESS)
             r = cuda_be_check_device_rect(dst, dpitch, width, rows);
         if (r == CUDA_SUCCESS) {
@@ -125,12 +110,12 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
                 rect(dst, NULL, dpitch, 0, data, width, width, rows);
             r = copy(&d, s, flags & PIECE_ASYNC);
         }
-        l->failed = r;
+        l->copy_failed = r;
     }
     /* The last piece, or any piece waited for, reports. */
     if ((flags & PIECE_LAST) || !call->noreply) {
-        r = l->failed;
-        l->failed = CUDA_SUCCESS;
+        r = l->copy_failed;
+        l->copy_failed = CUDA_SUCCESS;
         if (!call->noreply)
             apigen_put_i32(&c, r);
     }
@@ -209,16 +194,4 @@ int cuda_be_memcpy_d2d(struct gvs_call *call)
     }
     apigen_put_i32(&c, r);
     return c.rc;
-}
-
-static void lane_free(struct gvs_remote_lane *l, void *arg)
-{
-    (void)arg;
-    gvs_free(l->slot[CUDA_PLUGIN_ID]);
-    l->slot[CUDA_PLUGIN_ID] = NULL;
-}
-
-void cuda_be_lanes_free(void)
-{
-    cuda_be_remote->lanes_each(lane_free, NULL);
 }

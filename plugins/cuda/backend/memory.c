@@ -111,6 +111,12 @@ CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
     apigen_get_u8(c, flags);
     if (c->rc < 0)
         return CUDA_SUCCESS;
+    /* A _ptds copy or memset is ordered on the lane's per-thread stream,
+     * not the legacy one: it is the stream-ordered form there, which the
+     * host sees alike (a copy into the reply still waits for its bytes,
+     * one from the request has left when the driver returns). */
+    if (wire == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+        *flags |= 1;
     CUresult r = cuda_be_enter(call);
     return r == CUDA_SUCCESS ? cuda_be_stream(call, wire, s) : r;
 }

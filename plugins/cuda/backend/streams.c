@@ -8,19 +8,89 @@
 #include "apigen_rt.h"
 #include "cuda_ops.h"
 #include "gvs/err.h"
+#include "gvs/mem.h"
 
-/* The lane's per-thread default stream is the legacy one: the handler
- * threads are not the client's, so the driver's per-thread stream of a
- * handler thread would be shared by lanes.  Ordering is kept; only the
- * concurrency of per-thread streams is lost. */
-CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out)
+/* The handlers run on threads every lane shares, where the driver's
+ * CU_STREAM_PER_THREAD would be the handler thread's stream, not the
+ * client thread's.  So each lane gets a stream of its own per context,
+ * made at its first use with the default flags: like a per-thread
+ * default stream, it synchronizes with the legacy stream and with no
+ * other.  It lives as long as its context: a primary context reset or
+ * released for good destroys it with the context's other streams (its
+ * generation then moves on, and the next use makes another); the worker
+ * destroys the rest. */
+struct cuda_be_lane_stream {
+    uint64_t ctx; /* the context's id */
+    uint64_t generation;
+    CUstream s;
+};
+
+/* A new entry of l for ctx, reusing one whose context is gone; NULL when
+ * out of memory. */
+static struct cuda_be_lane_stream *lane_stream_add(struct cuda_be_lane *l,
+                                                   uint64_t ctx)
 {
-    (void)call;
-    if (wire == 0 || wire == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
-        wire == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD) {
-        *out = NULL;
+    CUcontext c;
+    for (uint32_t i = 0; i < l->nstreams; i++)
+        if (cuda_be_ctx(l->streams[i].ctx, &c) != CUDA_SUCCESS) {
+            l->streams[i].ctx = ctx;
+            return &l->streams[i];
+        }
+    struct cuda_be_lane_stream *n = gvs_realloc(
+        l->streams, ((size_t)l->nstreams + 1) * sizeof(*n));
+    if (n == NULL)
+        return NULL;
+    l->streams = n;
+    n[l->nstreams] = (struct cuda_be_lane_stream){.ctx = ctx};
+    return &n[l->nstreams++];
+}
+
+/* The lane's per-thread default stream in its current context. */
+static CUresult lane_stream(struct gvs_call *call, CUstream *out)
+{
+    struct gvs_remote_lane *rl = cuda_be_remote->lane(call);
+    struct cuda_be_lane *l = cuda_be_lane(call);
+    if (rl == NULL || l == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (rl->context == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uint64_t gen = cuda_be_ctx_generation(rl->context);
+    struct cuda_be_lane_stream *e = NULL;
+    for (uint32_t i = 0; i < l->nstreams && e == NULL; i++)
+        if (l->streams[i].ctx == rl->context)
+            e = &l->streams[i];
+    if (e != NULL && e->s != NULL && e->generation == gen) {
+        *out = e->s;
         return CUDA_SUCCESS;
     }
+    if (e == NULL && (e = lane_stream_add(l, rl->context)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->s = NULL;
+    CUresult r = CUDA_DRV(cuStreamCreateWithPriority)(&e->s,
+                                                      CU_STREAM_DEFAULT, 0);
+    if (r != CUDA_SUCCESS) {
+        e->s = NULL;
+        return r;
+    }
+    e->generation = gen;
+    *out = e->s;
+    return CUDA_SUCCESS;
+}
+
+void cuda_be_lane_streams_free(struct cuda_be_lane *l)
+{
+    gvs_free(l->streams);
+    l->streams = NULL;
+    l->nstreams = 0;
+}
+
+CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out)
+{
+    *out = NULL;
+    if (wire == 0 || wire == (uint64_t)(uintptr_t)CU_STREAM_LEGACY)
+        return CUDA_SUCCESS;
+    if (wire == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+        return lane_stream(call, out);
     void *s = gvs_handles_get(cuda_be_remote->handles(), GVS_RH_STREAM, wire);
     if (s == NULL)
         return CUDA_ERROR_INVALID_HANDLE;
@@ -130,23 +200,35 @@ int cuda_be_event_destroy(struct gvs_call *call)
     return destroy_object(call, GVS_RH_EVENT, event_destroy);
 }
 
+/* A request of one u64 stream: -1 when it is malformed (c->rc says
+ * how), else 0 with *r the first failure of entering the lane and
+ * finding the stream. */
+static int stream_request(struct gvs_call *call, struct apigen_call *c,
+                          CUstream *s, CUresult *r)
+{
+    uint64_t wire;
+    apigen_get_u64(c, &wire);
+    if (apigen_end(c) < 0)
+        return -1;
+    *r = cuda_be_enter(call);
+    if (*r == CUDA_SUCCESS)
+        *r = cuda_be_stream(call, wire, s);
+    return 0;
+}
+
 /* Request: u64 stream.  Reply: i32, i32 status, u64 capture id, u64
  * number of dependencies.  The graph and the dependencies themselves
  * are not asked for: graphs are not remoted yet. */
 int cuda_be_stream_capture_info(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t wire;
     CUstream s = NULL;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t id = 0;
     size_t n = 0;
-    apigen_get_u64(&c, &wire);
-    if (apigen_end(&c) < 0)
+    CUresult r;
+    if (stream_request(call, &c, &s, &r) < 0)
         return c.rc;
-    CUresult r = cuda_be_enter(call);
-    if (r == CUDA_SUCCESS)
-        r = cuda_be_stream(call, wire, &s);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &status, &id, NULL, NULL,
                                                 NULL, &n);
@@ -188,5 +270,24 @@ int cuda_be_stream_attribute(struct gvs_call *call)
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS && !set)
         apigen_put_bytes(&c, &v, sizeof(v));
+    return c.rc;
+}
+
+/* Request: u64 stream.  Reply: i32, u64 the id of its context: one the
+ * session retained or created (a stream's context always is). */
+int cuda_be_stream_get_ctx(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id = 0;
+    CUstream s = NULL;
+    CUcontext ctx = NULL;
+    CUresult r;
+    if (stream_request(call, &c, &s, &r) < 0)
+        return c.rc;
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamGetCtx)(s, &ctx);
+    if (r == CUDA_SUCCESS && (id = cuda_be_ctx_id_of(ctx)) == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    cuda_be_reply_id(&c, r, id);
     return c.rc;
 }

@@ -212,3 +212,51 @@ CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr,
     v = *value;
     return stream_attr(1, hStream, 1, attr, &v);
 }
+
+/* The stream's context, as the session's id; never a green context. */
+static CUresult stream_ctx(CUstream hStream, int per_thread, CUcontext *pctx,
+                           CUgreenCtx *green)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (pctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, cuda_fe_stream_wire(hStream, per_thread));
+    r = cuda_fe_run(&c, CUDA_OP_STREAM_GET_CTX, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_u64(&c, &id);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *pctx = (CUcontext)(uintptr_t)id;
+    if (green != NULL)
+        *green = NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    return stream_ctx(hStream, 0, pctx, NULL);
+}
+
+CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+{
+    return stream_ctx(hStream, 1, pctx, NULL);
+}
+
+CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
+                           CUgreenCtx *pGreenCtx)
+{
+    return stream_ctx(hStream, 0, pCtx, pGreenCtx);
+}
+
+CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx,
+                                CUgreenCtx *pGreenCtx)
+{
+    return stream_ctx(hStream, 1, pCtx, pGreenCtx);
+}

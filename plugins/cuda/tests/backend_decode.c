@@ -308,9 +308,11 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_ATTRIBUTE, "cqi", {0, 0, 3}, 0},
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
-    {CUDA_OP_cuStreamGetDevice, "q", {0}, 0},
-    {CUDA_OP_cuStreamGetId, "q", {H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
+    {CUDA_OP_HOST_FUNC, "qqii", {H, 1, 1, 0}, 0},
+    {CUDA_OP_cuStreamGetId, "q", {H}, 0},
+    {CUDA_OP_cuStreamGetDevice, "q", {H}, 0},
+    {CUDA_OP_STREAM_GET_CTX, "q", {0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -413,6 +415,44 @@ static int check_op(const struct op_case *k)
     return 0;
 }
 
+/* HOST_FUNC's answer to (stream, callback, kind, flags): a CUresult, or
+ * the refusal of a kind or flags no API has. */
+static int32_t host_func(uint64_t stream, uint32_t kind, uint32_t flags)
+{
+    static const struct raw_case shape = {CUDA_OP_HOST_FUNC, "qqii", {0}, 0};
+    struct raw_case k = shape;
+    uint8_t req[24];
+    int32_t result;
+    k.v[0] = stream;
+    k.v[1] = 7;
+    k.v[2] = kind;
+    k.v[3] = flags;
+    int rc = run(k.op, req, raw_encode(&k, req));
+    if (rc != 0)
+        return rc;
+    return gvs_buf_get_i32(out, &result) == 0 &&
+                   gvs_buf_expect_end(out) == 0
+               ? result
+               : INT32_MIN;
+}
+
+/* HOST_FUNC's own hostile values.  No client listens (harness_start's
+ * notify is NULL): a callback the mock runs returns at once. */
+static int host_func_hostile(void)
+{
+    CHECK(host_func(H, 0, 0) == CUDA_ERROR_INVALID_HANDLE);
+    CHECK(host_func(0, 2, 0) == GVS_E_PROTO);
+    CHECK(host_func(0, UINT32_MAX, 0) == GVS_E_PROTO);
+    CHECK(host_func(0, 0, 1) == GVS_E_PROTO);
+    CHECK(host_func(0, 1, 1) == CUDA_ERROR_INVALID_VALUE);
+    /* The per-thread default stream of a lane with no context. */
+    CHECK(host_func((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD, 0, 0) ==
+          CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(host_func(0, 0, 0) == CUDA_SUCCESS);
+    CHECK(host_func(0, 1, 0) == CUDA_SUCCESS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     out = gvs_buf_new(1 << 16);
@@ -443,6 +483,7 @@ int main(int argc, char **argv)
             CHECK(check_raw(&raw_cases[j]) == 0);
     }
     CHECK(nops == NCASES + NRAW);
+    CHECK(host_func_hostile() == 0);
 
     harness_close();
     gvs_buf_free(out);

@@ -6,6 +6,7 @@
  * checks them on the client).
  */
 #include "be.h"
+#include "mock_driver.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -234,9 +235,18 @@ static CUresult mock_ctx_device(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
-static CUresult mock_no_args(void)
+/* Every stream is of the current context. */
+static CUresult mock_stream_ctx(CUstream s, CUcontext *out)
 {
+    (void)s;
+    *out = current;
     return current != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* Waits for the host functions too (mock_callbacks.c). */
+static CUresult mock_ctx_sync(void)
+{
+    return current != NULL ? mock_callbacks_wait() : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 /* Device memory: the mock's allocations, by base. */
@@ -556,10 +566,21 @@ static CUresult mock_capture_info(CUstream s, CUstreamCaptureStatus *status,
 static int stream_objs[64];
 static unsigned nstreams;
 
+/* A stream's object holds its status (mock_callbacks.c). */
 static CUresult mock_stream_create(CUstream *s, unsigned flags, int prio)
 {
-    (void)flags, (void)prio;
-    *s = (CUstream)&stream_objs[nstreams++ % 64];
+    int *obj = &stream_objs[nstreams++ % 64];
+    (void)flags;
+    *obj = prio == MOCK_BROKEN_PRIORITY ? CUDA_ERROR_LAUNCH_FAILED
+                                        : CUDA_SUCCESS;
+    *s = (CUstream)obj;
+    return CUDA_SUCCESS;
+}
+
+/* A stream's id: its object's place, from 1; the legacy stream's 0. */
+static CUresult mock_stream_id(CUstream s, unsigned long long *id)
+{
+    *id = s != NULL ? (unsigned long long)((int *)s - stream_objs) + 1 : 0;
     return CUDA_SUCCESS;
 }
 
@@ -599,10 +620,11 @@ static void fill_rest(void)
     cuda_be_drv.cuDevicePrimaryCtxReset_v2 = mock_release;
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
     cuda_be_drv.cuCtxDestroy_v2 = mock_ctx_destroy;
+    cuda_be_drv.cuCtxSynchronize = mock_ctx_sync;
+    cuda_be_drv.cuStreamGetCtx = mock_stream_ctx;
     cuda_be_drv.cuCtxGetCurrent = mock_get_current;
     cuda_be_drv.cuCtxSetCurrent = mock_set_current;
     cuda_be_drv.cuCtxGetDevice = mock_ctx_device;
-    cuda_be_drv.cuCtxSynchronize = mock_no_args;
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
     cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
@@ -639,13 +661,13 @@ static void fill_rest(void)
     cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
+    cuda_be_drv.cuStreamGetId = mock_stream_id;
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
     cuda_be_drv.cuEventRecord = mock_record;
     *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;
-    *(void **)&cuda_be_drv.cuStreamSynchronize = (void *)mock_done;
-    *(void **)&cuda_be_drv.cuStreamQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
+    mock_callbacks_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

@@ -175,13 +175,11 @@ void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, size_t len);
 /* Frees the lane's staging. */
 void be_stage_free(struct be_session *s, struct be_lane *l);
 
-/* streams.c, callbacks.c: session_close calls both first ------------- */
+/* streams.c: session_close calls it first, after the layer's
+ * callbacks_release ---------------------------------------------------- */
 
 /* Destroys the lanes' per-thread default streams. */
 void be_streams_close(struct be_session *s);
-/* Lets every host callback that waits for the client go, and makes later
- * ones return at once; returns when none uses the session any more. */
-void be_callbacks_release(void);
 /* user_objects.c: makes later destructors send nothing; returns when
  * none uses the session any more. */
 void be_user_objects_release(void);

@@ -39,7 +39,7 @@ static void session_close(void *state)
     struct be_session *s = state;
     if (s == NULL)
         return;
-    be_callbacks_release();
+    be_remote->callbacks_release();
     be_user_objects_release();
     be_notifications_release();
     be_streams_close(s);

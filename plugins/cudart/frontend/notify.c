@@ -5,7 +5,6 @@
  */
 #include "devices.h"
 #include "graphs.h"
-#include "streams.h"
 
 #include "cudart_ops.h"
 
@@ -19,7 +18,6 @@ static const struct {
     uint16_t op;
     void (*fn)(struct gvs_buf *body);
 } handlers[] = {
-    {CUDART_OP_CALLBACK_RUN, fe_callback_run},
     {CUDART_OP_USER_OBJECT_DESTROY, fe_user_object_destroy},
     {CUDART_OP_ASYNC_NOTIFICATION, fe_async_notification},
     {CUDART_OP_LOGS_MESSAGE, fe_logs_message},

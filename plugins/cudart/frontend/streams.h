@@ -87,10 +87,4 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                           enum cudaMemcpyKind kind, cudaStream_t stream,
                           int per_thread);
 
-/* callbacks.c: a CALLBACK_RUN notification (u64 callback, i32 status,
- * u8 keep): runs the program's function, then reports CALLBACK_DONE; the
- * record is dropped unless keep is set (a graph's callback).  On the
- * client's notify thread (notify.c). */
-void fe_callback_run(struct gvs_buf *body);
-
 #endif

@@ -128,13 +128,10 @@ void harness_close(void)
         layer->session_close(layer_state);
 }
 
-/* op of plugin p, whose session state is st (call_noreply). */
-static int run_op(const struct gvs_plugin *p, void *st, uint16_t op,
-                  struct gvs_buf *in, struct gvs_buf *out, int noreply)
+static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
+                   struct gvs_buf *in, struct gvs_buf *out, int noreply)
 {
     gvs_buf_reset(out);
-    if (p == NULL)
-        return 1000;
     for (const struct gvs_op *o = p->ops; o->op != 0; o++)
         if (o->op == op) {
             struct gvs_call c = {.in = in, .out = out, .state = st,
@@ -147,13 +144,14 @@ static int run_op(const struct gvs_plugin *p, void *st, uint16_t op,
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                  int noreply)
 {
-    return run_op(plugin, state, op, in, out, noreply);
+    return call_of(plugin, state, op, in, out, noreply);
 }
 
-int call_layer(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
-               int noreply)
+int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                       int noreply)
 {
-    return run_op(layer, layer_state, op, in, out, noreply);
+    return layer != NULL ? call_of(layer, layer_state, op, in, out, noreply)
+                         : 1000;
 }
 
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)

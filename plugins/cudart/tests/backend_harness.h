@@ -83,10 +83,9 @@ void harness_close(void);
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                  int noreply);
 
-/* call_noreply for an op of the remoting layer's gvs-remote.so (1000
- * where it was not loaded). */
-int call_layer(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
-               int noreply);
+/* call_noreply on an op of the remoting layer's (1000 without it). */
+int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                       int noreply);
 
 /* call_noreply(op, in, out, 0). */
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out);

@@ -142,7 +142,7 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_reset(in);
     gvs_buf_put_u8(in, 2);
     gvs_buf_put_str(in, "0");
-    CHECK(call_layer(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == GVS_E_PROTO);
+    CHECK(call_layer_noreply(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == GVS_E_PROTO);
     char *long_id = malloc(2048);
     CHECK(long_id != NULL);
     memset(long_id, '0', 2047);
@@ -197,13 +197,13 @@ static int well_formed(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_reset(in);
     gvs_buf_put_u8(in, 1);
     gvs_buf_put_str(in, "1,9,0");
-    CHECK(call_layer(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == 0);
+    CHECK(call_layer_noreply(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == 0);
     CHECK(gvs_buf_len(out) == 0);
     CHECK(strcmp(getenv("CUDA_VISIBLE_DEVICES"), "5") == 0);
     gvs_buf_reset(in);
     gvs_buf_put_u8(in, 1);
     gvs_buf_put_str(in, "0");
-    CHECK(call_layer(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == GVS_E_PROTO);
+    CHECK(call_layer_noreply(REMOTE_OP_VISIBLE_DEVICES, in, out, 1) == GVS_E_PROTO);
     return 0;
 }
 

@@ -12,12 +12,13 @@
 
 #include "backend_harness.h"
 #include "cudart_ops.h"
+#include "remote_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
 
 #define NOT_READY 600
 
-/* Notifications the plugin sent: the last CALLBACK_RUN's id, how many
+/* Notifications the layer sent: the last CALLBACK_RUN's id, how many
  * CALLBACK_WAITING; once `gone`, sends fail as on a closed connection. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t noted = PTHREAD_COND_INITIALIZER;
@@ -31,10 +32,10 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     uint64_t id = 0;
     int32_t status = -1;
     uint8_t keep = 1;
-    int ok = b != NULL && plugin_id == CUDART_PLUGIN_ID &&
+    int ok = b != NULL && plugin_id == REMOTE_PLUGIN_ID &&
              gvs_buf_get_u64(b, &id) == 0;
     /* A stream's callback runs once: the client need not keep it. */
-    if (ok && op == CUDART_OP_CALLBACK_RUN)
+    if (ok && op == REMOTE_OP_CALLBACK_RUN)
         ok = gvs_buf_get_i32(b, &status) == 0 && status == 0 &&
              gvs_buf_get_u8(b, &keep) == 0 && keep == 0;
     ok = ok && gvs_buf_expect_end(b) == 0;
@@ -43,9 +44,9 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     pthread_mutex_lock(&lock);
     if (!ok)
         dprintf(2, "FAIL: malformed notification %u\n", (unsigned)op);
-    else if (op == CUDART_OP_CALLBACK_RUN)
+    else if (op == REMOTE_OP_CALLBACK_RUN)
         run_id = id;
-    else if (op == CUDART_OP_CALLBACK_WAITING)
+    else if (op == REMOTE_OP_CALLBACK_WAITING)
         nwaiting++;
     pthread_cond_broadcast(&noted);
     int rc = gone ? GVS_E_CLOSED : 0;
@@ -86,7 +87,7 @@ static const uint16_t my_ops[] = {
     CUDART_OP_EVENT_DESTROY,      CUDART_OP_cudaEventRecordWithFlags,
     CUDART_OP_cudaEventQuery,        CUDART_OP_cudaEventSynchronize,
     CUDART_OP_cudaEventElapsedTime, CUDART_OP_HOST_FUNC,
-    CUDART_OP_CALLBACK_DONE,      CUDART_OP_MEMCPY_ASYNC_H2D,
+    CUDART_OP_MEMCPY_ASYNC_H2D,
     CUDART_OP_MEMCPY_ASYNC_D2H,   CUDART_OP_MEMCPY_ASYNC_D2D,
     CUDART_OP_MEMSET_ASYNC,       CUDART_OP_MEM_PREFETCH_ASYNC,
 };
@@ -102,9 +103,14 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
             gvs_buf_put_u8(in, 0);
         CHECK(call(my_ops[i], in, out) < 0);
     }
-    /* Notifications are not requests. */
-    CHECK(call(CUDART_OP_CALLBACK_RUN, in, out) == 1000);
-    CHECK(call(CUDART_OP_CALLBACK_WAITING, in, out) == 1000);
+    /* Notifications are not requests; the layer's ops are not ours. */
+    CHECK(call_layer_noreply(REMOTE_OP_CALLBACK_RUN, in, out, 0) == 1000);
+    CHECK(call_layer_noreply(REMOTE_OP_CALLBACK_WAITING, in, out, 0) ==
+          1000);
+    CHECK(call(REMOTE_OP_CALLBACK_DONE, in, out) == 1000);
+    gvs_buf_reset(in);
+    gvs_buf_put_u8(in, 0);
+    CHECK(call_layer_noreply(REMOTE_OP_CALLBACK_DONE, in, out, 1) < 0);
 
     /* HOST_FUNC: kinds 0 and 1 only, and flags for kind 1 only. */
     gvs_buf_reset(in);
@@ -123,7 +129,8 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
     /* A completion no callback waits for. */
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 77);
-    CHECK(call_noreply(CUDART_OP_CALLBACK_DONE, in, out, 1) == GVS_E_RANGE);
+    CHECK(call_layer_noreply(REMOTE_OP_CALLBACK_DONE, in, out, 1) ==
+          GVS_E_RANGE);
 
     /* A D2H chunk larger than the protocol allows. */
     gvs_buf_reset(in);
@@ -232,7 +239,7 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
     CHECK(on_u64(CUDART_OP_cudaStreamQuery, stream, in, out) == NOT_READY);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 42);
-    CHECK(call_noreply(CUDART_OP_CALLBACK_DONE, in, out, 1) == 0);
+    CHECK(call_layer_noreply(REMOTE_OP_CALLBACK_DONE, in, out, 1) == 0);
     CHECK(on_u64(CUDART_OP_cudaStreamSynchronize, stream, in, out) == 0);
 
     CHECK(host_func(stream, 43, in, out) == 0);

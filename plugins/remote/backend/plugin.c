@@ -34,6 +34,13 @@ static const struct gvs_remote_be api = {
     .quota_release_device = remote_be_quota_release_device,
     .quota_release_owner = remote_be_quota_release_owner,
     .quota_mem_info = remote_be_quota_mem_info,
+    .callback_new = remote_be_callback_new,
+    .callback_run = remote_be_callback_run,
+    .callback_free = remote_be_callback_free,
+    .callback_id = remote_be_callback_id,
+    .callback_keep = remote_be_callback_keep,
+    .host_func = remote_be_host_func,
+    .callbacks_release = remote_be_callbacks_release,
 };
 
 /* Request: u64 context id. */
@@ -60,6 +67,7 @@ static int session_open(const struct gvs_host_api *host,
     if (table == NULL)
         return GVS_E_NOMEM;
     remote_be_quota_open(host, session);
+    remote_be_callbacks_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */
@@ -74,6 +82,7 @@ static int session_open(const struct gvs_host_api *host,
 static void session_close(void *state)
 {
     (void)state;
+    remote_be_callbacks_release();
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();

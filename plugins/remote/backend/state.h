@@ -25,6 +25,22 @@ void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success);
 void remote_be_latch_clear(struct gvs_call *call);
 
+/* callbacks.c */
+void remote_be_callbacks_open(const struct gvs_host_api *host,
+                              struct gvs_session *session);
+struct gvs_remote_callback *remote_be_callback_new(uint64_t id, int keep);
+void remote_be_callback_run(struct gvs_remote_callback *cb, int32_t status);
+void remote_be_callback_free(struct gvs_remote_callback *cb);
+uint64_t remote_be_callback_id(const struct gvs_remote_callback *cb);
+void remote_be_callback_keep(struct gvs_remote_callback *cb);
+int remote_be_host_func(struct gvs_call *call, int32_t success,
+                        int32_t nomem,
+                        int32_t (*enqueue)(struct gvs_call *call,
+                                           uint64_t stream, uint32_t kind,
+                                           uint32_t flags,
+                                           struct gvs_remote_callback *cb));
+void remote_be_callbacks_release(void);
+
 /* quota.c */
 void remote_be_quota_open(const struct gvs_host_api *host,
                           struct gvs_session *session);

@@ -15,6 +15,8 @@ __attribute__((constructor)) static void remote_fe_register(void)
     };
     /* A failure (a full plugin table) surfaces at the handshake, which
      * reports it. */
-    if (gvs_client_register(&plugin) == 0)
+    if (gvs_client_register(&plugin) == 0) {
         (void)remote_fe_output_init();
+        (void)remote_fe_callbacks_init();
+    }
 }

@@ -11,4 +11,8 @@
  * stdout and stderr.  0 or a negative GVS_E_* code. */
 int remote_fe_output_init(void);
 
+/* callbacks.c: the backend's CALLBACK_RUN runs the program's host
+ * callbacks on the notify thread.  0 or a negative GVS_E_* code. */
+int remote_fe_callbacks_init(void);
+
 #endif

@@ -1,0 +1,54 @@
+/* Host functions and stream callbacks (cuda.api, HOST_FUNC) run on the
+ * client through the remoting layer's callbacks (remote_be.h): each is
+ * enqueued as a function of ours whose data is the layer's record of the
+ * client's callback id.  One enqueued into a capturing stream becomes a
+ * node of the capture's graph, whose record is kept for every run. */
+#include "be.h"
+
+
+/* Kinds of HOST_FUNC (cuda.api, remote_be.h). */
+enum { KIND_HOST_FN = 0, KIND_STREAM_CALLBACK = 1 };
+
+static void CUDA_CB run_host_fn(void *arg)
+{
+    cuda_be_remote->callback_run(arg, CUDA_SUCCESS);
+}
+
+static void CUDA_CB run_stream_callback(CUstream stream, CUresult status,
+                                        void *arg)
+{
+    (void)stream;
+    cuda_be_remote->callback_run(arg, status);
+}
+
+static int capturing(CUstream s)
+{
+    CUstreamCaptureStatus st;
+    return CUDA_DRV(cuStreamIsCapturing)(s, &st) == CUDA_SUCCESS &&
+           st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+/* HOST_FUNC's enqueueing (remote_be.h, host_func); the flags are the
+ * driver's to check. */
+static int32_t enqueue(struct gvs_call *call, uint64_t wire, uint32_t kind,
+                       uint32_t flags, struct gvs_remote_callback *cb)
+{
+    CUstream s = NULL;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, wire, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (kind == KIND_HOST_FN && capturing(s))
+        cuda_be_remote->callback_keep(cb);
+    return kind == KIND_HOST_FN
+               ? CUDA_DRV(cuLaunchHostFunc)(s, run_host_fn, cb)
+               : CUDA_DRV(cuStreamAddCallback)(s, run_stream_callback, cb,
+                                               flags);
+}
+
+int cuda_be_host_func(struct gvs_call *call)
+{
+    return cuda_be_remote->host_func(call, CUDA_SUCCESS,
+                                     CUDA_ERROR_OUT_OF_MEMORY, enqueue);
+}

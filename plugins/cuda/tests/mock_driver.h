@@ -1,0 +1,19 @@
+/*
+ * The parts of the mock driver (mock_driver.c) that live in files of
+ * their own.
+ */
+#ifndef CUDA_MOCK_DRIVER_H
+#define CUDA_MOCK_DRIVER_H
+
+/* A stream created with this priority carries a persistent error,
+ * CUDA_ERROR_LAUNCH_FAILED, which its stream callbacks get as status. */
+#define MOCK_BROKEN_PRIORITY (-99)
+
+/* mock_callbacks.c: fills cuda_be_drv's host functions and stream
+ * callbacks, and the stream synchronization and query, which wait for
+ * them or see them. */
+void mock_callbacks_fill(void);
+/* Returns once every host function enqueued has returned. */
+CUresult mock_callbacks_wait(void);
+
+#endif
