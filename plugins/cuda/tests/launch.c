@@ -7,7 +7,8 @@
  * extra), streams and events, and the round trips they cost: the first
  * launch of a configuration waits, later ones within it are posted, a
  * bad configuration is reported at once, a posted failure at the next
- * synchronization.  Prints "ok".
+ * synchronization.  Modules and libraries from files too, and the
+ * files the driver refuses.  Prints "ok".
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver_check.h"
 
@@ -47,6 +49,37 @@ static void expect_all(CUdeviceptr p, uint32_t n, uint32_t value)
     CHECK(cuMemcpyDtoH(host, p, n * sizeof(uint32_t)));
     for (uint32_t i = 0; i < n; i++)
         EXPECT(host[i] == value);
+}
+
+/* The client's files: the mock image from a file, as a module and as a
+ * library; a missing file, a directory, an empty file. */
+static void from_files(void)
+{
+    char dir[] = "/tmp/gvs-modfile-XXXXXX", path[64], empty[64];
+    CUmodule m;
+    CUlibrary l;
+    EXPECT(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof(path), "%s/mock.ptx", dir);
+    snprintf(empty, sizeof(empty), "%s/empty", dir);
+    FILE *f = fopen(path, "w");
+    EXPECT(f != NULL && fputs("//gvs-mock module\n", f) >= 0 && fclose(f) == 0);
+    f = fopen(empty, "w");
+    EXPECT(f != NULL && fclose(f) == 0);
+    CHECK(cuModuleLoad(&m, path));
+    CUfunction fn;
+    CHECK(cuModuleGetFunction(&fn, m, "fill"));
+    CHECK(cuModuleUnload(m));
+    CHECK(cuLibraryLoadFromFile(&l, path, NULL, NULL, 0, NULL, NULL, 0));
+    CUkernel k;
+    CHECK(cuLibraryGetKernel(&k, l, "add"));
+    CHECK(cuLibraryUnload(l));
+    EXPECT(cuModuleLoad(&m, "/nonexistent/gvs.ptx") == CUDA_ERROR_FILE_NOT_FOUND);
+    EXPECT(cuModuleLoad(&m, dir) == CUDA_ERROR_FILE_NOT_FOUND);
+    EXPECT(cuModuleLoad(&m, empty) == CUDA_ERROR_INVALID_IMAGE);
+    EXPECT(cuModuleLoad(NULL, path) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuLibraryLoadFromFile(&l, "/nonexistent/gvs.ptx", NULL, NULL, 0,
+                                 NULL, NULL, 0) == CUDA_ERROR_FILE_NOT_FOUND);
+    EXPECT(unlink(path) == 0 && unlink(empty) == 0 && rmdir(dir) == 0);
 }
 
 int main(void)
@@ -125,6 +158,8 @@ int main(void)
                      CU_LAUNCH_PARAM_BUFFER_SIZE, &bsize, CU_LAUNCH_PARAM_END};
     CHECK(cuLaunchKernel(ffill, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, extra));
     expect_all(p, N, 42);
+
+    from_files();
 
     /* A library: kernels as CUkernel, launched as such. */
     CHECK(cuLibraryLoadData(&lib, "//gvs-mock library\n", NULL, NULL, 0,
