@@ -106,26 +106,21 @@ struct gvs_remote_seg {
 };
 
 struct gvs_remote_managed_io {
-    /* The API's codes for success and for out of memory. */
-    int32_t success, nomem;
-    /* Caller holds the client lock: posts n bytes (at most
-     * GVS_BULK_CHUNK) at src to device address dst, ordered before the
-     * lane's next request, its header built in hdr (of at least 64
-     * bytes).  0 or a negative GVS_E_* code. */
-    int (*push_locked)(struct gvs_client *cl, struct gvs_buf *hdr,
-                       uint64_t dst, const void *src, size_t n);
-    /* Copies n bytes (at most GVS_BULK_CHUNK) from device address src to
-     * dst, in a round trip of its own (a synchronizing call's reply may
-     * still be unread in the thread's buffers): the request built in req
-     * (at least 64 bytes), the reply read into rep (a piece and 64
-     * bytes).  success or the API's code. */
-    int32_t (*pull)(struct gvs_buf *req, struct gvs_buf *rep, uint64_t src,
-                    void *dst, size_t n);
+    const struct gvs_remote_api *api;
+    /* The API's op that writes pushed bytes to the device: u64 dst, blob
+     * the bytes; posted, ordered before the lane's next request. */
+    uint16_t push_op;
+    /* The API's op that reads device bytes: its request built by
+     * pull_request (0 or a negative GVS_E_* code) for n bytes (at most
+     * GVS_BULK_CHUNK) at device address src; its reply i32 result, blob
+     * the bytes. */
+    uint16_t pull_op;
+    int (*pull_request)(struct gvs_buf *req, uint64_t src, size_t n);
 };
 
 /* A shadow (read-only, clean) for the managed bytes [lo, hi), not yet
  * pulled; a segment sharing pages with shadows already there joins
- * them.  Its slot for gvs_remote_managed_pull, or -1 when its pages are
+ * them, and one already there keeps its shadow.  Its slot for gvs_remote_managed_pull, or -1 when its pages are
  * taken here, the table is full or memory is short. */
 int gvs_remote_managed_add(uint64_t lo, uint64_t hi);
 /* The segment starting at lo is freed: its shadow goes (with its pages
@@ -138,7 +133,9 @@ int gvs_remote_managed_any(void);
 int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
                                    struct gvs_client *cl);
 /* Pulls every clean page of slot only's shadow, or of every shadow when
- * only is -1; io->success or the first failure. */
+ * only is -1, each piece a round trip of its own (a synchronizing call's
+ * reply may still be unread in the thread's buffers); the API's success
+ * or first failure. */
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 

@@ -48,6 +48,19 @@ CUresult cuda_fe_ctx_device(CUdevice *dev);
 /* fork(), in the child: the new session knows no context. */
 void cuda_fe_ctx_fork_child(void);
 
+/* call.c: the driver as the layer's round trips know it. */
+extern const struct gvs_remote_api cuda_fe_remote_api;
+
+/* managed.c: managed memory's shadows (the layer's).  push: caller
+ * holds the client lock, before a device-dependent request, posts the
+ * pages the program wrote.  synced: after op succeeded, pulls the
+ * shadows when it synchronized.  shadow: [p, p + size) is managed memory
+ * of dev, shadowed (and known here as device memory) with its current
+ * bytes; CUDA_ERROR_OUT_OF_MEMORY when its addresses are taken here. */
+int cuda_fe_managed_push_locked(struct gvs_client *cl);
+CUresult cuda_fe_managed_synced(uint16_t op);
+CUresult cuda_fe_managed_shadow(uint64_t p, uint64_t size, CUdevice dev);
+
 /* memory.c: the device memory known here, for unified copies and
  * pointer queries.  note records [p, p + size) on dev; forget drops the
  * range at p. */

@@ -14,6 +14,7 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "gvs/u64map.h"
+#include "gvs_remote.h"
 
 struct attrs;
 
@@ -135,8 +136,10 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     apigen_put_u64(&c, dptr);
     r = cuda_fe_run(&c, CUDA_OP_MEM_FREE, APIGEN_DEVICE);
     r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         cuda_fe_mem_forget(dptr);
+        gvs_remote_managed_forget(dptr);
+    }
     return r;
 }
 

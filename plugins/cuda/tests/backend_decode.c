@@ -309,6 +309,17 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_ALLOC_MANAGED, "qi", {64, CU_MEM_ATTACH_GLOBAL}, 0},
+    {CUDA_OP_MEM_ALLOC_MANAGED, "qi", {UINT64_MAX, CU_MEM_ATTACH_GLOBAL}, 0},
+    /* Pushes and hints on addresses that are no device memory. */
+    {CUDA_OP_MANAGED_PUSH, "qb", {H}, 1},
+    {CUDA_OP_MEM_HINT, "qcqqciiii", {0, 0, H, 4, 0, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_HINT, "qcqqciiii", {H, 0, H, 4, 1, 0, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_RANGE_ATTRIBUTE, "qiqq", {4, 1, H, 4}, 0},
+    {CUDA_OP_MEM_RANGE_ATTRIBUTE, "qiqq", {UINT64_MAX, 1, H, 4}, 0},
+    {CUDA_OP_cuProfilerStart, "", {0}, 0},
+    {CUDA_OP_cuProfilerStop, "", {0}, 0},
+    {CUDA_OP_cuCtxResetPersistingL2Cache, "", {0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -424,23 +435,28 @@ int main(int argc, char **argv)
     CHECK(plugin->id == CUDA_PLUGIN_ID);
     CHECK(plugin->table_hash == CUDA_TABLE_HASH);
 
-    /* Every op of the table has its case, and every case its op. */
-    size_t nops = 0;
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++, nops++) {
-        size_t i = 0, j = 0;
+    /* Every op of the table has its cases (an op of raw requests may have
+     * several), and every case its op. */
+    size_t ncases = 0;
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++) {
+        size_t i = 0, found = 0;
         while (i < NCASES && cases[i].op != o->op)
             i++;
-        while (j < NRAW && raw_cases[j].op != o->op)
-            j++;
-        if (i == NCASES && j == NRAW)
-            dprintf(2, "op %u has no case here\n", o->op);
-        CHECK(i < NCASES || j < NRAW);
-        if (i < NCASES)
+        if (i < NCASES) {
             CHECK(check_op(&cases[i]) == 0);
-        else
-            CHECK(check_raw(&raw_cases[j]) == 0);
+            found++;
+        }
+        for (size_t j = 0; j < NRAW; j++)
+            if (raw_cases[j].op == o->op) {
+                CHECK(check_raw(&raw_cases[j]) == 0);
+                found++;
+            }
+        if (found == 0)
+            dprintf(2, "op %u has no case here\n", o->op);
+        CHECK(found > 0);
+        ncases += found;
     }
-    CHECK(nops == NCASES + NRAW);
+    CHECK(ncases == NCASES + NRAW);
 
     harness_close();
     gvs_buf_free(out);

@@ -270,6 +270,37 @@ static CUresult mock_alloc(CUdeviceptr *p, size_t n)
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* Managed memory is device memory to the mock: host memory already. */
+static CUresult mock_alloc_managed(CUdeviceptr *p, size_t n,
+                                   unsigned int flags)
+{
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    return mock_alloc(p, n);
+}
+
+static CUresult mock_advise(CUdeviceptr p, size_t n, CUmem_advise advice,
+                            CUmemLocation loc)
+{
+    (void)loc;
+    return alloc_of(p) >= 0 && n > 0 && advice >= CU_MEM_ADVISE_SET_READ_MOSTLY &&
+                   advice <= CU_MEM_ADVISE_UNSET_ACCESSED_BY
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Every range attribute reads as zeros. */
+static CUresult mock_range_attribute(void *data, size_t size,
+                                     CUmem_range_attribute a, CUdeviceptr p,
+                                     size_t n)
+{
+    if (alloc_of(p) < 0 || n == 0 || a < CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY ||
+        a > CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(data, 0, size);
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_free(CUdeviceptr p)
 {
     int i = alloc_of(p);
@@ -605,6 +636,12 @@ static void fill_rest(void)
     cuda_be_drv.cuCtxSynchronize = mock_no_args;
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
+    cuda_be_drv.cuMemAllocManaged = mock_alloc_managed;
+    cuda_be_drv.cuMemAdvise_v2 = mock_advise;
+    cuda_be_drv.cuMemRangeGetAttribute = mock_range_attribute;
+    cuda_be_drv.cuProfilerStart = mock_no_args;
+    cuda_be_drv.cuProfilerStop = mock_no_args;
+    cuda_be_drv.cuCtxResetPersistingL2Cache = mock_no_args;
     cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
     cuda_be_drv.cuPointerGetAttribute = mock_pointer;
     cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;

@@ -20,65 +20,18 @@
 #include "gvs/proto.h"
 #include "gvs_remote.h"
 
-static int push_locked(struct gvs_client *cl, struct gvs_buf *hdr,
-                       uint64_t dst, const void *src, size_t n)
+/* MEMCPY_D2H: u64 src, u64 count. */
+static int pull_request(struct gvs_buf *req, uint64_t src, size_t n)
 {
-    gvs_buf_reset(hdr);
-    int rc = gvs_buf_put_u64(hdr, dst);
-    if (rc == 0)
-        rc = gvs_buf_put_u32(hdr, (uint32_t)n);
-    struct iovec iov[2] = {
-        {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
-        {(void *)src, n},
-    };
-    return rc < 0 ? rc
-                  : gvs_client_send_locked(cl, CUDART_PLUGIN_ID,
-                                           CUDART_OP_MANAGED_PUSH,
-                                           GVS_F_NOREPLY, iov, 2, NULL);
-}
-
-/* One MEMCPY_D2H, waited for. */
-static int32_t pull(struct gvs_buf *req, struct gvs_buf *rep, uint64_t src,
-                    void *dst, size_t n)
-{
-    struct gvs_client *cl;
-    uint64_t id;
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
-    gvs_buf_reset(req);
     int rc = gvs_buf_put_u64(req, src);
-    if (rc == 0)
-        rc = gvs_buf_put_u64(req, n);
-    if (rc < 0)
-        return cudaErrorMemoryAllocation;
-    struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
-    gvs_client_lock(cl);
-    rc = fe_send_locked(cl, CUDART_OP_MEMCPY_D2H, APIGEN_DEVICE, 0, &iov, 1,
-                        &id);
-    gvs_client_unlock(cl);
-    if (rc == 0)
-        rc = gvs_client_wait(cl, id, rep);
-    if (rc < 0)
-        return fe_transport_error(rc);
-    struct apigen_call c = {NULL, rep, 0};
-    const uint8_t *data;
-    size_t len = 0;
-    e = fe_reply_result(&c);
-    if (e == cudaSuccess)
-        apigen_get_blob(&c, &data, &len);
-    if (apigen_end(&c) < 0 || (e == cudaSuccess && len != n))
-        e = cudaErrorUnknown;
-    if (e == cudaSuccess)
-        memcpy(dst, data, n);
-    return e;
+    return rc == 0 ? gvs_buf_put_u64(req, n) : rc;
 }
 
 static const struct gvs_remote_managed_io io = {
-    .success = cudaSuccess,
-    .nomem = cudaErrorMemoryAllocation,
-    .push_locked = push_locked,
-    .pull = pull,
+    .api = &fe_remote_api,
+    .push_op = CUDART_OP_MANAGED_PUSH,
+    .pull_op = CUDART_OP_MEMCPY_D2H,
+    .pull_request = pull_request,
 };
 
 int fe_managed_push_locked(struct gvs_client *cl)

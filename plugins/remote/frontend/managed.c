@@ -180,9 +180,16 @@ EXPORT int gvs_remote_managed_add(uint64_t lo, uint64_t hi)
         }
         if (b >= end || b + l <= base)
             continue;
-        for (size_t k = 0; k < ranges[i].nsegs; k++)
-            if (ranges[i].segs[k].lo < hi && lo < ranges[i].segs[k].hi)
-                goto fail; /* the same bytes twice */
+        for (size_t k = 0; k < ranges[i].nsegs; k++) {
+            const struct gvs_remote_seg *sg = &ranges[i].segs[k];
+            if (sg->lo == lo && sg->hi == hi) {
+                /* Asked again (a variable looked up twice). */
+                pthread_mutex_unlock(&lock);
+                return i;
+            }
+            if (sg->lo < hi && lo < sg->hi)
+                goto fail; /* overlapping bytes of another segment */
+        }
         olds[n++] = i;
         nsegs += ranges[i].nsegs;
         base = b < base ? b : base;
@@ -292,10 +299,23 @@ struct push {
     struct gvs_buf *hdr;
 };
 
+/* u64 dst and the blob's length, then the bytes straight from the
+ * shadow. */
 static int push_piece(uintptr_t at, size_t n, void *arg)
 {
     struct push *ps = arg;
-    return ps->io->push_locked(ps->cl, ps->hdr, at, (const void *)at, n);
+    gvs_buf_reset(ps->hdr);
+    int rc = gvs_buf_put_u64(ps->hdr, at);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(ps->hdr, (uint32_t)n);
+    struct iovec iov[2] = {
+        {(void *)gvs_buf_ptr(ps->hdr), gvs_buf_len(ps->hdr)},
+        {(void *)at, n},
+    };
+    return rc < 0 ? rc
+                  : gvs_client_send_locked(ps->cl, ps->io->api->plugin,
+                                           ps->io->push_op, GVS_F_NOREPLY,
+                                           iov, 2, NULL);
 }
 
 /* Runs of dirty pages are made read-only, then sent: a write that comes
@@ -329,7 +349,7 @@ gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 {
     if (!atomic_exchange(&any_dirty, 0))
         return 0;
-    struct push ps = {io, cl, gvs_buf_new(64)};
+    struct push ps = {io, cl, gvs_buf_new(16)};
     if (ps.hdr == NULL) {
         atomic_store(&any_dirty, 1);
         return GVS_E_NOMEM;
@@ -346,20 +366,54 @@ gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 
 struct pull {
     const struct gvs_remote_managed_io *io;
+    struct gvs_client *cl;
     struct gvs_buf *req, *rep;
     int32_t r;
 };
+
+/* One round trip of the API's pull op for the n bytes at `at`. */
+static int32_t pull_bytes(struct pull *pl, uintptr_t at, size_t n,
+                          const uint8_t **data)
+{
+    const struct gvs_remote_api *api = pl->io->api;
+    uint64_t id;
+    size_t len = 0;
+    gvs_buf_reset(pl->req);
+    int rc = pl->io->pull_request(pl->req, at, n);
+    if (rc < 0)
+        return api->nomem;
+    struct iovec iov = {(void *)gvs_buf_ptr(pl->req), gvs_buf_len(pl->req)};
+    gvs_client_lock(pl->cl);
+    rc = gvs_remote_send_locked(api, pl->cl, pl->io->pull_op, APIGEN_DEVICE,
+                                0, &iov, 1, &id);
+    gvs_client_unlock(pl->cl);
+    if (rc == 0)
+        rc = gvs_client_wait(pl->cl, id, pl->rep);
+    if (rc < 0)
+        return api->transport_error(rc);
+    struct apigen_call c = {NULL, pl->rep, 0};
+    int32_t r = gvs_remote_reply_result(api, &c);
+    if (r == api->success)
+        apigen_get_blob(&c, data, &len);
+    if (apigen_end(&c) < 0 || (r == api->success && len != n))
+        r = api->unknown;
+    return r;
+}
 
 /* One piece into the shadow, its pages writable meanwhile. */
 static int pull_piece(uintptr_t at, size_t n, void *arg)
 {
     struct pull *pl = arg;
+    const uint8_t *data = NULL;
+    pl->r = pull_bytes(pl, at, n, &data);
+    if (pl->r != pl->io->api->success)
+        return -1;
     void *pages = (void *)(at / page * page);
     size_t span = (at + n - (uintptr_t)pages + page - 1) / page * page;
     mprotect(pages, span, PROT_READ | PROT_WRITE);
-    pl->r = pl->io->pull(pl->req, pl->rep, at, (void *)at, n);
+    memcpy((void *)at, data, n);
     mprotect(pages, span, PROT_READ);
-    return pl->r == pl->io->success ? 0 : -1;
+    return 0;
 }
 
 /* Every run of clean pages of range i, from the device; pages written
@@ -368,7 +422,7 @@ static void pull_range(struct pull *pl, int i)
 {
     size_t pages = atomic_load(&ranges[i].len) / page;
     const uint8_t *dirty = atomic_load(&ranges[i].dirty);
-    for (size_t p = 0; dirty != NULL && pl->r == pl->io->success &&
+    for (size_t p = 0; dirty != NULL && pl->r == pl->io->api->success &&
                        p < pages;) {
         size_t q = p;
         while (q < pages && !dirty[q] && (q - p + 1) * page <= GVS_BULK_CHUNK)
@@ -385,11 +439,13 @@ static void pull_range(struct pull *pl, int i)
 EXPORT int32_t
 gvs_remote_managed_pull(const struct gvs_remote_managed_io *io, int only)
 {
-    struct pull pl = {io, gvs_buf_new(64), gvs_buf_new(GVS_BULK_CHUNK + 64),
-                      io->success};
-    if (pl.req == NULL || pl.rep == NULL)
-        pl.r = io->nomem;
-    for (int i = 0; pl.r == io->success && i < MAX_RANGES; i++)
+    const struct gvs_remote_api *api = io->api;
+    struct pull pl = {io, NULL, gvs_buf_new(64),
+                      gvs_buf_new(GVS_BULK_CHUNK + 64), api->success};
+    pl.r = api->client(&pl.cl);
+    if (pl.r == api->success && (pl.req == NULL || pl.rep == NULL))
+        pl.r = api->nomem;
+    for (int i = 0; pl.r == api->success && i < MAX_RANGES; i++)
         if ((only < 0 || i == only) && atomic_load(&ranges[i].base) != 0)
             pull_range(&pl, i);
     gvs_buf_free(pl.req);

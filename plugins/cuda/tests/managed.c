@@ -1,0 +1,104 @@
+/*
+ * cuda.mock_managed: managed memory through the driver frontend, gvsd and
+ * the mock driver (mock_driver.c, whose kernels run on the host): the
+ * host writes an allocation, a kernel adds to it, and after a
+ * synchronization the host reads the kernel's result beside its own
+ * later writes; a copy out of managed memory sees the host's writes; a
+ * freed allocation's addresses are the program's again.  Hints and range
+ * attributes reach the driver.  Prints "ok".
+ */
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "drv_check.h"
+
+#define N 4096
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fadd;
+    CUdeviceptr m;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, "//gvs-mock module\n"));
+    CHECK(cuModuleGetFunction(&fadd, mod, "add"));
+
+    EXPECT(cuMemAllocManaged(&m, 16, 7) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemAllocManaged(&m, N * sizeof(uint32_t), CU_MEM_ATTACH_GLOBAL));
+    uint32_t *h = (uint32_t *)(uintptr_t)m;
+    for (uint32_t i = 0; i < N; i++)
+        EXPECT(h[i] == 0);
+    for (uint32_t i = 0; i < N; i++)
+        h[i] = i;
+
+    /* The host's writes reach the device before the kernel. */
+    uint32_t n = N, delta = 5;
+    void *args[] = {&m, &n, &delta};
+    CHECK(cuLaunchKernel(fadd, N / 256, 1, 1, 256, 1, 1, 0, NULL, args,
+                         NULL));
+    CHECK(cuCtxSynchronize());
+    for (uint32_t i = 0; i < N; i++)
+        EXPECT(h[i] == i + 5);
+
+    /* Written by the host just before, then copied out. */
+    h[10] = 123456;
+    uint32_t out[2];
+    CHECK(cuMemcpyDtoH(out, m + 10 * sizeof(uint32_t), sizeof(out)));
+    EXPECT(out[0] == 123456 && out[1] == 16);
+
+    /* A memset, seen after a stream synchronization. */
+    CHECK(cuMemsetD32(m, 9, 8));
+    CHECK(cuStreamSynchronize(NULL));
+    EXPECT(h[0] == 9 && h[7] == 9 && h[8] == 13 && h[10] == 123456);
+
+    /* Known as device memory by the frontend (unified copies). */
+    CUdeviceptr base;
+    size_t size;
+    CHECK(cuMemGetAddressRange(&base, &size, m + 100));
+    EXPECT(base == m && size == N * sizeof(uint32_t));
+
+    /* Hints and range attributes are the driver's. */
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CHECK(cuMemAdvise(m, N, CU_MEM_ADVISE_SET_READ_MOSTLY, loc));
+    EXPECT(cuMemAdvise(m, N, (CUmem_advise)99, loc) ==
+           CUDA_ERROR_INVALID_VALUE);
+    int attrs[2] = {7, 7};
+    CHECK(cuMemRangeGetAttribute(attrs, sizeof(attrs),
+                                 CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, N));
+    EXPECT(attrs[0] == 0 && attrs[1] == 0);
+    CUdeviceptr plain;
+    CHECK(cuMemAlloc(&plain, 64));
+    int stack = 0;
+    EXPECT(cuMemRangeGetAttribute(attrs, sizeof(int),
+                                  CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+                                  (CUdeviceptr)(uintptr_t)&stack,
+                                  sizeof(stack)) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemFree(plain));
+
+    /* Freed: the shadow is gone, its pages the program's to map. */
+    CHECK(cuMemFree(m));
+    void *page = (void *)((uintptr_t)h / 4096 * 4096);
+    void *again = mmap(page, 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+                       0);
+    EXPECT(again == page);
+    munmap(again, 4096);
+
+    CHECK(cuProfilerStart());
+    CHECK(cuProfilerStop());
+    CHECK(cuCtxResetPersistingL2Cache());
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuDevicePrimaryCtxRelease(dev));
+    printf("ok\n");
+    return 0;
+}
