@@ -135,7 +135,8 @@ int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
     for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
         if (o->op == op) {
             struct gvs_call c = {.in = in, .out = out, .state = state,
-                                 .id = 1, .lane = 1, .noreply = noreply};
+                                 .id = 1, .op = op, .lane = 1,
+                                 .noreply = noreply};
             return o->fn(&c);
         }
     return 1000;
