@@ -139,4 +139,52 @@ int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
+/* Page-locked host memory (frontend/hostmem.c): one table per process of
+ * what the program allocated or registered through either API. */
+struct gvs_remote_host {
+    size_t size;
+    unsigned int flags; /* as cudaHostGetFlags / cuMemHostGetFlags say */
+    int allocated;      /* by a host allocation, else registered */
+    int shared;         /* with the session's backend (share->map) */
+    uint64_t dev;       /* the backend's device address of it, or 0 */
+};
+
+enum gvs_remote_host_rc {
+    GVS_RHOST_OK,
+    GVS_RHOST_INVALID,        /* bad argument, or not such memory */
+    GVS_RHOST_NOMEM,
+    GVS_RHOST_REGISTERED,     /* meets memory already tracked */
+    GVS_RHOST_NOT_REGISTERED, /* unregistering what is not */
+};
+
+/* How an API shares host memory with its backend (shm://): map gives
+ * size bytes of fresh zeroed memory mapped here and pinned there, *dev
+ * the device address of the backend's mapping (0 when none): 0, or
+ * nonzero to fall back to memory of the client's own; unmap undoes it
+ * (the API's result). */
+struct gvs_remote_host_share {
+    int (*map)(size_t size, void **p, uint64_t *dev);
+    int32_t (*unmap)(void *p, size_t size);
+};
+
+/* An allocation with the flags (portable, mapped, write-combined), shared
+ * through share when not NULL and it can; *pp NULL for size 0. */
+enum gvs_remote_host_rc
+gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
+                      const struct gvs_remote_host_share *share);
+/* Frees an allocation by its base; *unmapped, the API's result of
+ * share->unmap when it was shared. */
+enum gvs_remote_host_rc
+gvs_remote_host_free(void *p, const struct gvs_remote_host_share *share,
+                     int32_t *unmapped);
+/* Registers [p, p + size) with the flags (portable, mapped, I/O memory,
+ * read-only): client memory, which the GPU cannot reach. */
+enum gvs_remote_host_rc gvs_remote_host_register(void *p, size_t size,
+                                                 unsigned int flags);
+/* Unregisters the registration starting at p. */
+enum gvs_remote_host_rc gvs_remote_host_unregister(void *p);
+/* Whether p lies in tracked memory: 1 and its base and record. */
+int gvs_remote_host_find(const void *p, uint64_t *base,
+                         struct gvs_remote_host *out);
+
 #endif

@@ -5,7 +5,8 @@
  * synchronization the host reads the kernel's result beside its own
  * later writes; a copy out of managed memory sees the host's writes; a
  * freed allocation's addresses are the program's again.  Hints and range
- * attributes reach the driver.  Prints "ok".
+ * attributes reach the driver.  Page-locked host memory: its flags, its
+ * registrations and their errors, its pointer attributes.  Prints "ok".
  */
 #include <cuda.h>
 #include <cudaProfiler.h>
@@ -93,6 +94,37 @@ int main(void)
                        0);
     EXPECT(again == page);
     munmap(again, 4096);
+
+    /* Page-locked host memory, the client's own. */
+    void *hp = NULL;
+    unsigned int flags = 0;
+    EXPECT(cuMemHostAlloc(&hp, 64, 0x10) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemHostAlloc(&hp, 8192, CU_MEMHOSTALLOC_DEVICEMAP |
+                                        CU_MEMHOSTALLOC_PORTABLE));
+    CHECK(cuMemHostGetFlags(&flags, (char *)hp + 100));
+    EXPECT(flags == (CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    unsigned int type = 0;
+    CUdeviceptr hbase = 0;
+    CHECK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                (CUdeviceptr)(uintptr_t)hp + 8));
+    CHECK(cuPointerGetAttribute(&hbase, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                (CUdeviceptr)(uintptr_t)hp + 8));
+    EXPECT(type == CU_MEMORYTYPE_HOST && hbase == (CUdeviceptr)(uintptr_t)hp);
+    EXPECT(cuMemFreeHost((char *)hp + 8) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemFreeHost(hp));
+    static char buf[3 * 4096];
+    EXPECT(cuMemHostUnregister(buf) == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    EXPECT(cuMemHostRegister(buf, 4096, CU_MEMHOSTREGISTER_IOMEMORY) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemHostRegister(buf, 8192, CU_MEMHOSTREGISTER_PORTABLE));
+    EXPECT(cuMemHostRegister(buf + 4096, 4096, 0) ==
+           CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CHECK(cuMemHostGetFlags(&flags, buf + 10));
+    EXPECT(flags == (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    CUdeviceptr dp;
+    EXPECT(cuMemHostGetDevicePointer(&dp, buf, 0) == CUDA_ERROR_NOT_SUPPORTED);
+    EXPECT(cuMemHostUnregister(buf + 8) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemHostUnregister(buf));
 
     CHECK(cuProfilerStart());
     CHECK(cuProfilerStop());
