@@ -22,7 +22,7 @@
 #include "gvs/plugin.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 2u
+#define GVS_REMOTE_BE_VERSION 3u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -61,7 +61,7 @@ enum gvs_remote_handle_type {
     GVS_RH_GRAPH,
     GVS_RH_GRAPH_EXEC,
     GVS_RH_GRAPH_NODE,
-    GVS_RH_MEMPOOL,
+    GVS_RH_MEMPOOL, /* the CUmemoryPool itself, interned (handle_intern) */
     GVS_RH_ARRAY,
     GVS_RH_MIPMAPPED_ARRAY,
     GVS_RH_TEXTURE,
@@ -130,6 +130,14 @@ struct gvs_remote_be {
 
     /* The session's handle table, created at session open. */
     struct gvs_handles *(*handles)(void);
+    /* The id of a CUDA object the session did not create (a device's
+     * default memory pool), added to the table under type with obj as
+     * its object the first time, the same id every time after, whichever
+     * plugin asks.  0 or a negative GVS_E_* code. */
+    int (*handle_intern)(uint16_t type, void *obj, uint64_t *id);
+    /* Removes an id handle_intern gave (or one added otherwise), and the
+     * object's entry; the object, or NULL when id is none of type. */
+    void *(*handle_forget)(uint16_t type, uint64_t id);
 
     /* The memory quota (docs/security.md) -------------------------------
      * The bytes of device memory the session's allocations hold, by

@@ -45,6 +45,21 @@
     X(cuMemAdvise_v2)                                                        \
     X(cuMemPrefetchAsync_v2)                                                 \
     X(cuMemRangeGetAttribute)                                                \
+    X(cuMemAllocAsync)                                                       \
+    X(cuMemAllocFromPoolAsync)                                               \
+    X(cuMemFreeAsync)                                                        \
+    X(cuMemPoolCreate)                                                       \
+    X(cuMemPoolDestroy)                                                      \
+    X(cuMemPoolSetAttribute)                                                 \
+    X(cuMemPoolGetAttribute)                                                 \
+    X(cuDeviceGetDefaultMemPool)                                             \
+    X(cuDeviceGetMemPool)                                                    \
+    X(cuDeviceSetMemPool)                                                    \
+    X(cuMemGetDefaultMemPool)                                                \
+    X(cuMemGetMemPool)                                                       \
+    X(cuMemSetMemPool)                                                       \
+    X(cuMemPoolSetAccess)                                                    \
+    X(cuMemPoolGetAccess)                                                    \
     X(cuStreamGetAttribute)                                                  \
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \
@@ -189,6 +204,9 @@ uint64_t cuda_be_ctx_id_of(CUcontext ctx);
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, else a GVS_RH_STREAM id), or
  * CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
+/* pools.c: the pool of a GVS_RH_MEMPOOL id, or
+ * CUDA_ERROR_INVALID_VALUE. */
+CUresult cuda_be_pool(uint64_t wire, CUmemoryPool *out);
 /* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_event(uint64_t wire, CUevent *out);
 /* memory.c: the device of the lane's current context, for the quota's

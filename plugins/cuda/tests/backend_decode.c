@@ -320,6 +320,23 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuProfilerStart, "", {0}, 0},
     {CUDA_OP_cuProfilerStop, "", {0}, 0},
     {CUDA_OP_cuCtxResetPersistingL2Cache, "", {0}, 0},
+    /* Pools: ids no table holds, sizes past any quota, bounds. */
+    {CUDA_OP_MEM_ALLOC_ASYNC, "qcqq", {0, 0, 64, 0}, 0},
+    {CUDA_OP_MEM_ALLOC_ASYNC, "qcqq", {0, 0, 64, H}, 0},
+    {CUDA_OP_MEM_ALLOC_ASYNC, "qcqq", {H, 0, UINT64_MAX, 0}, 0},
+    {CUDA_OP_MEM_FREE_ASYNC, "qcq", {0, 0, H}, 0},
+    {CUDA_OP_MEMPOOL_CREATE, "iiiiqi", {CU_MEM_ALLOCATION_TYPE_PINNED, 0,
+                                        CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0}, 0},
+    {CUDA_OP_MEMPOOL_CREATE, "iiiiqi", {1, 0, 1, 0, 0, 0x10000}, 0},
+    {CUDA_OP_MEMPOOL_DESTROY, "q", {H}, 0},
+    {CUDA_OP_MEMPOOL_ATTRIBUTE, "cqiq", {1, H, 1, 0}, 0},
+    {CUDA_OP_MEMPOOL_ATTRIBUTE, "cqiq", {0, H, 99, 0}, 0},
+    {CUDA_OP_cuMemPoolTrimTo, "qq", {H, 0}, 0},
+    {CUDA_OP_MEMPOOL_GET, "ciii", {0, 1, 0, 1}, 0},
+    {CUDA_OP_MEMPOOL_GET, "ciii", {3, 1, -1, 1}, 0},
+    {CUDA_OP_MEMPOOL_SET_CURRENT, "ciiiq", {0, 1, 0, 1, H}, 0},
+    {CUDA_OP_MEMPOOL_ACCESS, "cqiiii", {0, H, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEMPOOL_ACCESS, "cqi", {1, H, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -301,6 +301,121 @@ static CUresult mock_range_attribute(void *data, size_t size,
     return CUDA_SUCCESS;
 }
 
+/* Pools: each device's default one and the created ones, their release
+ * threshold the one attribute they keep. */
+#define MOCK_POOLS 8
+static struct mock_pool {
+    int used;
+    uint64_t threshold;
+} pools[MOCK_POOLS] = {{1, 0}, {1, 0}};
+static CUmemoryPool current_pool[MOCK_DEVICES] = {
+    (CUmemoryPool)&pools[0], (CUmemoryPool)&pools[1]};
+
+static struct mock_pool *pool_of(CUmemoryPool p)
+{
+    for (int i = 0; i < MOCK_POOLS; i++)
+        if (p == (CUmemoryPool)&pools[i] && pools[i].used)
+            return &pools[i];
+    return NULL;
+}
+
+static CUresult mock_pool_create(CUmemoryPool *out, const CUmemPoolProps *pp)
+{
+    if (pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        pp->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        check_dev(pp->location.id) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = MOCK_DEVICES; i < MOCK_POOLS; i++)
+        if (!pools[i].used) {
+            pools[i] = (struct mock_pool){1, 0};
+            *out = (CUmemoryPool)&pools[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_pool_destroy(CUmemoryPool p)
+{
+    struct mock_pool *mp = pool_of(p);
+    if (mp == NULL || mp < &pools[MOCK_DEVICES])
+        return CUDA_ERROR_INVALID_VALUE;
+    mp->used = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_pool_attr(CUmemoryPool p, CUmemPool_attribute a,
+                               void *v, int set)
+{
+    struct mock_pool *mp = pool_of(p);
+    if (mp == NULL || a != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (set)
+        mp->threshold = *(uint64_t *)v;
+    else
+        *(uint64_t *)v = mp->threshold;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_pool_set_attr(CUmemoryPool p, CUmemPool_attribute a,
+                                   void *v)
+{
+    return mock_pool_attr(p, a, v, 1);
+}
+
+static CUresult mock_pool_get_attr(CUmemoryPool p, CUmemPool_attribute a,
+                                   void *v)
+{
+    return mock_pool_attr(p, a, v, 0);
+}
+
+static CUresult mock_default_pool(CUmemoryPool *out, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *out = (CUmemoryPool)&pools[dev];
+    return r;
+}
+
+static CUresult mock_current_pool(CUmemoryPool *out, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *out = current_pool[dev];
+    return r;
+}
+
+static CUresult mock_set_pool(CUdevice dev, CUmemoryPool p)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS && pool_of(p) == NULL)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        current_pool[dev] = p;
+    return r;
+}
+
+static CUresult mock_alloc_async(CUdeviceptr *p, size_t n, CUstream s)
+{
+    (void)s;
+    return mock_alloc(p, n);
+}
+
+static CUresult mock_alloc_pool(CUdeviceptr *p, size_t n, CUmemoryPool pool,
+                                CUstream s)
+{
+    (void)s;
+    return pool_of(pool) != NULL ? mock_alloc(p, n)
+                                 : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_free(CUdeviceptr p);
+
+static CUresult mock_free_async(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    return mock_free(p);
+}
+
 static CUresult mock_free(CUdeviceptr p)
 {
     int i = alloc_of(p);
@@ -637,6 +752,16 @@ static void fill_rest(void)
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
     cuda_be_drv.cuMemAllocManaged = mock_alloc_managed;
+    cuda_be_drv.cuMemPoolCreate = mock_pool_create;
+    cuda_be_drv.cuMemPoolDestroy = mock_pool_destroy;
+    cuda_be_drv.cuMemPoolSetAttribute = mock_pool_set_attr;
+    cuda_be_drv.cuMemPoolGetAttribute = mock_pool_get_attr;
+    cuda_be_drv.cuDeviceGetDefaultMemPool = mock_default_pool;
+    cuda_be_drv.cuDeviceGetMemPool = mock_current_pool;
+    cuda_be_drv.cuDeviceSetMemPool = mock_set_pool;
+    cuda_be_drv.cuMemAllocAsync = mock_alloc_async;
+    cuda_be_drv.cuMemAllocFromPoolAsync = mock_alloc_pool;
+    cuda_be_drv.cuMemFreeAsync = mock_free_async;
     cuda_be_drv.cuMemAdvise_v2 = mock_advise;
     cuda_be_drv.cuMemRangeGetAttribute = mock_range_attribute;
     cuda_be_drv.cuProfilerStart = mock_no_args;

@@ -25,6 +25,14 @@ void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success);
 void remote_be_latch_clear(struct gvs_call *call);
 
+/* plugin.c */
+struct gvs_handles *remote_be_handles(void);
+
+/* intern.c */
+int remote_be_handle_intern(uint16_t type, void *obj, uint64_t *id);
+void *remote_be_handle_forget(uint16_t type, uint64_t id);
+void remote_be_intern_close(void);
+
 /* quota.c */
 void remote_be_quota_open(const struct gvs_host_api *host,
                           struct gvs_session *session);
