@@ -267,11 +267,14 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
     return cuMemHostAlloc(pp, bytesize, 0);
 }
 
+/* Freeing NULL does nothing, as cudaFreeHost. */
 CUresult cuMemFreeHost(void *p)
 {
     int32_t unmapped = CUDA_SUCCESS;
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (p == NULL)
+        return CUDA_SUCCESS;
     CUresult r = host_code(gvs_remote_host_free(p, NULL, &unmapped));
     return r == CUDA_SUCCESS ? (CUresult)unmapped : r;
 }
@@ -546,8 +549,12 @@ int cuda_fe_mem_is_device(uint64_t p)
     uint8_t size;
     struct range r;
     struct attrs at;
+    struct gvs_remote_host h;
     if (find(p, &base, &r))
         return 1;
+    /* Page-locked memory is the client's: no need to ask. */
+    if (gvs_remote_host_find((const void *)(uintptr_t)p, &base, &h))
+        return 0;
     if (!cuda_fe_initialized() || fetch(p, &at) != CUDA_SUCCESS ||
         attr_value(&at, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p, &v, &size) !=
             CUDA_SUCCESS ||
