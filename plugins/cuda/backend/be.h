@@ -60,6 +60,11 @@
     X(cuMemSetMemPool)                                                       \
     X(cuMemPoolSetAccess)                                                    \
     X(cuMemPoolGetAccess)                                                    \
+    X(cuIpcGetMemHandle)                                                     \
+    X(cuIpcOpenMemHandle_v2)                                                 \
+    X(cuIpcCloseMemHandle)                                                   \
+    X(cuIpcOpenEventHandle)                                                  \
+    X(cuMemGetAddressRange_v2)                                               \
     X(cuStreamGetAttribute)                                                  \
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \

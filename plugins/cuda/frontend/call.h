@@ -66,6 +66,10 @@ CUresult cuda_fe_managed_shadow(uint64_t p, uint64_t size, CUdevice dev);
  * range at p. */
 void cuda_fe_mem_note(uint64_t p, uint64_t size, CUdevice dev);
 void cuda_fe_mem_forget(uint64_t p);
+/* Runs the request in c of op, whose reply is i32, u64 address, u64
+ * size of device memory (a global, an IPC mapping), and notes it. */
+CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
+                           uint64_t *size);
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
 

@@ -67,6 +67,23 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
 }
 
 
+CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
+                           uint64_t *size)
+{
+    CUdevice dev = 0;
+    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_u64(c, p);
+        apigen_get_u64(c, size);
+    }
+    r = cuda_fe_end(c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    (void)cuda_fe_ctx_device(&dev);
+    cuda_fe_mem_note(*p, *size, dev);
+    return CUDA_SUCCESS;
+}
+
 /* An allocation's request, for the device of the thread's context. */
 static CUresult begin_alloc(struct apigen_call *c, CUdevice *dev)
 {

@@ -412,7 +412,6 @@ static CUresult get_global(int kind, uint64_t id, const char *name,
 {
     struct apigen_call c;
     uint64_t p = 0, size = 0;
-    CUdevice dev = 0;
     if (name == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = cuda_fe_begin(&c);
@@ -421,16 +420,9 @@ static CUresult get_global(int kind, uint64_t id, const char *name,
     apigen_put_u8(&c, (uint8_t)kind);
     apigen_put_u64(&c, id);
     apigen_put_str(&c, name);
-    r = cuda_fe_run(&c, CUDA_OP_GET_GLOBAL, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS) {
-        apigen_get_u64(&c, &p);
-        apigen_get_u64(&c, &size);
-    }
-    r = cuda_fe_end(&c, r);
+    r = cuda_fe_run_noted(&c, CUDA_OP_GET_GLOBAL, &p, &size);
     if (r != CUDA_SUCCESS)
         return r;
-    (void)cuda_fe_ctx_device(&dev);
-    cuda_fe_mem_note(p, size, dev);
     if (dptr != NULL)
         *dptr = (CUdeviceptr)p;
     if (bytes != NULL)

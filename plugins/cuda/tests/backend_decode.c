@@ -337,6 +337,12 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_MEMPOOL_SET_CURRENT, "ciiiq", {0, 1, 0, 1, H}, 0},
     {CUDA_OP_MEMPOOL_ACCESS, "cqiiii", {0, H, 1, 1, 0, 0}, 0},
     {CUDA_OP_MEMPOOL_ACCESS, "cqi", {1, H, 0}, 0},
+    /* IPC: no device memory, handles of 64 bytes of anything. */
+    {CUDA_OP_IPC_GET_MEM_HANDLE, "q", {H}, 0},
+    {CUDA_OP_IPC_OPEN_MEM_HANDLE, "qqqqqqqqi", {H, H, H, H, H, H, H, H, 1}, 0},
+    {CUDA_OP_IPC_CLOSE_MEM_HANDLE, "q", {H}, 0},
+    {CUDA_OP_cuIpcGetEventHandle, "q", {H}, 0},
+    {CUDA_OP_IPC_OPEN_EVENT_HANDLE, "qqqqqqqq", {0, 1, 2, 3, 4, 5, 6, 7}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -6,7 +6,8 @@
  * later writes; a copy out of managed memory sees the host's writes; a
  * freed allocation's addresses are the program's again.  Hints and range
  * attributes reach the driver.  Page-locked host memory: its flags, its
- * registrations and their errors, its pointer attributes.  Prints "ok".
+ * registrations and their errors, its pointer attributes.  An IPC handle
+ * of device memory, opened as another process would.  Prints "ok".
  */
 #include <cuda.h>
 #include <cudaProfiler.h>
@@ -125,6 +126,21 @@ int main(void)
     EXPECT(cuMemHostGetDevicePointer(&dp, buf, 0) == CUDA_ERROR_NOT_SUPPORTED);
     EXPECT(cuMemHostUnregister(buf + 8) == CUDA_ERROR_INVALID_VALUE);
     CHECK(cuMemHostUnregister(buf));
+
+    /* IPC: the mock opens a handle in the same worker. */
+    CUdeviceptr d, opened;
+    CUipcMemHandle ih;
+    CHECK(cuMemAlloc(&d, 256));
+    CHECK(cuMemsetD32(d, 77, 64));
+    CHECK(cuIpcGetMemHandle(&ih, d));
+    CHECK(cuIpcOpenMemHandle(&opened, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    uint32_t word = 0;
+    CHECK(cuMemcpy((CUdeviceptr)(uintptr_t)&word, opened + 8, sizeof(word)));
+    EXPECT(word == 77);
+    CHECK(cuIpcCloseMemHandle(opened));
+    EXPECT(cuIpcGetMemHandle(&ih, (CUdeviceptr)(uintptr_t)&word) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemFree(d));
 
     CHECK(cuProfilerStart());
     CHECK(cuProfilerStop());

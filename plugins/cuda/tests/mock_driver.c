@@ -416,6 +416,45 @@ static CUresult mock_free_async(CUdeviceptr p, CUstream s)
     return mock_free(p);
 }
 
+/* IPC: a handle names an allocation by its index; opening it gives the
+ * allocation itself, as another process's worker would map it. */
+static CUresult mock_ipc_get(CUipcMemHandle *h, CUdeviceptr p)
+{
+    int i = alloc_of(p);
+    if (i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(h, 0, sizeof(*h));
+    memcpy(h->reserved, &i, sizeof(i));
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_ipc_open(CUdeviceptr *p, CUipcMemHandle h,
+                              unsigned int flags)
+{
+    int i;
+    memcpy(&i, h.reserved, sizeof(i));
+    if (flags > CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS || i < 0 ||
+        i >= MOCK_ALLOCS || allocs[i].p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_ipc_close(CUdeviceptr p)
+{
+    return alloc_of(p) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    int i = alloc_of(p);
+    if (i < 0)
+        return CUDA_ERROR_NOT_FOUND;
+    *base = (CUdeviceptr)(uintptr_t)allocs[i].p;
+    *size = allocs[i].n;
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_free(CUdeviceptr p)
 {
     int i = alloc_of(p);
@@ -752,6 +791,10 @@ static void fill_rest(void)
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
     cuda_be_drv.cuMemAllocManaged = mock_alloc_managed;
+    cuda_be_drv.cuIpcGetMemHandle = mock_ipc_get;
+    cuda_be_drv.cuIpcOpenMemHandle_v2 = mock_ipc_open;
+    cuda_be_drv.cuIpcCloseMemHandle = mock_ipc_close;
+    cuda_be_drv.cuMemGetAddressRange_v2 = mock_range;
     cuda_be_drv.cuMemPoolCreate = mock_pool_create;
     cuda_be_drv.cuMemPoolDestroy = mock_pool_destroy;
     cuda_be_drv.cuMemPoolSetAttribute = mock_pool_set_attr;
