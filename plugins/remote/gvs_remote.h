@@ -20,9 +20,9 @@
 
 struct gvs_remote_api {
     uint16_t plugin; /* the API plugin's wire id */
-    /* Its codes for success, for out of memory, and for a reply that
-     * cannot be decoded. */
-    int32_t success, nomem, unknown;
+    /* Its codes for success, for out of memory, for a reply that cannot
+     * be decoded, and for an invalid argument. */
+    int32_t success, nomem, unknown, invalid;
     /* The process's connected client, with the API's own session
      * initialization done: success, or the API's sticky failure. */
     int32_t (*client)(struct gvs_client **out);
@@ -95,6 +95,21 @@ int gvs_remote_launch_within(uint64_t want, uint64_t ok);
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);
+
+/* The client side of ops both API frontends carry in the same wire form
+ * (frontend/twins.c; their backend bodies are remote_be.h's
+ * atomic_caps and logs_dump), as op of api.  Results are the API's. */
+/* The host's (peer -1) or a peer device's atomic capabilities of the
+ * count operations (the enum's values) on dev. */
+int32_t gvs_remote_atomic_caps(const struct gvs_remote_api *api,
+                               uint16_t op, unsigned int *caps,
+                               const int32_t *ops, unsigned int count,
+                               int dev, int peer);
+/* The driver's logs from *it (NULL: all) into buf, cap bytes with the
+ * NUL; *len the text's length, *it moved past it. */
+int32_t gvs_remote_logs_dump(const struct gvs_remote_api *api, uint16_t op,
+                             unsigned int *it, char *buf, size_t cap,
+                             size_t *len, unsigned int flags);
 
 /* Managed memory (frontend/managed.c): a shadow of each managed
  * segment, mapped in the client at the device's address, one table per

@@ -170,6 +170,26 @@ struct gvs_remote_be {
      * total at most the quota, free (unless NULL) at most what is left
      * of it. */
     void (*quota_mem_info)(size_t *free, size_t *total);
+
+    /* Handler bodies of ops both API plugins carry in the same wire form
+     * (cudart's ATOMIC_CAPS and LOGS_DUMP, the driver's the same), over
+     * the plugin's own CUDA function; success is 0 in both APIs. */
+    /* Request: u32 n (at most 1024), n x i32 operation, i32 device, i32
+     * peer (-1: the host).  Reply: i32, n x u32 capabilities.  caps is
+     * the API's host query for peer -1, else its peer query (and the
+     * plugin's entering of the call first, where it has one). */
+    int (*atomic_caps)(struct gvs_call *call,
+                       int32_t (*caps)(struct gvs_call *call,
+                                       unsigned int *out, const int32_t *ops,
+                                       unsigned int n, int dev, int peer));
+    /* Request: u8 has iterator, u64 iterator (ignored without), u64
+     * capacity (the client's *size), u32 flags.  Reply: i32, u64
+     * iterator, u64 size, blob the text (size bytes, no NUL).  dump is
+     * the API's cuLogsDumpToMemory. */
+    int (*logs_dump)(struct gvs_call *call,
+                     int32_t (*dump)(struct gvs_call *call, unsigned int *it,
+                                     char *buf, size_t *size,
+                                     unsigned int flags));
 };
 
 #endif

@@ -65,6 +65,9 @@
     X(cuIpcCloseMemHandle)                                                   \
     X(cuIpcOpenEventHandle)                                                  \
     X(cuMemGetAddressRange_v2)                                               \
+    X(cuDeviceGetHostAtomicCapabilities)                                     \
+    X(cuDeviceGetP2PAtomicCapabilities)                                      \
+    X(cuLogsDumpToMemory)                                                    \
     X(cuStreamGetAttribute)                                                  \
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \

@@ -96,6 +96,7 @@ const struct gvs_remote_api cuda_fe_remote_api = {
     .success = CUDA_SUCCESS,
     .nomem = CUDA_ERROR_OUT_OF_MEMORY,
     .unknown = CUDA_ERROR_UNKNOWN,
+    .invalid = CUDA_ERROR_INVALID_VALUE,
     .client = client_code,
     .transport_error = transport_code,
     .before_send_locked = before_send_locked,

@@ -343,6 +343,13 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_IPC_CLOSE_MEM_HANDLE, "q", {H}, 0},
     {CUDA_OP_cuIpcGetEventHandle, "q", {H}, 0},
     {CUDA_OP_IPC_OPEN_EVENT_HANDLE, "qqqqqqqq", {0, 1, 2, 3, 4, 5, 6, 7}, 0},
+    /* Counts past the bound, peers and iterators out of range. */
+    {CUDA_OP_ATOMIC_CAPS, "iiiii", {2, 0, 1, 0, (uint32_t)-1}, 0},
+    {CUDA_OP_ATOMIC_CAPS, "iii", {0, 0, 1}, 0},
+    {CUDA_OP_LOGS_DUMP, "cqqi", {1, 5, 4096, 0}, 0},
+    {CUDA_OP_LOGS_DUMP, "cqqi", {0, 0, UINT64_MAX, 0}, 0},
+    {CUDA_OP_cuLogsCurrent, "i", {0}, 0},
+    {CUDA_OP_cuFlushGPUDirectRDMAWrites, "ii", {0, 100}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -416,6 +416,33 @@ static CUresult mock_free_async(CUdeviceptr p, CUstream s)
     return mock_free(p);
 }
 
+/* Every operation is supported natively, on every device. */
+static CUresult mock_atomic_caps(unsigned int *caps,
+                                 const CUatomicOperation *ops,
+                                 unsigned int n, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    for (unsigned int i = 0; r == CUDA_SUCCESS && i < n; i++)
+        caps[i] = (unsigned int)ops[i] <= CU_ATOMIC_OPERATION_FLOAT_MAX
+                      ? CU_ATOMIC_CAPABILITY_SIGNED
+                      : 0;
+    return r;
+}
+
+/* One line of logs, whatever the iterator. */
+static CUresult mock_logs_dump(CUlogIterator *it, char *buf, size_t *size,
+                               unsigned int flags)
+{
+    static const char line[] = "mock driver log\n";
+    if (flags != 0 || *size < sizeof(line))
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(buf, line, sizeof(line));
+    *size = sizeof(line) - 1;
+    if (it != NULL)
+        *it += 1;
+    return CUDA_SUCCESS;
+}
+
 /* IPC: a handle names an allocation by its index; opening it gives the
  * allocation itself, as another process's worker would map it. */
 static CUresult mock_ipc_get(CUipcMemHandle *h, CUdeviceptr p)
@@ -791,6 +818,8 @@ static void fill_rest(void)
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
     cuda_be_drv.cuMemAllocManaged = mock_alloc_managed;
+    cuda_be_drv.cuDeviceGetHostAtomicCapabilities = mock_atomic_caps;
+    cuda_be_drv.cuLogsDumpToMemory = mock_logs_dump;
     cuda_be_drv.cuIpcGetMemHandle = mock_ipc_get;
     cuda_be_drv.cuIpcOpenMemHandle_v2 = mock_ipc_open;
     cuda_be_drv.cuIpcCloseMemHandle = mock_ipc_close;

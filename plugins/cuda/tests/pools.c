@@ -4,7 +4,9 @@
  * allocation on a stream is device memory to copies and freed on the
  * stream; a device's default pool has one id; a created pool keeps an
  * attribute, serves allocations, becomes the device's current pool and
- * is destroyed; bad pools are refused.  Prints "ok".
+ * is destroyed; bad pools are refused.  Then the device queries in the
+ * runtime's wire forms: atomic capabilities, the driver's logs.  Prints
+ * "ok".
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -69,6 +71,20 @@ int main(void)
     CHECK(cuMemPoolDestroy(pool));
     EXPECT(cuMemPoolDestroy(pool) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuMemPoolDestroy(def) == CUDA_ERROR_INVALID_VALUE);
+
+    CUatomicOperation ops[2] = {CU_ATOMIC_OPERATION_INTEGER_ADD,
+                                CU_ATOMIC_OPERATION_CAS};
+    unsigned int caps[2] = {0, 0};
+    CHECK(cuDeviceGetHostAtomicCapabilities(caps, ops, 2, dev));
+    EXPECT(caps[0] == CU_ATOMIC_CAPABILITY_SIGNED &&
+           caps[1] == CU_ATOMIC_CAPABILITY_SIGNED);
+    EXPECT(cuDeviceGetHostAtomicCapabilities(caps, ops, 2, 9) ==
+           CUDA_ERROR_INVALID_DEVICE);
+    char logs[64];
+    size_t size = sizeof(logs);
+    CUlogIterator it = 4;
+    CHECK(cuLogsDumpToMemory(&it, logs, &size, 0));
+    EXPECT(size == 16 && strcmp(logs, "mock driver log\n") == 0 && it == 5);
 
     CHECK(cuStreamDestroy(s));
     CHECK(cuDevicePrimaryCtxRelease(dev));

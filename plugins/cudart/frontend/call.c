@@ -165,6 +165,7 @@ const struct gvs_remote_api fe_remote_api = {
     .success = cudaSuccess,
     .nomem = cudaErrorMemoryAllocation,
     .unknown = cudaErrorUnknown,
+    .invalid = cudaErrorInvalidValue,
     .client = client_code,
     .transport_error = transport_code,
     .before_send_locked = before_send_locked,

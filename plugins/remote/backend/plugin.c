@@ -36,6 +36,8 @@ static const struct gvs_remote_be api = {
     .quota_release_device = remote_be_quota_release_device,
     .quota_release_owner = remote_be_quota_release_owner,
     .quota_mem_info = remote_be_quota_mem_info,
+    .atomic_caps = remote_be_atomic_caps,
+    .logs_dump = remote_be_logs_dump,
 };
 
 /* Request: u64 context id. */
