@@ -135,8 +135,9 @@ struct gvs_remote_managed_io {
 
 /* A shadow (read-only, clean) for the managed bytes [lo, hi), not yet
  * pulled; a segment sharing pages with shadows already there joins
- * them, and one already there keeps its shadow.  Its slot for gvs_remote_managed_pull, or -1 when its pages are
- * taken here, the table is full or memory is short. */
+ * them, and one already there keeps its shadow.  Its slot for
+ * gvs_remote_managed_pull, or -1 when its pages are taken here, the
+ * table is full or memory is short. */
 int gvs_remote_managed_add(uint64_t lo, uint64_t hi);
 /* The segment starting at lo is freed: its shadow goes (with its pages
  * when it was the last segment in them). */

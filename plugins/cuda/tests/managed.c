@@ -121,7 +121,8 @@ int main(void)
     EXPECT(cuMemHostRegister(buf + 4096, 4096, 0) ==
            CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     CHECK(cuMemHostGetFlags(&flags, buf + 10));
-    EXPECT(flags == (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    EXPECT(flags ==
+           (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
     CUdeviceptr dp;
     EXPECT(cuMemHostGetDevicePointer(&dp, buf, 0) == CUDA_ERROR_NOT_SUPPORTED);
     EXPECT(cuMemHostUnregister(buf + 8) == CUDA_ERROR_INVALID_VALUE);

@@ -283,10 +283,10 @@ static CUresult mock_advise(CUdeviceptr p, size_t n, CUmem_advise advice,
                             CUmemLocation loc)
 {
     (void)loc;
-    return alloc_of(p) >= 0 && n > 0 && advice >= CU_MEM_ADVISE_SET_READ_MOSTLY &&
-                   advice <= CU_MEM_ADVISE_UNSET_ACCESSED_BY
-               ? CUDA_SUCCESS
-               : CUDA_ERROR_INVALID_VALUE;
+    int known = advice >= CU_MEM_ADVISE_SET_READ_MOSTLY &&
+                advice <= CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+    return alloc_of(p) >= 0 && n > 0 && known ? CUDA_SUCCESS
+                                              : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* Every range attribute reads as zeros. */
