@@ -4,7 +4,8 @@
  * host writes an allocation, a kernel adds to it, and after a
  * synchronization the host reads the kernel's result beside its own
  * later writes; a copy out of managed memory sees the host's writes; a
- * freed allocation's addresses are the program's again.  Hints and range
+ * freed allocation's addresses are the program's again; a library's
+ * __managed__ variables, two in one page, written on either side.  Hints and range
  * attributes reach the driver.  Page-locked host memory: its flags, its
  * registrations and their errors, its pointer attributes.  An IPC handle
  * of device memory, opened as another process would.  Prints "ok".
@@ -95,6 +96,28 @@ int main(void)
                        0);
     EXPECT(again == page);
     munmap(again, 4096);
+
+    /* __managed__ variables sharing a page: one shadow, found twice. */
+    CUlibrary lib;
+    CUdeviceptr vc, vp, again_c;
+    size_t vcs, vps;
+    CHECK(cuLibraryLoadData(&lib, "//gvs-mock library\n", NULL, NULL, 0,
+                            NULL, NULL, 0));
+    CHECK(cuLibraryGetManaged(&vc, &vcs, lib, "mcounter"));
+    CHECK(cuLibraryGetManaged(&vp, &vps, lib, "mpair"));
+    CHECK(cuLibraryGetManaged(&again_c, NULL, lib, "mcounter"));
+    EXPECT(vcs == 16 && vps == 8 && again_c == vc);
+    EXPECT(cuLibraryGetManaged(&vc, &vcs, lib, "nope") ==
+           CUDA_ERROR_NOT_FOUND);
+    int *counter = (int *)(uintptr_t)vc, *pair = (int *)(uintptr_t)vp;
+    EXPECT(counter[0] == 42 && pair[0] == 0);
+    pair[1] = 5;
+    CHECK(cuMemsetD32(vc + 4, 3, 1));
+    CHECK(cuCtxSynchronize());
+    EXPECT(counter[1] == 3 && pair[1] == 5);
+    CHECK(cuMemcpyDtoH(out, vp, sizeof(out)));
+    EXPECT(out[0] == 0 && out[1] == 5);
+    CHECK(cuLibraryUnload(lib));
 
     /* Page-locked host memory, the client's own. */
     void *hp = NULL;

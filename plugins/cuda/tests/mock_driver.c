@@ -654,6 +654,29 @@ static CUresult mock_lib_load(CUlibrary *lib, const void *code,
     return CUDA_SUCCESS;
 }
 
+/* The library's __managed__ variables: "mcounter" (4 ints, starting
+ * {42, 0, 0, 0}) and "mpair" (2 ints), in one allocation, so one page,
+ * as a module's are. */
+static CUresult mock_lib_managed(CUdeviceptr *dptr, size_t *bytes,
+                                 CUlibrary lib, const char *name)
+{
+    static CUdeviceptr segment;
+    int counter = strcmp(name, "mcounter") == 0;
+    if (lib != (CUlibrary)&mock_module)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!counter && strcmp(name, "mpair") != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    if (segment == 0) {
+        CUresult r = mock_alloc(&segment, 64);
+        if (r != CUDA_SUCCESS)
+            return r;
+        ((int *)(uintptr_t)segment)[0] = 42;
+    }
+    *dptr = counter ? segment : segment + 40;
+    *bytes = counter ? 16 : 8;
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_mod_load(CUmodule *mod, const void *image)
 {
     if (current == NULL)
@@ -854,6 +877,7 @@ static void fill_rest(void)
     cuda_be_drv.cuMemsetD16Async = mock_set16a;
     cuda_be_drv.cuMemsetD32Async = mock_set32a;
     cuda_be_drv.cuLibraryLoadData = mock_lib_load;
+    cuda_be_drv.cuLibraryGetManaged = mock_lib_managed;
     cuda_be_drv.cuModuleLoadData = mock_mod_load;
     *(void **)&cuda_be_drv.cuLibraryUnload = (void *)mock_unload;
     *(void **)&cuda_be_drv.cuModuleUnload = (void *)mock_unload;
