@@ -20,9 +20,9 @@
 
 struct gvs_remote_api {
     uint16_t plugin; /* the API plugin's wire id */
-    /* Its codes for success, for out of memory, and for a reply that
-     * cannot be decoded. */
-    int32_t success, nomem, unknown;
+    /* Its codes for success, for out of memory, for a reply that cannot
+     * be decoded, and for an invalid argument. */
+    int32_t success, nomem, unknown, invalid;
     /* The process's connected client, with the API's own session
      * initialization done: success, or the API's sticky failure. */
     int32_t (*client)(struct gvs_client **out);
@@ -137,5 +137,112 @@ int gvs_remote_callback_find(uint64_t id, struct gvs_remote_callback *out);
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);
+
+/* The client side of ops both API frontends carry in the same wire form
+ * (frontend/twins.c; their backend bodies are remote_be.h's
+ * atomic_caps and logs_dump), as op of api.  Results are the API's. */
+/* The host's (peer -1) or a peer device's atomic capabilities of the
+ * count operations (the enum's values) on dev. */
+int32_t gvs_remote_atomic_caps(const struct gvs_remote_api *api,
+                               uint16_t op, unsigned int *caps,
+                               const int32_t *ops, unsigned int count,
+                               int dev, int peer);
+/* The driver's logs from *it (NULL: all) into buf, cap bytes with the
+ * NUL; *len the text's length, *it moved past it. */
+int32_t gvs_remote_logs_dump(const struct gvs_remote_api *api, uint16_t op,
+                             unsigned int *it, char *buf, size_t cap,
+                             size_t *len, unsigned int flags);
+
+/* Managed memory (frontend/managed.c): a shadow of each managed
+ * segment, mapped in the client at the device's address, one table per
+ * process whichever API made the memory.  The program's writes mark
+ * pages dirty; the API frontend pushes them before a device request and
+ * pulls the clean ones after a synchronization, through its own ops. */
+struct gvs_remote_seg {
+    uint64_t lo, hi;
+};
+
+struct gvs_remote_managed_io {
+    const struct gvs_remote_api *api;
+    /* The API's op that writes pushed bytes to the device: u64 dst, blob
+     * the bytes; posted, ordered before the lane's next request. */
+    uint16_t push_op;
+    /* The API's op that reads device bytes: its request built by
+     * pull_request (0 or a negative GVS_E_* code) for n bytes (at most
+     * GVS_BULK_CHUNK) at device address src; its reply i32 result, blob
+     * the bytes. */
+    uint16_t pull_op;
+    int (*pull_request)(struct gvs_buf *req, uint64_t src, size_t n);
+};
+
+/* A shadow (read-only, clean) for the managed bytes [lo, hi), not yet
+ * pulled; a segment sharing pages with shadows already there joins
+ * them, and one already there keeps its shadow.  Its slot for
+ * gvs_remote_managed_pull, or -1 when its pages are taken here, the
+ * table is full or memory is short. */
+int gvs_remote_managed_add(uint64_t lo, uint64_t hi);
+/* The segment starting at lo is freed: its shadow goes (with its pages
+ * when it was the last segment in them). */
+void gvs_remote_managed_forget(uint64_t lo);
+/* Whether any shadow exists. */
+int gvs_remote_managed_any(void);
+/* Caller holds the client lock: pushes every dirty page, which is clean
+ * again after.  0 or the first negative GVS_E_* code of io. */
+int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
+                                   struct gvs_client *cl);
+/* Pulls every clean page of slot only's shadow, or of every shadow when
+ * only is -1, each piece a round trip of its own (a synchronizing call's
+ * reply may still be unread in the thread's buffers); the API's success
+ * or first failure. */
+int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
+                                int only);
+
+/* Page-locked host memory (frontend/hostmem.c): one table per process of
+ * what the program allocated or registered through either API. */
+struct gvs_remote_host {
+    size_t size;
+    unsigned int flags; /* as cudaHostGetFlags / cuMemHostGetFlags say */
+    int allocated;      /* by a host allocation, else registered */
+    int shared;         /* with the session's backend (share->map) */
+    uint64_t dev;       /* the backend's device address of it, or 0 */
+};
+
+enum gvs_remote_host_rc {
+    GVS_RHOST_OK,
+    GVS_RHOST_INVALID,        /* bad argument, or not such memory */
+    GVS_RHOST_NOMEM,
+    GVS_RHOST_REGISTERED,     /* meets memory already tracked */
+    GVS_RHOST_NOT_REGISTERED, /* unregistering what is not */
+};
+
+/* How an API shares host memory with its backend (shm://): map gives
+ * size bytes of fresh zeroed memory mapped here and pinned there, *dev
+ * the device address of the backend's mapping (0 when none): 0, or
+ * nonzero to fall back to memory of the client's own; unmap undoes it
+ * (the API's result). */
+struct gvs_remote_host_share {
+    int (*map)(size_t size, void **p, uint64_t *dev);
+    int32_t (*unmap)(void *p, size_t size);
+};
+
+/* An allocation with the flags (portable, mapped, write-combined), shared
+ * through share when not NULL and it can; *pp NULL for size 0. */
+enum gvs_remote_host_rc
+gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
+                      const struct gvs_remote_host_share *share);
+/* Frees an allocation by its base; *unmapped, the API's result of
+ * share->unmap when it was shared. */
+enum gvs_remote_host_rc
+gvs_remote_host_free(void *p, const struct gvs_remote_host_share *share,
+                     int32_t *unmapped);
+/* Registers [p, p + size) with the flags (portable, mapped, I/O memory,
+ * read-only): client memory, which the GPU cannot reach. */
+enum gvs_remote_host_rc gvs_remote_host_register(void *p, size_t size,
+                                                 unsigned int flags);
+/* Unregisters the registration starting at p. */
+enum gvs_remote_host_rc gvs_remote_host_unregister(void *p);
+/* Whether p lies in tracked memory: 1 and its base and record. */
+int gvs_remote_host_find(const void *p, uint64_t *base,
+                         struct gvs_remote_host *out);
 
 #endif

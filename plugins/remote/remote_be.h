@@ -61,7 +61,7 @@ enum gvs_remote_handle_type {
     GVS_RH_GRAPH,
     GVS_RH_GRAPH_EXEC,
     GVS_RH_GRAPH_NODE,
-    GVS_RH_MEMPOOL,
+    GVS_RH_MEMPOOL, /* the CUmemoryPool itself, interned (handle_intern) */
     GVS_RH_ARRAY,
     GVS_RH_MIPMAPPED_ARRAY,
     GVS_RH_TEXTURE,
@@ -132,6 +132,14 @@ struct gvs_remote_be {
 
     /* The session's handle table, created at session open. */
     struct gvs_handles *(*handles)(void);
+    /* The id of a CUDA object the session did not create (a device's
+     * default memory pool), added to the table under type with obj as
+     * its object the first time, the same id every time after, whichever
+     * plugin asks.  0 or a negative GVS_E_* code. */
+    int (*handle_intern)(uint16_t type, void *obj, uint64_t *id);
+    /* Removes an id handle_intern gave (or one added otherwise), and the
+     * object's entry; the object, or NULL when id is none of type. */
+    void *(*handle_forget)(uint16_t type, uint64_t id);
 
     /* The memory quota (docs/security.md) -------------------------------
      * The bytes of device memory the session's allocations hold, by
@@ -203,6 +211,25 @@ struct gvs_remote_be {
      * session_close does it first, so that nothing it waits for then
      * waits for the client. */
     void (*callbacks_release)(void);
+    /* Handler bodies of ops both API plugins carry in the same wire form
+     * (cudart's ATOMIC_CAPS and LOGS_DUMP, the driver's the same), over
+     * the plugin's own CUDA function; success is 0 in both APIs. */
+    /* Request: u32 n (at most 1024), n x i32 operation, i32 device, i32
+     * peer (-1: the host).  Reply: i32, n x u32 capabilities.  caps is
+     * the API's host query for peer -1, else its peer query (and the
+     * plugin's entering of the call first, where it has one). */
+    int (*atomic_caps)(struct gvs_call *call,
+                       int32_t (*caps)(struct gvs_call *call,
+                                       unsigned int *out, const int32_t *ops,
+                                       unsigned int n, int dev, int peer));
+    /* Request: u8 has iterator, u64 iterator (ignored without), u64
+     * capacity (the client's *size), u32 flags.  Reply: i32, u64
+     * iterator, u64 size, blob the text (size bytes, no NUL).  dump is
+     * the API's cuLogsDumpToMemory. */
+    int (*logs_dump)(struct gvs_call *call,
+                     int32_t (*dump)(struct gvs_call *call, unsigned int *it,
+                                     char *buf, size_t *size,
+                                     unsigned int flags));
 };
 
 #endif

@@ -17,6 +17,7 @@
  * cuDeviceGetUuid_v2 here), as the frontend sees them (frontend/fe.h). */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include "cuda_be_gen.h"
 #include "gvs/plugin.h"
@@ -39,6 +40,34 @@
     X(cuMemAlloc_v2)                                                         \
     X(cuMemFree_v2)                                                          \
     X(cuMemAllocPitch_v2)                                                    \
+    X(cuMemAllocManaged)                                                     \
+    X(cuLibraryGetManaged)                                                   \
+    X(cuMemAdvise_v2)                                                        \
+    X(cuMemPrefetchAsync_v2)                                                 \
+    X(cuMemRangeGetAttribute)                                                \
+    X(cuMemAllocAsync)                                                       \
+    X(cuMemAllocFromPoolAsync)                                               \
+    X(cuMemFreeAsync)                                                        \
+    X(cuMemPoolCreate)                                                       \
+    X(cuMemPoolDestroy)                                                      \
+    X(cuMemPoolSetAttribute)                                                 \
+    X(cuMemPoolGetAttribute)                                                 \
+    X(cuDeviceGetDefaultMemPool)                                             \
+    X(cuDeviceGetMemPool)                                                    \
+    X(cuDeviceSetMemPool)                                                    \
+    X(cuMemGetDefaultMemPool)                                                \
+    X(cuMemGetMemPool)                                                       \
+    X(cuMemSetMemPool)                                                       \
+    X(cuMemPoolSetAccess)                                                    \
+    X(cuMemPoolGetAccess)                                                    \
+    X(cuIpcGetMemHandle)                                                     \
+    X(cuIpcOpenMemHandle_v2)                                                 \
+    X(cuIpcCloseMemHandle)                                                   \
+    X(cuIpcOpenEventHandle)                                                  \
+    X(cuMemGetAddressRange_v2)                                               \
+    X(cuDeviceGetHostAtomicCapabilities)                                     \
+    X(cuDeviceGetP2PAtomicCapabilities)                                      \
+    X(cuLogsDumpToMemory)                                                    \
     X(cuStreamGetAttribute)                                                  \
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \
@@ -213,9 +242,16 @@ void cuda_be_lane_streams_free(struct cuda_be_lane *l);
  * context, else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.
  * Caller has entered the lane (cuda_be_enter). */
 CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
+/* pools.c: the pool of a GVS_RH_MEMPOOL id, or
+ * CUDA_ERROR_INVALID_VALUE. */
+CUresult cuda_be_pool(uint64_t wire, CUmemoryPool *out);
 /* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_event(uint64_t wire, CUevent *out);
-/* memory.c: CUDA_ERROR_INVALID_VALUE unless [p, p + len) starts and
+/* memory.c: the device of the lane's current context, for the quota's
+ * records; named to gvsd by its UUID the first time it holds an
+ * allocation. */
+int cuda_be_quota_device(void);
+/* CUDA_ERROR_INVALID_VALUE unless [p, p + len) starts and
  * ends in device memory: a host address here would be the worker's. */
 CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);
 struct apigen_call;

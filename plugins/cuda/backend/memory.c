@@ -10,13 +10,15 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 
+/* Device memory, managed memory included (which the driver may call
+ * unified). */
 static int is_device(uint64_t p)
 {
     unsigned int type = 0;
     return CUDA_DRV(cuPointerGetAttribute)(&type,
                                            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                            (CUdeviceptr)p) == CUDA_SUCCESS &&
-           type == CU_MEMORYTYPE_DEVICE;
+           (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
 }
 
 CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
@@ -28,9 +30,7 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
     return CUDA_SUCCESS;
 }
 
-/* The device of the lane's current context, for the quota's records;
- * named to gvsd by its UUID the first time it holds an allocation. */
-static int current_device(void)
+int cuda_be_quota_device(void)
 {
     CUdevice dev = 0;
     CUuuid uuid;
@@ -41,13 +41,18 @@ static int current_device(void)
     return dev;
 }
 
-/* Request: u64 size.  Reply: i32, u64 address. */
+/* MEM_ALLOC, request: u64 size; MEM_ALLOC_MANAGED, request: u64 size,
+ * u32 flags.  Reply: i32, u64 address.  Counted against the quota. */
 int cuda_be_mem_alloc(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
+    int managed = call->op == CUDA_OP_MEM_ALLOC_MANAGED;
     uint64_t size;
+    uint32_t flags = 0;
     CUdeviceptr p = 0;
     apigen_get_u64(&c, &size);
+    if (managed)
+        apigen_get_u32(&c, &flags);
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
@@ -56,14 +61,18 @@ int cuda_be_mem_alloc(struct gvs_call *call)
     if (r == CUDA_SUCCESS && cuda_be_remote->quota_take(size) < 0)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     else if (r == CUDA_SUCCESS) {
-        r = CUDA_DRV(cuMemAlloc_v2)(&p, (size_t)size);
+        r = managed ? CUDA_DRV(cuMemAllocManaged)(&p, (size_t)size, flags)
+                    : CUDA_DRV(cuMemAlloc_v2)(&p, (size_t)size);
         cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR, p,
-                                     current_device(), 0, size, size);
+                                     cuda_be_quota_device(), 0, size, size);
     }
-    apigen_put_i32(&c, r);
-    if (r == CUDA_SUCCESS)
-        apigen_put_u64(&c, p);
+    cuda_be_reply_id(&c, r, p);
     return c.rc;
+}
+
+int cuda_be_mem_alloc_managed(struct gvs_call *call)
+{
+    return cuda_be_mem_alloc(call);
 }
 
 /* Request: u64 address.  Reply: i32. */
@@ -210,7 +219,7 @@ int cuda_be_mem_alloc_pitch(struct gvs_call *call)
         r = CUDA_DRV(cuMemAllocPitch_v2)(&p, &pitch, (size_t)width,
                                          (size_t)height, elem);
         cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR, p,
-                                     current_device(), 0, bound,
+                                     cuda_be_quota_device(), 0, bound,
                                      (uint64_t)pitch * height);
     }
     apigen_put_i32(&c, r);

@@ -15,6 +15,8 @@
 
 #define KIND_LIBRARY 0
 #define KIND_MODULE 1
+/* GET_GLOBAL only: a library's __managed__ variable. */
+#define KIND_MANAGED 2
 /* Longest global name asked for. */
 #define NAME_MAX_LEN 65536u
 
@@ -371,16 +373,20 @@ int cuda_be_get_global(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (c.rc == 0)
         c.rc = gvs_buf_get_str(c.get, NAME_MAX_LEN, &name);
-    if (apigen_end(&c) < 0 || kind > KIND_MODULE) {
+    if (apigen_end(&c) < 0 || kind > KIND_MANAGED) {
         gvs_free(name);
         return c.rc < 0 ? c.rc : GVS_E_PROTO;
     }
     CUresult r = cuda_be_enter(call);
-    struct cuda_be_library *lib =
-        gvs_handles_get(cuda_be_remote->handles(), lib_type(kind), id);
+    struct cuda_be_library *lib = gvs_handles_get(
+        cuda_be_remote->handles(),
+        lib_type(kind == KIND_MANAGED ? KIND_LIBRARY : kind), id);
     if (r == CUDA_SUCCESS && lib == NULL)
         r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && kind == KIND_MANAGED)
+        r = CUDA_DRV(cuLibraryGetManaged)(&p, &size, (CUlibrary)lib->handle,
+                                          name);
+    else if (r == CUDA_SUCCESS)
         r = kind == KIND_LIBRARY
                 ? CUDA_DRV(cuLibraryGetGlobal)(&p, &size,
                                                (CUlibrary)lib->handle, name)

@@ -78,12 +78,14 @@ int cuda_be_pointer_attrs(struct gvs_call *call)
         uint8_t size;
         uint64_t v;
         CUresult ar = one(attrs[i], (CUdeviceptr)p, &size, &v);
-        /* Handles are the session's ids: a context the session knows, no
-         * pool (pools are not remoted yet). */
+        /* Handles are the session's ids: a context the session knows, a
+         * pool (the layer's id of it). */
         if (ar == CUDA_SUCCESS && attrs[i] == CU_POINTER_ATTRIBUTE_CONTEXT)
             v = cuda_be_ctx_id_of((CUcontext)(uintptr_t)v);
         if (ar == CUDA_SUCCESS &&
-            attrs[i] == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
+            attrs[i] == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE && v != 0 &&
+            cuda_be_remote->handle_intern(GVS_RH_MEMPOOL,
+                                          (void *)(uintptr_t)v, &v) < 0)
             v = 0;
         apigen_put_u32(&c, (uint32_t)attrs[i]);
         apigen_put_i32(&c, ar);

@@ -85,17 +85,22 @@ CUresult cuda_fe_transport(int rc)
     return (CUresult)transport_code(rc);
 }
 
-/* A request that depends on the thread's context carries it. */
+/* A request that depends on the thread's context carries it, after the
+ * host's writes to managed memory. */
 static int before_send_locked(struct gvs_client *cl, unsigned flags)
 {
-    return flags & APIGEN_DEVICE ? cuda_fe_ctx_sync_locked(cl) : 0;
+    if (!(flags & APIGEN_DEVICE))
+        return 0;
+    int rc = cuda_fe_ctx_sync_locked(cl);
+    return rc == 0 ? cuda_fe_managed_push_locked(cl) : rc;
 }
 
-static const struct gvs_remote_api api = {
+const struct gvs_remote_api cuda_fe_remote_api = {
     .plugin = CUDA_PLUGIN_ID,
     .success = CUDA_SUCCESS,
     .nomem = CUDA_ERROR_OUT_OF_MEMORY,
     .unknown = CUDA_ERROR_UNKNOWN,
+    .invalid = CUDA_ERROR_INVALID_VALUE,
     .client = client_code,
     .transport_error = transport_code,
     .before_send_locked = before_send_locked,
@@ -111,7 +116,7 @@ static int needs_init(uint16_t op)
 
 CUresult cuda_fe_begin(struct apigen_call *c)
 {
-    return (CUresult)gvs_remote_begin(&api, c);
+    return (CUresult)gvs_remote_begin(&cuda_fe_remote_api, c);
 }
 
 CUresult cuda_fe_run(struct apigen_call *c, uint16_t op, unsigned flags)
@@ -120,19 +125,21 @@ CUresult cuda_fe_run(struct apigen_call *c, uint16_t op, unsigned flags)
         c->get = NULL; /* no reply for end to check */
         return CUDA_ERROR_NOT_INITIALIZED;
     }
-    return (CUresult)gvs_remote_run(&api, c, op, flags);
+    CUresult r = (CUresult)gvs_remote_run(&cuda_fe_remote_api, c, op, flags);
+    /* After a synchronization the host may read managed memory. */
+    return r == CUDA_SUCCESS ? cuda_fe_managed_synced(op) : r;
 }
 
 CUresult cuda_fe_post(struct apigen_call *c, uint16_t op, unsigned flags)
 {
     if (needs_init(op))
         return CUDA_ERROR_NOT_INITIALIZED;
-    return (CUresult)gvs_remote_post(&api, c, op, flags);
+    return (CUresult)gvs_remote_post(&cuda_fe_remote_api, c, op, flags);
 }
 
 CUresult cuda_fe_end(struct apigen_call *c, CUresult r)
 {
-    return (CUresult)gvs_remote_end(&api, c, r);
+    return (CUresult)gvs_remote_end(&cuda_fe_remote_api, c, r);
 }
 
 /* The driver keeps no last error. */

@@ -48,11 +48,28 @@ CUresult cuda_fe_ctx_device(CUdevice *dev);
 /* fork(), in the child: the new session knows no context. */
 void cuda_fe_ctx_fork_child(void);
 
+/* call.c: the driver as the layer's round trips know it. */
+extern const struct gvs_remote_api cuda_fe_remote_api;
+
+/* managed.c: managed memory's shadows (the layer's).  push: caller
+ * holds the client lock, before a device-dependent request, posts the
+ * pages the program wrote.  synced: after op succeeded, pulls the
+ * shadows when it synchronized.  shadow: [p, p + size) is managed memory
+ * of dev, shadowed (and known here as device memory) with its current
+ * bytes; CUDA_ERROR_OUT_OF_MEMORY when its addresses are taken here. */
+int cuda_fe_managed_push_locked(struct gvs_client *cl);
+CUresult cuda_fe_managed_synced(uint16_t op);
+CUresult cuda_fe_managed_shadow(uint64_t p, uint64_t size, CUdevice dev);
+
 /* memory.c: the device memory known here, for unified copies and
  * pointer queries.  note records [p, p + size) on dev; forget drops the
  * range at p. */
 void cuda_fe_mem_note(uint64_t p, uint64_t size, CUdevice dev);
 void cuda_fe_mem_forget(uint64_t p);
+/* Runs the request in c of op, whose reply is i32, u64 address, u64
+ * size of device memory (a global, an IPC mapping), and notes it. */
+CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
+                           uint64_t *size);
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
 

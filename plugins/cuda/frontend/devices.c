@@ -6,6 +6,7 @@
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
+#include "gvs_remote.h"
 
 /* A request of i32 dev whose reply is a string: the backend sends it
  * whole, and it is cut to len here, as the driver cuts it; a cut string
@@ -73,4 +74,45 @@ CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     if (r == CUDA_SUCCESS)
         *dev = (CUdevice)d;
     return r;
+}
+
+/* Atomic capabilities and the driver's logs, in the runtime frontend's
+ * wire forms (the layer's, gvs_remote.h).  The operations are the
+ * enum's values, read through their int type. */
+CUresult cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities,
+                                           const CUatomicOperation *operations,
+                                           unsigned int count, CUdevice dev)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return (CUresult)gvs_remote_atomic_caps(
+        &cuda_fe_remote_api, CUDA_OP_ATOMIC_CAPS, capabilities,
+        (const void *)operations, count, dev, -1);
+}
+
+CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities,
+                                          const CUatomicOperation *operations,
+                                          unsigned int count,
+                                          CUdevice srcDevice,
+                                          CUdevice dstDevice)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dstDevice < 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return (CUresult)gvs_remote_atomic_caps(
+        &cuda_fe_remote_api, CUDA_OP_ATOMIC_CAPS, capabilities,
+        (const void *)operations, count, srcDevice, dstDevice);
+}
+
+CUresult cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer,
+                            size_t *size, unsigned int flags)
+{
+    if (buffer == NULL || size == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return (CUresult)gvs_remote_logs_dump(&cuda_fe_remote_api,
+                                          CUDA_OP_LOGS_DUMP, iterator, buffer,
+                                          *size, size, flags);
 }

@@ -20,6 +20,7 @@
 #define __CUDA_API_VERSION_INTERNAL
 #pragma GCC visibility push(default)
 #include <cuda.h>
+#include <cudaProfiler.h>
 #pragma GCC visibility pop
 
 #endif

@@ -14,6 +14,7 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "gvs/u64map.h"
+#include "gvs_remote.h"
 
 struct attrs;
 
@@ -65,6 +66,23 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
     return in;
 }
 
+
+CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
+                           uint64_t *size)
+{
+    CUdevice dev = 0;
+    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_u64(c, p);
+        apigen_get_u64(c, size);
+    }
+    r = cuda_fe_end(c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    (void)cuda_fe_ctx_device(&dev);
+    cuda_fe_mem_note(*p, *size, dev);
+    return CUDA_SUCCESS;
+}
 
 /* An allocation's request, for the device of the thread's context. */
 static CUresult begin_alloc(struct apigen_call *c, CUdevice *dev)
@@ -137,8 +155,10 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     apigen_put_u64(&c, dptr);
     r = cuda_fe_run(&c, CUDA_OP_MEM_FREE, APIGEN_DEVICE);
     r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         cuda_fe_mem_forget(dptr);
+        gvs_remote_managed_forget(dptr);
+    }
     return r;
 }
 
@@ -235,41 +255,30 @@ MEMSET_2D_ASYNC(cuMemsetD2D16Async_ptsz, unsigned short, 2, 1)
 MEMSET_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
 MEMSET_2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
 
-/* Host memory "page-locked" through the driver is the program's own:
- * the backend copies it as any other.  The allocations are kept with
- * their flags, for cuMemHostGetFlags. */
-static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gvs_u64map host_allocs; /* base -> struct host_alloc */
-
-struct host_alloc {
-    size_t size;
-    unsigned int flags;
-};
+/* Page-locked host memory: the layer's table, one with the runtime
+ * frontend's (gvs_remote.h).  It is the program's own memory, which the
+ * GPU cannot reach: the backend copies it as any other. */
+static CUresult host_code(enum gvs_remote_host_rc rc)
+{
+    switch (rc) {
+    case GVS_RHOST_OK:
+        return CUDA_SUCCESS;
+    case GVS_RHOST_NOMEM:
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    case GVS_RHOST_REGISTERED:
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    case GVS_RHOST_NOT_REGISTERED:
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
-    if (pp == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    struct host_alloc *h = gvs_malloc(sizeof(*h));
-    void *p = gvs_malloc(bytesize ? bytesize : 1);
-    int rc = -1;
-    if (h != NULL && p != NULL) {
-        *h = (struct host_alloc){bytesize, flags};
-        pthread_mutex_lock(&host_lock);
-        rc = gvs_u64map_put(&host_allocs, (uint64_t)(uintptr_t)p, h);
-        pthread_mutex_unlock(&host_lock);
-    }
-    if (rc < 0) {
-        gvs_free(h);
-        gvs_free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    *pp = p;
-    return CUDA_SUCCESS;
+    return host_code(gvs_remote_host_alloc(pp, bytesize, flags, NULL));
 }
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
@@ -277,35 +286,69 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
     return cuMemHostAlloc(pp, bytesize, 0);
 }
 
+/* Freeing NULL does nothing, as cudaFreeHost. */
 CUresult cuMemFreeHost(void *p)
+{
+    int32_t unmapped = CUDA_SUCCESS;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (p == NULL)
+        return CUDA_SUCCESS;
+    CUresult r = host_code(gvs_remote_host_free(p, NULL, &unmapped));
+    return r == CUDA_SUCCESS ? (CUresult)unmapped : r;
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    pthread_mutex_lock(&host_lock);
-    struct host_alloc *h = gvs_u64map_remove(&host_allocs, (uint64_t)(uintptr_t)p);
-    pthread_mutex_unlock(&host_lock);
-    if (h == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    gvs_free(h);
-    gvs_free(p);
-    return CUDA_SUCCESS;
+    return host_code(gvs_remote_host_register(p, bytesize, Flags));
+}
+
+CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    return cuMemHostRegister_v2(p, bytesize, Flags);
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return host_code(gvs_remote_host_unregister(p));
 }
 
 CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
+    struct gvs_remote_host h;
     uint64_t base;
     if (pFlags == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    pthread_mutex_lock(&host_lock);
-    struct host_alloc *h =
-        gvs_u64map_floor(&host_allocs, (uint64_t)(uintptr_t)p, &base);
-    int in = h != NULL && (uint64_t)(uintptr_t)p - base < (h->size ? h->size : 1);
-    if (in)
-        *pFlags = h->flags;
-    pthread_mutex_unlock(&host_lock);
-    return in ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!gvs_remote_host_find(p, &base, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = h.flags;
+    return CUDA_SUCCESS;
+}
+
+/* The device address of memory shared with the backend (the runtime
+ * frontend's, over shm://); other page-locked memory the GPU cannot
+ * reach. */
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
+                                      unsigned int Flags)
+{
+    struct gvs_remote_host h;
+    uint64_t base;
+    if (pdptr == NULL || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!cuda_fe_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!gvs_remote_host_find(p, &base, &h))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (h.dev == 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    *pdptr = (CUdeviceptr)(h.dev + ((uintptr_t)p - base));
+    return CUDA_SUCCESS;
 }
 
 /* Pointer attributes: what the backend's driver said of a pointer
@@ -384,11 +427,43 @@ static CUresult fetch(uint64_t p, struct attrs *out)
                                                               : r;
 }
 
+/* Page-locked host memory is the client's: its attributes are answered
+ * here, as the driver gives them for such memory of the current
+ * context, its device address the backend's mapping where there is one
+ * (none: 0). */
+static int host_attrs(uint64_t p, struct attrs *out)
+{
+    struct gvs_remote_host h;
+    uint64_t base;
+    CUdevice dev = 0;
+    if (!gvs_remote_host_find((const void *)(uintptr_t)p, &base, &h))
+        return 0;
+    (void)cuda_fe_ctx_device(&dev);
+    memset(out, 0, sizeof(*out));
+    out->asked = p;
+    for (int a = 1; a < ATTR_MAX; a++)
+        out->a[a] = (struct attr){CUDA_SUCCESS, sizes[a], 0};
+    out->a[CU_POINTER_ATTRIBUTE_CONTEXT].value =
+        (uint64_t)(uintptr_t)cuda_fe_ctx_current();
+    out->a[CU_POINTER_ATTRIBUTE_MEMORY_TYPE].value = CU_MEMORYTYPE_HOST;
+    out->a[CU_POINTER_ATTRIBUTE_DEVICE_POINTER].value =
+        h.dev != 0 ? h.dev + (p - base) : 0;
+    out->a[CU_POINTER_ATTRIBUTE_HOST_POINTER].value = p;
+    out->a[CU_POINTER_ATTRIBUTE_BUFFER_ID].value = base;
+    out->a[CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL].value = (uint64_t)dev;
+    out->a[CU_POINTER_ATTRIBUTE_RANGE_START_ADDR].value = base;
+    out->a[CU_POINTER_ATTRIBUTE_RANGE_SIZE].value = h.size;
+    out->a[CU_POINTER_ATTRIBUTE_MAPPED].value = 1;
+    return 1;
+}
+
 /* The attributes of p: the ones kept with its allocation, else asked
  * and kept there. */
 static CUresult attrs_of(uint64_t p, struct attrs *out)
 {
     uint64_t base;
+    if (host_attrs(p, out))
+        return CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
     struct range *rg = gvs_u64map_floor(&ranges, p, &base);
     int known = rg != NULL && p - base < rg->size && rg->attrs != NULL;
@@ -493,8 +568,12 @@ int cuda_fe_mem_is_device(uint64_t p)
     uint8_t size;
     struct range r;
     struct attrs at;
+    struct gvs_remote_host h;
     if (find(p, &base, &r))
         return 1;
+    /* Page-locked memory is the client's: no need to ask. */
+    if (gvs_remote_host_find((const void *)(uintptr_t)p, &base, &h))
+        return 0;
     if (!cuda_fe_initialized() || fetch(p, &at) != CUDA_SUCCESS ||
         attr_value(&at, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p, &v, &size) !=
             CUDA_SUCCESS ||

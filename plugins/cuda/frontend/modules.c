@@ -19,6 +19,8 @@
 
 #define KIND_LIBRARY 0
 #define KIND_MODULE 1
+/* GET_GLOBAL only: a library's __managed__ variable. */
+#define KIND_MANAGED 2
 /* More kernels than the backend lists in one reply is malformed. */
 #define MAX_KERNELS 65536u
 #define NAME_MAX_LEN 65536u
@@ -410,7 +412,6 @@ static CUresult get_global(int kind, uint64_t id, const char *name,
 {
     struct apigen_call c;
     uint64_t p = 0, size = 0;
-    CUdevice dev = 0;
     if (name == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = cuda_fe_begin(&c);
@@ -419,16 +420,9 @@ static CUresult get_global(int kind, uint64_t id, const char *name,
     apigen_put_u8(&c, (uint8_t)kind);
     apigen_put_u64(&c, id);
     apigen_put_str(&c, name);
-    r = cuda_fe_run(&c, CUDA_OP_GET_GLOBAL, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS) {
-        apigen_get_u64(&c, &p);
-        apigen_get_u64(&c, &size);
-    }
-    r = cuda_fe_end(&c, r);
+    r = cuda_fe_run_noted(&c, CUDA_OP_GET_GLOBAL, &p, &size);
     if (r != CUDA_SUCCESS)
         return r;
-    (void)cuda_fe_ctx_device(&dev);
-    cuda_fe_mem_note(p, size, dev);
     if (dptr != NULL)
         *dptr = (CUdeviceptr)p;
     if (bytes != NULL)
@@ -448,6 +442,29 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 {
     return get_global(KIND_LIBRARY, (uint64_t)(uintptr_t)library, name,
                       dptr, bytes);
+}
+
+/* A __managed__ variable is shadowed here (managed.c) before the program
+ * gets its address. */
+CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
+                             CUlibrary library, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t size = 0;
+    CUdevice dev = 0;
+    CUresult r = get_global(KIND_MANAGED, (uint64_t)(uintptr_t)library,
+                            name, &p, &size);
+    if (r == CUDA_SUCCESS) {
+        (void)cuda_fe_ctx_device(&dev);
+        r = cuda_fe_managed_shadow(p, size, dev);
+    }
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (dptr != NULL)
+        *dptr = p;
+    if (bytes != NULL)
+        *bytes = size;
+    return CUDA_SUCCESS;
 }
 
 static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,

@@ -26,15 +26,15 @@
     } while (0)
 
 typedef CUresult (*init_fn)(void);
-typedef CUresult (*alloc_fn)(CUdeviceptr *dptr, size_t bytesize,
-                             unsigned int flags);
+typedef CUresult (*alloc_fn)(CUdeviceptr *dptr, size_t *size,
+                             CUgraphicsResource resource);
 typedef CUresult (*tid_fn)(int pid, int *tid);
 typedef CUresult (*errstr_fn)(CUresult error, const char **str);
 
 /* What the stubs must have said, in call order: once each. */
 static const char expected_stderr[] =
     "gvs: cuGLInit is not supported yet\n"
-    "gvs: cuMemAllocManaged is not supported yet\n"
+    "gvs: cuGraphicsResourceGetMappedPointer_v2 is not supported yet\n"
     "gvs: cuCheckpointProcessGetRestoreThreadId is not supported yet\n";
 
 struct alloc_call {
@@ -46,7 +46,7 @@ static void *alloc_thread(void *arg)
 {
     struct alloc_call *c = arg;
     CUdeviceptr p = 0;
-    c->r = c->fn(&p, 16, CU_MEM_ATTACH_GLOBAL);
+    c->r = c->fn(&p, NULL, NULL);
     return NULL;
 }
 
@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     /* Stubs that stay stubs: GL interop, checkpointing
      * (unsupported.reasons). */
     init_fn init = (init_fn)dlsym(lib, "cuGLInit");
-    alloc_fn alloc = (alloc_fn)dlsym(lib, "cuMemAllocManaged");
+    alloc_fn alloc =
+        (alloc_fn)dlsym(lib, "cuGraphicsResourceGetMappedPointer_v2");
     tid_fn tid = (tid_fn)dlsym(lib, "cuCheckpointProcessGetRestoreThreadId");
     errstr_fn name = (errstr_fn)dlsym(lib, "cuGetErrorName");
     errstr_fn string = (errstr_fn)dlsym(lib, "cuGetErrorString");
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
 
     CUresult r0 = init(), r1 = init();
     CUdeviceptr p = 0;
-    CUresult r2 = alloc(&p, 16, CU_MEM_ATTACH_GLOBAL);
+    CUresult r2 = alloc(&p, NULL, NULL);
     /* Said once per function, whichever thread calls it again. */
     pthread_t t;
     struct alloc_call c = {alloc, CUDA_SUCCESS};

@@ -10,12 +10,12 @@
 #include <string.h>
 
 #include <cuda.h>
-#include <cudaProfiler.h>
 
 int main(void)
 {
     CUarray a = NULL;
     const char *s = NULL;
+    int tid = 0;
     CUDA_ARRAY_DESCRIPTOR desc;
     CUDA_MEMCPY3D copy;
     memset(&desc, 0, sizeof(desc));
@@ -23,7 +23,8 @@ int main(void)
     if (cuArrayCreate(&a, &desc) != CUDA_ERROR_NOT_SUPPORTED ||
         cuMemcpy3D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
         cuGraphLaunch(NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuProfilerStart() != CUDA_ERROR_NOT_SUPPORTED ||
+        cuCheckpointProcessGetRestoreThreadId(1, &tid) !=
+            CUDA_ERROR_NOT_SUPPORTED ||
         cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||
         strcmp(s, "operation not supported") != 0) {
         printf("FAIL\n");

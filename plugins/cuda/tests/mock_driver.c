@@ -249,6 +249,12 @@ static CUresult mock_ctx_sync(void)
     return current != NULL ? mock_callbacks_wait() : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* Calls with nothing to do in the mock (profiler, L2 cache). */
+static CUresult mock_no_args(void)
+{
+    return CUDA_SUCCESS;
+}
+
 /* Device memory: the mock's allocations, by base. */
 #define MOCK_ALLOCS 256
 static struct {
@@ -278,6 +284,218 @@ static CUresult mock_alloc(CUdeviceptr *p, size_t n)
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Managed memory is device memory to the mock: host memory already. */
+static CUresult mock_alloc_managed(CUdeviceptr *p, size_t n,
+                                   unsigned int flags)
+{
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    return mock_alloc(p, n);
+}
+
+static CUresult mock_advise(CUdeviceptr p, size_t n, CUmem_advise advice,
+                            CUmemLocation loc)
+{
+    (void)loc;
+    int known = advice >= CU_MEM_ADVISE_SET_READ_MOSTLY &&
+                advice <= CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+    return alloc_of(p) >= 0 && n > 0 && known ? CUDA_SUCCESS
+                                              : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Every range attribute reads as zeros. */
+static CUresult mock_range_attribute(void *data, size_t size,
+                                     CUmem_range_attribute a, CUdeviceptr p,
+                                     size_t n)
+{
+    if (alloc_of(p) < 0 || n == 0 || a < CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY ||
+        a > CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(data, 0, size);
+    return CUDA_SUCCESS;
+}
+
+/* Pools: each device's default one and the created ones, their release
+ * threshold the one attribute they keep. */
+#define MOCK_POOLS 8
+static struct mock_pool {
+    int used;
+    uint64_t threshold;
+} pools[MOCK_POOLS] = {{1, 0}, {1, 0}};
+static CUmemoryPool current_pool[MOCK_DEVICES] = {
+    (CUmemoryPool)&pools[0], (CUmemoryPool)&pools[1]};
+
+static struct mock_pool *pool_of(CUmemoryPool p)
+{
+    for (int i = 0; i < MOCK_POOLS; i++)
+        if (p == (CUmemoryPool)&pools[i] && pools[i].used)
+            return &pools[i];
+    return NULL;
+}
+
+static CUresult mock_pool_create(CUmemoryPool *out, const CUmemPoolProps *pp)
+{
+    if (pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        pp->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        check_dev(pp->location.id) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = MOCK_DEVICES; i < MOCK_POOLS; i++)
+        if (!pools[i].used) {
+            pools[i] = (struct mock_pool){1, 0};
+            *out = (CUmemoryPool)&pools[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_pool_destroy(CUmemoryPool p)
+{
+    struct mock_pool *mp = pool_of(p);
+    if (mp == NULL || mp < &pools[MOCK_DEVICES])
+        return CUDA_ERROR_INVALID_VALUE;
+    mp->used = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_pool_attr(CUmemoryPool p, CUmemPool_attribute a,
+                               void *v, int set)
+{
+    struct mock_pool *mp = pool_of(p);
+    if (mp == NULL || a != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (set)
+        mp->threshold = *(uint64_t *)v;
+    else
+        *(uint64_t *)v = mp->threshold;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_pool_set_attr(CUmemoryPool p, CUmemPool_attribute a,
+                                   void *v)
+{
+    return mock_pool_attr(p, a, v, 1);
+}
+
+static CUresult mock_pool_get_attr(CUmemoryPool p, CUmemPool_attribute a,
+                                   void *v)
+{
+    return mock_pool_attr(p, a, v, 0);
+}
+
+static CUresult mock_default_pool(CUmemoryPool *out, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *out = (CUmemoryPool)&pools[dev];
+    return r;
+}
+
+static CUresult mock_current_pool(CUmemoryPool *out, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        *out = current_pool[dev];
+    return r;
+}
+
+static CUresult mock_set_pool(CUdevice dev, CUmemoryPool p)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS && pool_of(p) == NULL)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        current_pool[dev] = p;
+    return r;
+}
+
+static CUresult mock_alloc_async(CUdeviceptr *p, size_t n, CUstream s)
+{
+    (void)s;
+    return mock_alloc(p, n);
+}
+
+static CUresult mock_alloc_pool(CUdeviceptr *p, size_t n, CUmemoryPool pool,
+                                CUstream s)
+{
+    (void)s;
+    return pool_of(pool) != NULL ? mock_alloc(p, n)
+                                 : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_free(CUdeviceptr p);
+
+static CUresult mock_free_async(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    return mock_free(p);
+}
+
+/* Every operation is supported natively, on every device. */
+static CUresult mock_atomic_caps(unsigned int *caps,
+                                 const CUatomicOperation *ops,
+                                 unsigned int n, CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    for (unsigned int i = 0; r == CUDA_SUCCESS && i < n; i++)
+        caps[i] = (unsigned int)ops[i] <= CU_ATOMIC_OPERATION_FLOAT_MAX
+                      ? CU_ATOMIC_CAPABILITY_SIGNED
+                      : 0;
+    return r;
+}
+
+/* One line of logs, whatever the iterator. */
+static CUresult mock_logs_dump(CUlogIterator *it, char *buf, size_t *size,
+                               unsigned int flags)
+{
+    static const char line[] = "mock driver log\n";
+    if (flags != 0 || *size < sizeof(line))
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(buf, line, sizeof(line));
+    *size = sizeof(line) - 1;
+    if (it != NULL)
+        *it += 1;
+    return CUDA_SUCCESS;
+}
+
+/* IPC: a handle names an allocation by its index; opening it gives the
+ * allocation itself, as another process's worker would map it. */
+static CUresult mock_ipc_get(CUipcMemHandle *h, CUdeviceptr p)
+{
+    int i = alloc_of(p);
+    if (i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(h, 0, sizeof(*h));
+    memcpy(h->reserved, &i, sizeof(i));
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_ipc_open(CUdeviceptr *p, CUipcMemHandle h,
+                              unsigned int flags)
+{
+    int i;
+    memcpy(&i, h.reserved, sizeof(i));
+    if (flags > CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS || i < 0 ||
+        i >= MOCK_ALLOCS || allocs[i].p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_ipc_close(CUdeviceptr p)
+{
+    return alloc_of(p) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    int i = alloc_of(p);
+    if (i < 0)
+        return CUDA_ERROR_NOT_FOUND;
+    *base = (CUdeviceptr)(uintptr_t)allocs[i].p;
+    *size = allocs[i].n;
+    return CUDA_SUCCESS;
 }
 
 static CUresult mock_free(CUdeviceptr p)
@@ -449,6 +667,29 @@ static CUresult mock_lib_load(CUlibrary *lib, const void *code,
     if (!is_image(code))
         return CUDA_ERROR_INVALID_IMAGE;
     *lib = (CUlibrary)&mock_module;
+    return CUDA_SUCCESS;
+}
+
+/* The library's __managed__ variables: "mcounter" (4 ints, starting
+ * {42, 0, 0, 0}) and "mpair" (2 ints), in one allocation, so one page,
+ * as a module's are. */
+static CUresult mock_lib_managed(CUdeviceptr *dptr, size_t *bytes,
+                                 CUlibrary lib, const char *name)
+{
+    static CUdeviceptr segment;
+    int counter = strcmp(name, "mcounter") == 0;
+    if (lib != (CUlibrary)&mock_module)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!counter && strcmp(name, "mpair") != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    if (segment == 0) {
+        CUresult r = mock_alloc(&segment, 64);
+        if (r != CUDA_SUCCESS)
+            return r;
+        ((int *)(uintptr_t)segment)[0] = 42;
+    }
+    *dptr = counter ? segment : segment + 40;
+    *bytes = counter ? 16 : 8;
     return CUDA_SUCCESS;
 }
 
@@ -627,6 +868,28 @@ static void fill_rest(void)
     cuda_be_drv.cuCtxGetDevice = mock_ctx_device;
     cuda_be_drv.cuMemAlloc_v2 = mock_alloc;
     cuda_be_drv.cuMemFree_v2 = mock_free;
+    cuda_be_drv.cuMemAllocManaged = mock_alloc_managed;
+    cuda_be_drv.cuDeviceGetHostAtomicCapabilities = mock_atomic_caps;
+    cuda_be_drv.cuLogsDumpToMemory = mock_logs_dump;
+    cuda_be_drv.cuIpcGetMemHandle = mock_ipc_get;
+    cuda_be_drv.cuIpcOpenMemHandle_v2 = mock_ipc_open;
+    cuda_be_drv.cuIpcCloseMemHandle = mock_ipc_close;
+    cuda_be_drv.cuMemGetAddressRange_v2 = mock_range;
+    cuda_be_drv.cuMemPoolCreate = mock_pool_create;
+    cuda_be_drv.cuMemPoolDestroy = mock_pool_destroy;
+    cuda_be_drv.cuMemPoolSetAttribute = mock_pool_set_attr;
+    cuda_be_drv.cuMemPoolGetAttribute = mock_pool_get_attr;
+    cuda_be_drv.cuDeviceGetDefaultMemPool = mock_default_pool;
+    cuda_be_drv.cuDeviceGetMemPool = mock_current_pool;
+    cuda_be_drv.cuDeviceSetMemPool = mock_set_pool;
+    cuda_be_drv.cuMemAllocAsync = mock_alloc_async;
+    cuda_be_drv.cuMemAllocFromPoolAsync = mock_alloc_pool;
+    cuda_be_drv.cuMemFreeAsync = mock_free_async;
+    cuda_be_drv.cuMemAdvise_v2 = mock_advise;
+    cuda_be_drv.cuMemRangeGetAttribute = mock_range_attribute;
+    cuda_be_drv.cuProfilerStart = mock_no_args;
+    cuda_be_drv.cuProfilerStop = mock_no_args;
+    cuda_be_drv.cuCtxResetPersistingL2Cache = mock_no_args;
     cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
     cuda_be_drv.cuPointerGetAttribute = mock_pointer;
     cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;
@@ -642,6 +905,7 @@ static void fill_rest(void)
     cuda_be_drv.cuMemsetD16Async = mock_set16a;
     cuda_be_drv.cuMemsetD32Async = mock_set32a;
     cuda_be_drv.cuLibraryLoadData = mock_lib_load;
+    cuda_be_drv.cuLibraryGetManaged = mock_lib_managed;
     cuda_be_drv.cuModuleLoadData = mock_mod_load;
     *(void **)&cuda_be_drv.cuLibraryUnload = (void *)mock_unload;
     *(void **)&cuda_be_drv.cuModuleUnload = (void *)mock_unload;

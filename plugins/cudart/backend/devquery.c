@@ -11,45 +11,23 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 
-/* More operations than this are more than CUDA defines. */
-#define MAX_ATOMIC_OPS 1024u
+/* The runtime's atomic queries, for the layer's ATOMIC_CAPS body: the
+ * operations are the enum's values, read through their int type. */
+static int32_t caps(struct gvs_call *call, unsigned int *out,
+                    const int32_t *ops, unsigned int n, int dev, int peer)
+{
+    (void)call;
+    const enum cudaAtomicOperation *o = (const void *)ops;
+    return peer < 0 ? cudaDeviceGetHostAtomicCapabilities(out, o, n, dev)
+                    : cudaDeviceGetP2PAtomicCapabilities(out, o, n, dev,
+                                                         peer);
+}
 
 /* Request: u32 n, n x i32 operation, i32 device, i32 peer (-1: host).
  * Reply: i32, n x u32 capabilities. */
 int cudart_be_atomic_caps(struct gvs_call *call)
 {
-    struct apigen_call c = {call->out, call->in, 0};
-    uint32_t n;
-    int32_t dev, peer;
-    apigen_get_u32(&c, &n);
-    if (c.rc == 0 && n > MAX_ATOMIC_OPS)
-        return GVS_E_RANGE;
-    enum cudaAtomicOperation *ops = gvs_calloc(n ? n : 1, sizeof(*ops));
-    unsigned *caps = gvs_calloc(n ? n : 1, sizeof(*caps));
-    if (ops == NULL || caps == NULL) {
-        gvs_free(ops);
-        gvs_free(caps);
-        return GVS_E_NOMEM;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        int32_t o;
-        apigen_get_i32(&c, &o);
-        ops[i] = (enum cudaAtomicOperation)o;
-    }
-    apigen_get_i32(&c, &dev);
-    apigen_get_i32(&c, &peer);
-    if (apigen_end(&c) == 0) {
-        cudaError_t e =
-            peer < 0 ? cudaDeviceGetHostAtomicCapabilities(caps, ops, n, dev)
-                     : cudaDeviceGetP2PAtomicCapabilities(caps, ops, n, dev,
-                                                          peer);
-        apigen_put_i32(&c, e);
-        for (uint32_t i = 0; e == cudaSuccess && i < n; i++)
-            apigen_put_u32(&c, caps[i]);
-    }
-    gvs_free(ops);
-    gvs_free(caps);
-    return c.rc;
+    return be_remote->atomic_caps(call, caps);
 }
 
 /* Request: channel desc (i32 x, y, z, w, kind), i32 device.  Reply: i32,

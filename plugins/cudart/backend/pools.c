@@ -1,65 +1,35 @@
 /*
  * Memory pools as BE_H_MEMPOOL ids, and the stream-ordered allocator.
- * Pools the session did not create (a device's default pool, or whatever
- * pool is current) get an id the first time they are named; a map from
- * CUDA's pool to its id makes that id the same every time.
+ * Every pool gets its id from the layer (handle_intern): a pool the
+ * session did not create (a device's default pool, or whatever pool is
+ * current) the first time it is named, the same id every time, through
+ * the driver API too.
  */
 #include "be.h"
-
-#include <pthread.h>
 
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
-#include "gvs/u64map.h"
 #include "objects.h"
 
 #define ACCESS_MAX 1024u
 
-struct be_pool {
-    cudaMemPool_t pool;
-};
-
-/* Guards ids_by_pool, and the adding and removing of pool ids. */
-static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gvs_u64map ids_by_pool;
-
 cudaError_t be_pool(uint64_t id, cudaMemPool_t *out)
 {
-    struct be_pool *p = gvs_handles_get(be_handles(), BE_H_MEMPOOL, id);
+    cudaMemPool_t p = gvs_handles_get(be_handles(), BE_H_MEMPOOL, id);
     if (p == NULL)
         return cudaErrorInvalidValue;
-    *out = p->pool;
+    *out = p;
     return cudaSuccess;
 }
 
-/* The id of pool, registered on first use. */
+/* The id of pool, the layer's: the same through the driver API. */
 static cudaError_t id_of(cudaMemPool_t pool, uint64_t *id)
 {
-    cudaError_t e = cudaSuccess;
-    pthread_mutex_lock(&pools_lock);
-    void *known = gvs_u64map_get(&ids_by_pool, (uint64_t)(uintptr_t)pool);
-    if (known != NULL) {
-        *id = (uint64_t)(uintptr_t)known;
-    } else {
-        struct be_pool *p = gvs_malloc(sizeof(*p));
-        e = cudaErrorMemoryAllocation;
-        if (p != NULL) {
-            p->pool = pool;
-            if (gvs_handles_add(be_handles(), BE_H_MEMPOOL, p, id) == 0) {
-                if (gvs_u64map_put(&ids_by_pool, (uint64_t)(uintptr_t)pool,
-                                   (void *)(uintptr_t)*id) == 0)
-                    e = cudaSuccess;
-                else
-                    gvs_handles_remove(be_handles(), BE_H_MEMPOOL, *id);
-            }
-            if (e != cudaSuccess)
-                gvs_free(p);
-        }
-    }
-    pthread_mutex_unlock(&pools_lock);
-    return e;
+    return be_remote->handle_intern(BE_H_MEMPOOL, pool, id) == 0
+               ? cudaSuccess
+               : cudaErrorMemoryAllocation;
 }
 
 int cudart_be_malloc_async(struct gvs_call *call)
@@ -135,18 +105,14 @@ int cudart_be_mempool_destroy(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    struct gvs_handles *t = be_handles();
-    pthread_mutex_lock(&pools_lock);
-    struct be_pool *p = gvs_handles_get(t, BE_H_MEMPOOL, id);
-    cudaError_t e = p != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
+    cudaMemPool_t pool;
+    cudaError_t e = be_pool(id, &pool);
     if (e == cudaSuccess)
-        e = cudaMemPoolDestroy(p->pool);
-    if (e == cudaSuccess) {
-        gvs_u64map_remove(&ids_by_pool, (uint64_t)(uintptr_t)p->pool);
-        gvs_handles_remove(t, BE_H_MEMPOOL, id);
-        gvs_free(p);
-    }
-    pthread_mutex_unlock(&pools_lock);
+        e = cudart_be_enter(call);
+    if (e == cudaSuccess)
+        e = cudaMemPoolDestroy(pool);
+    if (e == cudaSuccess)
+        (void)be_remote->handle_forget(BE_H_MEMPOOL, id);
     apigen_put_i32(&c, e);
     return c.rc;
 }

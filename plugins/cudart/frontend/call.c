@@ -158,11 +158,12 @@ static int32_t transport_code(int rc)
     return fe_transport_error(rc);
 }
 
-static const struct gvs_remote_api api = {
+const struct gvs_remote_api fe_remote_api = {
     .plugin = CUDART_PLUGIN_ID,
     .success = cudaSuccess,
     .nomem = cudaErrorMemoryAllocation,
     .unknown = cudaErrorUnknown,
+    .invalid = cudaErrorInvalidValue,
     .client = client_code,
     .transport_error = transport_code,
     .before_send_locked = before_send_locked,
@@ -172,18 +173,20 @@ int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
                    int noreply, const struct iovec *iov, int n,
                    uint64_t *id)
 {
-    return gvs_remote_send_locked(&api, cl, op, flags, noreply, iov, n, id);
+    return gvs_remote_send_locked(&fe_remote_api, cl, op, flags, noreply,
+                                  iov, n, id);
 }
 
 cudaError_t cudart_fe_begin(struct apigen_call *c)
 {
-    return (cudaError_t)gvs_remote_begin(&api, c);
+    return (cudaError_t)gvs_remote_begin(&fe_remote_api, c);
 }
 
 cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
                           unsigned flags)
 {
-    cudaError_t e = (cudaError_t)gvs_remote_run(&api, c, op, flags);
+    cudaError_t e =
+        (cudaError_t)gvs_remote_run(&fe_remote_api, c, op, flags);
     /* After a synchronization the host may read managed memory. */
     if (e == cudaSuccess)
         e = fe_managed_synced(op);
@@ -193,17 +196,17 @@ cudaError_t cudart_fe_run(struct apigen_call *c, uint16_t op,
 cudaError_t cudart_fe_post(struct apigen_call *c, uint16_t op,
                            unsigned flags)
 {
-    return (cudaError_t)gvs_remote_post(&api, c, op, flags);
+    return (cudaError_t)gvs_remote_post(&fe_remote_api, c, op, flags);
 }
 
 cudaError_t fe_reply_result(struct apigen_call *c)
 {
-    return (cudaError_t)gvs_remote_reply_result(&api, c);
+    return (cudaError_t)gvs_remote_reply_result(&fe_remote_api, c);
 }
 
 cudaError_t cudart_fe_end(struct apigen_call *c, cudaError_t r)
 {
-    return (cudaError_t)gvs_remote_end(&api, c, r);
+    return (cudaError_t)gvs_remote_end(&fe_remote_api, c, r);
 }
 
 cudaError_t fe_reply_result_only(struct gvs_buf *rep)

@@ -3,35 +3,17 @@
 #include "fe.h"
 
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 
-/* As the backend bounds them (backend/devquery.c). */
-#define MAX_ATOMIC_OPS 1024u
-
-/* peer < 0: the host's capabilities. */
+/* peer < 0: the host's capabilities.  The operations are the enum's
+ * values, read through their int type. */
 static cudaError_t atomic_caps(unsigned *caps,
                                const enum cudaAtomicOperation *ops,
                                unsigned count, int dev, int peer)
 {
-    struct apigen_call c;
-    if (caps == NULL || ops == NULL)
-        return cudaErrorInvalidValue;
-    if (count > MAX_ATOMIC_OPS)
-        return cudaErrorInvalidValue;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u32(&c, count);
-    for (unsigned i = 0; i < count; i++)
-        apigen_put_i32(&c, ops[i]);
-    apigen_put_i32(&c, dev);
-    apigen_put_i32(&c, peer);
-    e = cudart_fe_run(&c, CUDART_OP_ATOMIC_CAPS, 0);
-    for (unsigned i = 0; e == cudaSuccess && i < count; i++) {
-        uint32_t v;
-        apigen_get_u32(&c, &v);
-        caps[i] = v;
-    }
-    return cudart_fe_end(&c, e);
+    return (cudaError_t)gvs_remote_atomic_caps(
+        &fe_remote_api, CUDART_OP_ATOMIC_CAPS, caps, (const void *)ops, count,
+        dev, peer);
 }
 
 cudaError_t cudaDeviceGetHostAtomicCapabilities(

@@ -170,6 +170,8 @@ int fe_host_contains(const void *p);
  * posts the pages of managed memory the program wrote since the last
  * push. */
 int fe_managed_push_locked(struct gvs_client *cl);
+/* call.c: the runtime as the layer's round trips know it. */
+extern const struct gvs_remote_api fe_remote_api;
 /* After a successful op: when it synchronized (device, stream or event),
  * pulls managed memory from the device. */
 cudaError_t fe_managed_synced(uint16_t op);

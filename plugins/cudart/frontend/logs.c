@@ -11,6 +11,7 @@
 
 #include "cudart_ops.h"
 #include "gvs/mem.h"
+#include "gvs_remote.h"
 
 /* The driver keeps at most 25600 bytes of logs. */
 #define FILE_DUMP_MAX ((size_t)32 << 10)
@@ -37,35 +38,8 @@ cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)
 static cudaError_t dump(cudaLogIterator *it, char *buf, size_t cap,
                         size_t *len, unsigned flags)
 {
-    struct apigen_call c;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u8(&c, it != NULL);
-    apigen_put_u64(&c, it != NULL ? *it : 0);
-    apigen_put_u64(&c, cap);
-    apigen_put_u32(&c, flags);
-    e = cudart_fe_run(&c, CUDART_OP_LOGS_DUMP, 0);
-    if (e == cudaSuccess) {
-        uint64_t next, size;
-        const uint8_t *text;
-        size_t n;
-        apigen_get_u64(&c, &next);
-        apigen_get_u64(&c, &size);
-        apigen_get_blob(&c, &text, &n);
-        if (c.rc == 0 && (n != size || (cap > 0 && n >= cap) ||
-                          next > UINT32_MAX))
-            return cudaErrorUnknown;
-        if (c.rc == 0) {
-            memcpy(buf, text, n);
-            if (cap > 0)
-                buf[n] = 0;
-            *len = n;
-            if (it != NULL)
-                *it = (cudaLogIterator)next;
-        }
-    }
-    return cudart_fe_end(&c, e);
+    return (cudaError_t)gvs_remote_logs_dump(
+        &fe_remote_api, CUDART_OP_LOGS_DUMP, it, buf, cap, len, flags);
 }
 
 cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer,

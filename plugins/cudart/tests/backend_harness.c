@@ -135,7 +135,8 @@ static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
     for (const struct gvs_op *o = p->ops; o->op != 0; o++)
         if (o->op == op) {
             struct gvs_call c = {.in = in, .out = out, .state = st,
-                                 .id = 1, .lane = 1, .noreply = noreply};
+                                 .id = 1, .op = op, .lane = 1,
+                                 .noreply = noreply};
             return o->fn(&c);
         }
     return 1000;

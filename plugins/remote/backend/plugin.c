@@ -10,7 +10,7 @@
 
 static struct gvs_handles *table;
 
-static struct gvs_handles *handles(void)
+struct gvs_handles *remote_be_handles(void)
 {
     return table;
 }
@@ -25,7 +25,9 @@ static const struct gvs_remote_be api = {
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
     .take_stage = remote_be_take_stage,
-    .handles = handles,
+    .handles = remote_be_handles,
+    .handle_intern = remote_be_handle_intern,
+    .handle_forget = remote_be_handle_forget,
     .quota_take = remote_be_quota_take,
     .quota_settle = remote_be_quota_settle,
     .quota_release = remote_be_quota_release,
@@ -41,6 +43,8 @@ static const struct gvs_remote_be api = {
     .callback_keep = remote_be_callback_keep,
     .host_func = remote_be_host_func,
     .callbacks_release = remote_be_callbacks_release,
+    .atomic_caps = remote_be_atomic_caps,
+    .logs_dump = remote_be_logs_dump,
 };
 
 /* Request: u64 context id. */
@@ -86,6 +90,7 @@ static void session_close(void *state)
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();
+    remote_be_intern_close();
     gvs_handles_free(table, NULL, NULL);
     table = NULL;
 }

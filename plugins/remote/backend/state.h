@@ -40,6 +40,25 @@ int remote_be_host_func(struct gvs_call *call, int32_t success,
                                            uint32_t flags,
                                            struct gvs_remote_callback *cb));
 void remote_be_callbacks_release(void);
+/* plugin.c */
+struct gvs_handles *remote_be_handles(void);
+
+/* intern.c */
+int remote_be_handle_intern(uint16_t type, void *obj, uint64_t *id);
+void *remote_be_handle_forget(uint16_t type, uint64_t id);
+void remote_be_intern_close(void);
+
+/* twins.c */
+int remote_be_atomic_caps(struct gvs_call *call,
+                          int32_t (*caps)(struct gvs_call *call,
+                                          unsigned int *out,
+                                          const int32_t *ops,
+                                          unsigned int n, int dev,
+                                          int peer));
+int remote_be_logs_dump(struct gvs_call *call,
+                        int32_t (*dump)(struct gvs_call *call,
+                                        unsigned int *it, char *buf,
+                                        size_t *size, unsigned int flags));
 
 /* quota.c */
 void remote_be_quota_open(const struct gvs_host_api *host,
