@@ -10,7 +10,7 @@
 
 static struct gvs_handles *table;
 
-static struct gvs_handles *handles(void)
+struct gvs_handles *remote_be_handles(void)
 {
     return table;
 }
@@ -25,7 +25,7 @@ static const struct gvs_remote_be api = {
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
     .take_stage = remote_be_take_stage,
-    .handles = handles,
+    .handles = remote_be_handles,
     .quota_take = remote_be_quota_take,
     .quota_settle = remote_be_quota_settle,
     .quota_release = remote_be_quota_release,
@@ -34,6 +34,13 @@ static const struct gvs_remote_be api = {
     .quota_release_device = remote_be_quota_release_device,
     .quota_release_owner = remote_be_quota_release_owner,
     .quota_mem_info = remote_be_quota_mem_info,
+    .array_add = remote_be_array_add,
+    .array_get = remote_be_array_get,
+    .array_sub = remote_be_array_sub,
+    .array_remove = remote_be_array_remove,
+    .texobj_keep = remote_be_texobj_keep,
+    .texobj_destroy = remote_be_texobj_destroy,
+    .texobj_desc = remote_be_texobj_desc,
 };
 
 /* Request: u64 context id. */
@@ -77,7 +84,8 @@ static void session_close(void *state)
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();
-    gvs_handles_free(table, NULL, NULL);
+    remote_be_texobjs_free();
+    gvs_handles_free(table, remote_be_array_release, NULL);
     table = NULL;
 }
 
