@@ -28,9 +28,7 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
     return CUDA_SUCCESS;
 }
 
-/* The device of the lane's current context, for the quota's records;
- * named to gvsd by its UUID the first time it holds an allocation. */
-static int current_device(void)
+int cuda_be_current_device(void)
 {
     CUdevice dev = 0;
     CUuuid uuid;
@@ -58,7 +56,7 @@ int cuda_be_mem_alloc(struct gvs_call *call)
     else if (r == CUDA_SUCCESS) {
         r = CUDA_DRV(cuMemAlloc_v2)(&p, (size_t)size);
         cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR, p,
-                                     current_device(), 0, size, size);
+                                     cuda_be_current_device(), 0, size, size);
     }
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS)
@@ -204,7 +202,7 @@ int cuda_be_mem_alloc_pitch(struct gvs_call *call)
         r = CUDA_DRV(cuMemAllocPitch_v2)(&p, &pitch, (size_t)width,
                                          (size_t)height, elem);
         cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR, p,
-                                     current_device(), 0, bound,
+                                     cuda_be_current_device(), 0, bound,
                                      (uint64_t)pitch * height);
     }
     apigen_put_i32(&c, r);

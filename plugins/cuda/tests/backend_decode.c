@@ -241,11 +241,13 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
  * requests of u64 handles and addresses the mock driver mostly cannot
  * honour.  Each is refused when cut short or trailed, and any bit flip
  * gets a refusal or a CUresult, never a crash or a read past it (ASan).
- * The shape's characters: c u8, i 4 bytes, q u64, b a blob of 4 bytes. */
+ * The shape's characters: c u8, i 4 bytes, q u64, b a blob of 4 bytes,
+ * R a CUDA_RESOURCE_DESC of an array whose handle is the value, T a
+ * CUDA_TEXTURE_DESC of zeros. */
 struct raw_case {
     uint16_t op;
     const char *in;
-    uint64_t v[12];
+    uint64_t v[20];
     int posted; /* a piece that may be posted: no reply when it is not last */
 };
 
@@ -309,6 +311,28 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
+    {CUDA_OP_ARRAY_CREATE, "cqqqiiii",
+     {1, 4, 4, 2, CU_AD_FORMAT_FLOAT, 1, 0, 0}, 0},
+    {CUDA_OP_ARRAY_DESTROY, "cq", {0, H}, 0},
+    {CUDA_OP_ARRAY_SUB, "cqi", {0, H, 0}, 0},
+    {CUDA_OP_cuArrayGetDescriptor_v2, "q", {H}, 0},
+    {CUDA_OP_cuArray3DGetDescriptor_v2, "q", {H}, 0},
+    {CUDA_OP_cuArrayGetMemoryRequirements, "qi", {H, 0}, 0},
+    {CUDA_OP_cuMipmappedArrayGetMemoryRequirements, "qi", {H, 0}, 0},
+    {CUDA_OP_cuArrayGetSparseProperties, "q", {H}, 0},
+    {CUDA_OP_cuMipmappedArrayGetSparseProperties, "q", {H}, 0},
+    /* Sides: u8 kind, u64 array id or address, pitch, rows per slice,
+     * x, y, z; a box: width, height, depth. */
+    {CUDA_OP_MEMCPY3D_TO, "qccqqqqqqqqqb",
+     {0, 2, 1, H, 0, 0, 0, 0, 0, 4, 1, 1}, 1},
+    {CUDA_OP_MEMCPY3D_FROM, "qccqqqqqqqqq",
+     {0, 0, 1, H, 0, 0, 0, 0, 0, 4, 1, 1}, 0},
+    {CUDA_OP_MEMCPY3D_DEV, "qccqqqqqqcqqqqqqqqq",
+     {0, 0, 1, H, 0, 0, 1, 2, 3, 0, H, 64, 4, 0, 0, 0, 16, 4, 2}, 0},
+    {CUDA_OP_TEXOBJ_CREATE, "cRTc", {0, H, 0, 0}, 0},
+    {CUDA_OP_TEXOBJ_CREATE, "cR", {1, H}, 0},
+    {CUDA_OP_TEXOBJ_DESTROY, "cq", {0, 1}, 0},
+    {CUDA_OP_TEXOBJ_DESC, "cq", {1, 1}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -318,6 +342,18 @@ static size_t raw_encode(const struct raw_case *k, uint8_t *req)
     int n = 0;
     for (const char *a = k->in; *a != '\0'; a++) {
         uint64_t v = k->v[n++];
+        if (*a == 'R' || *a == 'T') {
+            CUDA_RESOURCE_DESC r;
+            CUDA_TEXTURE_DESC t;
+            memset(&r, 0, sizeof(r));
+            memset(&t, 0, sizeof(t));
+            r.resType = CU_RESOURCE_TYPE_ARRAY;
+            r.res.array.hArray = (CUarray)(uintptr_t)v;
+            memcpy(req + len, *a == 'R' ? (void *)&r : (void *)&t,
+                   *a == 'R' ? sizeof(r) : sizeof(t));
+            len += *a == 'R' ? sizeof(r) : sizeof(t);
+            continue;
+        }
         size_t w = *a == 'c' ? 1 : *a == 'q' ? 8 : 4;
         for (size_t b = 0; b < w; b++)
             req[len + b] = (uint8_t)(v >> 8 * b);
@@ -424,23 +460,28 @@ int main(int argc, char **argv)
     CHECK(plugin->id == CUDA_PLUGIN_ID);
     CHECK(plugin->table_hash == CUDA_TABLE_HASH);
 
-    /* Every op of the table has its case, and every case its op. */
-    size_t nops = 0;
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++, nops++) {
-        size_t i = 0, j = 0;
+    /* Every op of the table has its case (a raw op may have several), and
+     * every case its op. */
+    size_t ran = 0;
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++) {
+        size_t i = 0, found = 0;
         while (i < NCASES && cases[i].op != o->op)
             i++;
-        while (j < NRAW && raw_cases[j].op != o->op)
-            j++;
-        if (i == NCASES && j == NRAW)
-            dprintf(2, "op %u has no case here\n", o->op);
-        CHECK(i < NCASES || j < NRAW);
-        if (i < NCASES)
+        if (i < NCASES) {
             CHECK(check_op(&cases[i]) == 0);
-        else
-            CHECK(check_raw(&raw_cases[j]) == 0);
+            found++;
+        }
+        for (size_t j = 0; j < NRAW; j++)
+            if (raw_cases[j].op == o->op) {
+                CHECK(check_raw(&raw_cases[j]) == 0);
+                found++;
+            }
+        if (found == 0)
+            dprintf(2, "op %u has no case here\n", o->op);
+        CHECK(found > 0);
+        ran += found;
     }
-    CHECK(nops == NCASES + NRAW);
+    CHECK(ran == NCASES + NRAW);
 
     harness_close();
     gvs_buf_free(out);

@@ -9,42 +9,9 @@
  * bad configuration is reported at once, a posted failure at the next
  * synchronization.  Prints "ok".
  */
-#include <cuda.h>
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        CUresult r_ = (call);                                                \
-        if (r_ != CUDA_SUCCESS) {                                            \
-            printf("FAIL line %d: %s: %d\n", __LINE__, #call, (int)r_);      \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define EXPECT(cond)                                                         \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-/* The client library's counters (include/gvs/client.h), looked up: the
- * program links nothing of gvs.  more[] is room for later fields. */
-struct stats {
-    uint64_t round_trips, posts, bytes_sent, bytes_received, more[8];
-};
-static void (*get_stats)(struct stats *);
-
-static struct stats now(void)
-{
-    struct stats s;
-    get_stats(&s);
-    return s;
-}
+#include "driver_check.h"
 
 #define N 1024
 
@@ -72,8 +39,7 @@ int main(void)
     CUkernel kadd;
     CUfunction ffill, fadd;
     CUdeviceptr p;
-    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
-    EXPECT(get_stats != NULL);
+    stats_init();
 
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 1));

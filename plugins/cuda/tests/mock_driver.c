@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mock_driver.h"
+
 #define MOCK_DEVICES 2
 
 static CUresult mock_init(unsigned int flags)
@@ -646,6 +648,7 @@ static void fill_rest(void)
     *(void **)&cuda_be_drv.cuStreamSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuStreamQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
+    mock_arrays_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;
