@@ -213,11 +213,21 @@ static CUresult mock_mipmap_requirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *r,
     return CUDA_SUCCESS;
 }
 
-/* Row y of slice z of one side of a copy, at its x; NULL when the box
- * leaves an array. */
+/* Whether the box of p fits in array a at (x, y, z), in whole elements. */
+static int fits(const struct mock_array *a, size_t x, size_t y, size_t z,
+                const CUDA_MEMCPY3D *p)
+{
+    size_t row = a->d.Width * a->elem;
+    return x <= row && p->WidthInBytes <= row - x &&
+           x % a->elem == 0 && p->WidthInBytes % a->elem == 0 &&
+           y <= dim(a->d.Height) && p->Height <= dim(a->d.Height) - y &&
+           z <= dim(a->d.Depth) && p->Depth <= dim(a->d.Depth) - z;
+}
+
+/* Row y of slice z of one side of a copy whose box was checked. */
 static uint8_t *row(CUmemorytype type, const void *host, CUdeviceptr dev,
                     CUarray array, size_t x, size_t y, size_t z,
-                    size_t pitch, size_t height, const CUDA_MEMCPY3D *p)
+                    size_t pitch, size_t height)
 {
     const struct mock_array *a = (const struct mock_array *)array;
     switch (type) {
@@ -225,33 +235,36 @@ static uint8_t *row(CUmemorytype type, const void *host, CUdeviceptr dev,
         return (uint8_t *)host + (z * height + y) * pitch + x;
     case CU_MEMORYTYPE_DEVICE:
         return (uint8_t *)(uintptr_t)dev + (z * height + y) * pitch + x;
-    case CU_MEMORYTYPE_ARRAY:
-        if (x + p->WidthInBytes > a->d.Width * a->elem ||
-            y >= dim(a->d.Height) || z >= dim(a->d.Depth) ||
-            x % a->elem != 0 || p->WidthInBytes % a->elem != 0)
-            return NULL;
+    default:
         return a->bytes + (z * dim(a->d.Height) + y) * a->d.Width * a->elem +
                x;
-    default:
-        return NULL;
     }
+}
+
+static int side_ok(CUmemorytype type, CUarray array, size_t x, size_t y,
+                   size_t z, const CUDA_MEMCPY3D *p)
+{
+    if (type == CU_MEMORYTYPE_ARRAY)
+        return fits((const struct mock_array *)array, x, y, z, p);
+    return type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_DEVICE;
 }
 
 static CUresult mock_copy3d(const CUDA_MEMCPY3D *p)
 {
+    if (!side_ok(p->dstMemoryType, p->dstArray, p->dstXInBytes, p->dstY,
+                 p->dstZ, p) ||
+        !side_ok(p->srcMemoryType, p->srcArray, p->srcXInBytes, p->srcY,
+                 p->srcZ, p))
+        return CUDA_ERROR_INVALID_VALUE;
     for (size_t z = 0; z < p->Depth; z++)
-        for (size_t y = 0; y < p->Height; y++) {
-            uint8_t *d = row(p->dstMemoryType, p->dstHost, p->dstDevice,
-                             p->dstArray, p->dstXInBytes, p->dstY + y,
-                             p->dstZ + z, p->dstPitch, p->dstHeight, p);
-            const uint8_t *s = row(p->srcMemoryType, p->srcHost,
-                                   p->srcDevice, p->srcArray,
-                                   p->srcXInBytes, p->srcY + y, p->srcZ + z,
-                                   p->srcPitch, p->srcHeight, p);
-            if (d == NULL || s == NULL)
-                return CUDA_ERROR_INVALID_VALUE;
-            memmove(d, s, p->WidthInBytes);
-        }
+        for (size_t y = 0; y < p->Height; y++)
+            memmove(row(p->dstMemoryType, p->dstHost, p->dstDevice,
+                        p->dstArray, p->dstXInBytes, p->dstY + y,
+                        p->dstZ + z, p->dstPitch, p->dstHeight),
+                    row(p->srcMemoryType, p->srcHost, p->srcDevice,
+                        p->srcArray, p->srcXInBytes, p->srcY + y,
+                        p->srcZ + z, p->srcPitch, p->srcHeight),
+                    p->WidthInBytes);
     return CUDA_SUCCESS;
 }
 
