@@ -216,16 +216,18 @@ CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
  * records; named to gvsd by its UUID the first time it holds an
  * allocation. */
 int cuda_be_current_device(void);
-/* copy.c: pieces of one copy to device memory (MEMCPY_H2D,
- * MEMCPY3D_TO), every piece but the last posted.  The lane's first
- * failure of its current copy's pieces, NULL when out of memory: a piece
- * does its work only while it is CUDA_SUCCESS, and keeps its result
- * there. */
+/* copy.c: the pieces of a copy with the program's memory.  A piece's
+ * flags (after its stream): stream-ordered, and the last piece of its
+ * copy. */
+#define CUDA_BE_PIECE_ASYNC 1u
+#define CUDA_BE_PIECE_LAST 2u
+/* Pieces of one copy to device memory (MEMCPY_H2D, MEMCPY3D_TO), every
+ * piece but the last posted.  The lane's first failure of its current
+ * copy's pieces, NULL when out of memory: a piece does its work only
+ * while it is CUDA_SUCCESS, and keeps its result there. */
 CUresult *cuda_be_piece_failed(struct gvs_call *call);
 /* After a piece's work: the last piece, or any piece waited for, replies
  * the first failure, which is then forgotten. */
-#define CUDA_BE_PIECE_ASYNC 1u
-#define CUDA_BE_PIECE_LAST 2u
 void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
                           CUresult *failed, uint8_t flags);
 /* A host piece's rectangle: one slice of rows rows of width bytes (the
