@@ -15,19 +15,26 @@
 #define MOCK_ARRAY_BYTES ((size_t)64 << 20)
 #define MOCK_LEVELS 16
 
+/* Every array and mipmapped array is on a list while it lives, as a
+ * driver holds its objects until the process ends: the backend lets go
+ * of its handles at session close. */
 struct mock_array {
     CUDA_ARRAY3D_DESCRIPTOR d;
     size_t elem;
     uint8_t *bytes;
     int owned; /* a level of a mipmapped array */
+    struct mock_array *next;
 };
 
 struct mock_mipmap {
     unsigned levels;
     struct mock_array *level[MOCK_LEVELS];
+    struct mock_mipmap *next;
 };
 
 static size_t held;
+static struct mock_array *arrays;
+static struct mock_mipmap *mipmaps;
 
 /* The formats the mock holds, with their channels' bytes. */
 static const struct {
@@ -82,12 +89,18 @@ static CUresult make(const CUDA_ARRAY3D_DESCRIPTOR *d, int owned,
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     held += array_size(a);
+    a->next = arrays;
+    arrays = a;
     *out = a;
     return CUDA_SUCCESS;
 }
 
 static void drop(struct mock_array *a)
 {
+    struct mock_array **p = &arrays;
+    while (*p != a)
+        p = &(*p)->next;
+    *p = a->next;
     held -= array_size(a);
     free(a->bytes);
     free(a);
@@ -178,6 +191,8 @@ static CUresult mock_mipmap_create(CUmipmappedArray *h,
         free(m);
         return r;
     }
+    m->next = mipmaps;
+    mipmaps = m;
     *h = (CUmipmappedArray)m;
     return CUDA_SUCCESS;
 }
@@ -194,7 +209,10 @@ static CUresult mock_mipmap_level(CUarray *a, CUmipmappedArray h,
 
 static CUresult mock_mipmap_destroy(CUmipmappedArray h)
 {
-    struct mock_mipmap *m = (struct mock_mipmap *)h;
+    struct mock_mipmap *m = (struct mock_mipmap *)h, **p = &mipmaps;
+    while (*p != m)
+        p = &(*p)->next;
+    *p = m->next;
     while (m->levels > 0)
         drop(m->level[--m->levels]);
     free(m);
