@@ -230,6 +230,47 @@ struct gvs_remote_be {
                      int32_t (*dump)(struct gvs_call *call, unsigned int *it,
                                      char *buf, size_t *size,
                                      unsigned int flags));
+    /* Arrays (backend/arrays.c) -----------------------------------------
+     * GVS_RH_ARRAY and GVS_RH_MIPMAPPED_ARRAY objects are the layer's, so
+     * that either API finds the other's; the handles kept are CUDA's (a
+     * CUarray is a cudaArray_t).  A sub-array, a mipmapped array's level
+     * or an array's plane, belongs to its parent: it has one id, kept
+     * until the parent goes, and cannot be freed on its own. */
+    /* Registers an array or mipmapped array (type) the plugin made: 0,
+     * or -1 (out of memory: the plugin frees it). */
+    int (*array_add)(uint16_t type, void *handle, uint64_t *id);
+    /* The handle of id under type, NULL if there is none; *sub (unless
+     * NULL) says whether it is a sub-array. */
+    void *(*array_get)(uint16_t type, uint64_t id, int *sub);
+    /* The id of sub-array key of parent (type, id), registered at the
+     * first success of get(the parent's handle, key, &sub's handle): 0,
+     * get's failure, missing when there is no such parent, nomem. */
+    int32_t (*array_sub)(uint16_t type, uint64_t parent, uint32_t key,
+                         int32_t (*get)(void *parent, uint32_t key,
+                                        void **sub),
+                         int32_t missing, int32_t nomem, uint64_t *id);
+    /* Unregisters id (CUDA freed it) with its sub-arrays: 0, or -1 when
+     * it was not there (another thread removed it first). */
+    int (*array_remove)(uint16_t type, uint64_t id);
+
+    /* Texture and surface objects (backend/texobjs.c) -------------------
+     * Their values are CUDA's (kernels use them on the GPU), never ids:
+     * the layer keeps the values each plugin created, with the
+     * description each was made from; destruction and queries accept
+     * only those, through the plugin that made them. */
+    /* Keeps value (surface or texture) with a copy of desc: 0, or -1
+     * (out of memory: the plugin destroys it). */
+    int (*texobj_keep)(uint16_t plugin, int surface, uint64_t value,
+                       const uint8_t *desc, size_t len);
+    /* destroy(value) if plugin made value, which is forgotten when that
+     * answers success (0): destroy's answer, or missing. */
+    int32_t (*texobj_destroy)(uint16_t plugin, int surface, uint64_t value,
+                              int32_t (*destroy)(uint64_t value),
+                              int32_t missing);
+    /* A copy (gvs_free) of the description plugin made value from: 0,
+     * 1 for a value it did not make, GVS_E_NOMEM. */
+    int (*texobj_desc)(uint16_t plugin, int surface, uint64_t value,
+                       uint8_t **desc, size_t *len);
 };
 
 #endif

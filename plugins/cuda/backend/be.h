@@ -124,7 +124,20 @@
     X(cuDevicePrimaryCtxReset_v2)                                            \
     X(cuStreamGetCtx)                                                        \
     X(cuLaunchHostFunc)                                                      \
-    X(cuStreamAddCallback)
+    X(cuStreamAddCallback)                                                   \
+    X(cuArrayCreate_v2)                                                      \
+    X(cuArray3DCreate_v2)                                                    \
+    X(cuMipmappedArrayCreate)                                                \
+    X(cuArrayDestroy)                                                        \
+    X(cuMipmappedArrayDestroy)                                               \
+    X(cuMipmappedArrayGetLevel)                                              \
+    X(cuArrayGetPlane)                                                       \
+    X(cuMemcpy3D_v2)                                                         \
+    X(cuMemcpy3DAsync_v2)                                                    \
+    X(cuTexObjectCreate)                                                     \
+    X(cuTexObjectDestroy)                                                    \
+    X(cuSurfObjectCreate)                                                    \
+    X(cuSurfObjectDestroy)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -266,6 +279,35 @@ CUresult cuda_be_enter_stream(struct gvs_call *call, struct apigen_call *c,
  * of width bytes, pitch apart from p, is device memory. */
 CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
                                    uint64_t width, uint64_t rows);
+
+/* copy.c: the pieces of a copy with the program's memory.  A piece's
+ * flags (after its stream): stream-ordered, and the last piece of its
+ * copy. */
+#define CUDA_BE_PIECE_ASYNC 1u
+#define CUDA_BE_PIECE_LAST 2u
+/* Pieces of one copy to device memory (MEMCPY_H2D, MEMCPY3D_TO), every
+ * piece but the last posted.  The lane's first failure of its current
+ * copy's pieces, NULL when out of memory: a piece does its work only
+ * while it is CUDA_SUCCESS, and keeps its result there. */
+CUresult *cuda_be_piece_failed(struct gvs_call *call);
+/* After a piece's work: the last piece, or any piece waited for, replies
+ * the first failure, which is then forgotten. */
+void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
+                          CUresult *failed, uint8_t flags);
+/* A host piece's rectangle: one slice of rows rows of width bytes (the
+ * pieces of a copy's box), fitting in a request. */
+int cuda_be_piece_fits(uint64_t width, uint64_t rows);
+/* The reply of a copy into it: CUDA_SUCCESS and a blob of len bytes,
+ * which fill(rows, arg) copies on stream s, waited for when async (the
+ * bytes leave with the reply); fill's failure alone when it fails. */
+int cuda_be_reply_rows(struct apigen_call *c, uint64_t len,
+                       CUresult (*fill)(uint8_t *rows, void *arg), void *arg,
+                       CUstream s, int async);
+
+/* arrays.c: the array (mipmapped array) of a GVS_RH_ARRAY
+ * (GVS_RH_MIPMAPPED_ARRAY) id, either API's, or CUDA_ERROR_INVALID_HANDLE. */
+CUresult cuda_be_array(uint64_t wire, CUarray *out);
+CUresult cuda_be_mipmap(uint64_t wire, CUmipmappedArray *out);
 
 /* modules.c: the kernel or function of id (kind 1 kernel, 0 function),
  * or NULL. */

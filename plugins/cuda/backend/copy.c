@@ -11,11 +11,28 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 
-#define PIECE_ASYNC 1u
-#define PIECE_LAST 2u
+#define PIECE_ASYNC CUDA_BE_PIECE_ASYNC
+#define PIECE_LAST CUDA_BE_PIECE_LAST
 
-/* The rectangle's size in bytes, bounded by a piece. */
-static int piece_fits(uint64_t width, uint64_t rows)
+/* The lane's failure of the posted pieces of its current copy. */
+CUresult *cuda_be_piece_failed(struct gvs_call *call)
+{
+    struct cuda_be_lane *l = cuda_be_lane(call);
+    return l != NULL ? &l->copy_failed : NULL;
+}
+
+void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
+                          CUresult *failed, uint8_t flags)
+{
+    if ((flags & PIECE_LAST) || !call->noreply) {
+        CUresult r = *failed;
+        *failed = CUDA_SUCCESS;
+        if (!call->noreply)
+            apigen_put_i32(c, r);
+    }
+}
+
+int cuda_be_piece_fits(uint64_t width, uint64_t rows)
 {
     return rows == 0 || width <= GVS_BULK_CHUNK / rows;
 }
@@ -83,7 +100,7 @@ static CUresult copy(const CUDA_MEMCPY2D *d, CUstream s, int async)
 int cuda_be_memcpy_h2d(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct cuda_be_lane *l = cuda_be_lane(call);
+    CUresult *failed = cuda_be_piece_failed(call);
     CUstream s = NULL;
     uint8_t flags = 0;
     uint64_t dst, dpitch, width, rows;
@@ -97,12 +114,12 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
     apigen_get_blob(&c, &data, &len);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (flags > (PIECE_ASYNC | PIECE_LAST) || !piece_fits(width, rows) ||
-        len != width * rows)
+    if (flags > (PIECE_ASYNC | PIECE_LAST) ||
+        !cuda_be_piece_fits(width, rows) || len != width * rows)
         return GVS_E_PROTO;
-    if (l == NULL)
+    if (failed == NULL)
         return GVS_E_NOMEM;
-    if (l->copy_failed == CUDA_SUCCESS) {
+    if (*failed == CUDA_SUCCESS) {
         if (r == CUDA_SUCCESS)
             r = cuda_be_check_device_rect(dst, dpitch, width, rows);
         if (r == CUDA_SUCCESS) {
@@ -110,58 +127,73 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
                 rect(dst, NULL, dpitch, 0, data, width, width, rows);
             r = copy(&d, s, flags & PIECE_ASYNC);
         }
-        l->copy_failed = r;
+        *failed = r;
     }
-    /* The last piece, or any piece waited for, reports. */
-    if ((flags & PIECE_LAST) || !call->noreply) {
-        r = l->copy_failed;
-        l->copy_failed = CUDA_SUCCESS;
-        if (!call->noreply)
-            apigen_put_i32(&c, r);
-    }
+    cuda_be_piece_report(call, &c, failed, flags);
     return c.rc;
 }
 
+int cuda_be_reply_rows(struct apigen_call *c, uint64_t len,
+                       CUresult (*fill)(uint8_t *rows, void *arg), void *arg,
+                       CUstream s, int async)
+{
+    uint8_t *rows;
+    apigen_put_i32(c, CUDA_SUCCESS);
+    apigen_put_u32(c, (uint32_t)len);
+    if (c->rc == 0)
+        c->rc = gvs_buf_reserve(c->put, len, &rows);
+    if (c->rc < 0)
+        return c->rc;
+    CUresult r = fill(rows, arg);
+    if (r == CUDA_SUCCESS && async)
+        r = CUDA_DRV(cuStreamSynchronize)(s);
+    if (r != CUDA_SUCCESS) {
+        gvs_buf_reset(c->put);
+        apigen_put_i32(c, r);
+    }
+    return c->rc;
+}
+
+/* A device rectangle into the reply's rows. */
+struct d2h {
+    uint64_t src, spitch, width, rows;
+    CUstream s;
+    int async;
+};
+
+static CUresult d2h_fill(uint8_t *rows, void *arg)
+{
+    const struct d2h *a = arg;
+    CUDA_MEMCPY2D d = rect(0, rows, a->width, a->src, NULL, a->spitch,
+                           a->width, a->rows);
+    return copy(&d, a->s, a->async);
+}
+
 /* Request: u64 stream, u8 async, u64 src, u64 spitch, u64 width, u64
- * rows.  Reply: i32, blob the rows packed.  A stream-ordered copy into
- * the reply waits for its stream: the bytes leave with the reply. */
+ * rows.  Reply: i32, blob the rows packed. */
 int cuda_be_memcpy_d2h(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    CUstream s = NULL;
+    struct d2h a = {0, 0, 0, 0, NULL, 0};
     uint8_t flags = 0;
-    uint64_t src, spitch, width, rows;
-    uint8_t *dst;
-    CUresult r = cuda_be_enter_stream(call, &c, &s, &flags);
-    apigen_get_u64(&c, &src);
-    apigen_get_u64(&c, &spitch);
-    apigen_get_u64(&c, &width);
-    apigen_get_u64(&c, &rows);
+    CUresult r = cuda_be_enter_stream(call, &c, &a.s, &flags);
+    apigen_get_u64(&c, &a.src);
+    apigen_get_u64(&c, &a.spitch);
+    apigen_get_u64(&c, &a.width);
+    apigen_get_u64(&c, &a.rows);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (flags > PIECE_ASYNC || !piece_fits(width, rows))
+    if (flags > PIECE_ASYNC || !cuda_be_piece_fits(a.width, a.rows))
         return GVS_E_RANGE;
     if (r == CUDA_SUCCESS)
-        r = cuda_be_check_device_rect(src, spitch, width, rows);
+        r = cuda_be_check_device_rect(a.src, a.spitch, a.width, a.rows);
     if (r != CUDA_SUCCESS) {
         apigen_put_i32(&c, r);
         return c.rc;
     }
-    apigen_put_i32(&c, CUDA_SUCCESS);
-    apigen_put_u32(&c, (uint32_t)(width * rows));
-    if (c.rc == 0)
-        c.rc = gvs_buf_reserve(c.put, width * rows, &dst);
-    if (c.rc < 0)
-        return c.rc;
-    CUDA_MEMCPY2D d = rect(0, dst, width, src, NULL, spitch, width, rows);
-    r = copy(&d, s, flags & PIECE_ASYNC);
-    if (r == CUDA_SUCCESS && (flags & PIECE_ASYNC))
-        r = CUDA_DRV(cuStreamSynchronize)(s);
-    if (r != CUDA_SUCCESS) {
-        gvs_buf_reset(c.put);
-        apigen_put_i32(&c, r);
-    }
-    return c.rc;
+    a.async = flags & PIECE_ASYNC;
+    return cuda_be_reply_rows(&c, a.width * a.rows, d2h_fill, &a, a.s,
+                              a.async);
 }
 
 /* Request: u64 stream, u8 async, u64 dst, u64 dpitch, u64 src, u64

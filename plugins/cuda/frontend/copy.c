@@ -1,7 +1,8 @@
 /* Copies between the program's memory and device memory (cuda.api,
- * MEMCPY_*; docs/driver.md "Memory"): every 1D and 2D form is one
- * rectangle of rows, split into pieces of at most GVS_BULK_CHUNK bytes,
- * whole rows where a row fits.  Host to device, every piece but the last
+ * MEMCPY_*; docs/driver.md "Memory"): every 1D, 2D and 3D form is a box,
+ * depth slices of rows (one slice of one row for a 1D copy), split into
+ * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
+ * a row fits.  Host to device, every piece but the last
  * is posted and the last one's reply carries the first failure; device
  * to host, each piece is a round trip whose reply holds its bytes. */
 #include "call.h"
@@ -17,45 +18,99 @@
 #define PIECE_LAST 2u
 #define PTDS ((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
 
-/* A rectangle: rows of width bytes, each side's rows pitch bytes apart
- * (an address of the program's memory or of the device's). */
+/* A side in an array: its id (0: the side is linear memory) and the
+ * box's corner, x in bytes. */
+struct arr {
+    uint64_t id, x, y, z;
+};
+
+/* A box: depth slices of rows rows of width bytes, each linear side's
+ * rows pitch bytes and its slices slice bytes apart (an address of the
+ * program's memory or of the device's), or a side in an array.  A piece
+ * is one slice's rows (depth 1). */
 struct rect {
     uint64_t dst, dpitch;
     uint64_t src, spitch;
     uint64_t width, rows;
+    uint64_t depth, dslice, sslice;
+    struct arr da, sa;
 };
 
-/* The piece of r starting at row `row`, column `col`: whole rows when a
- * row fits in a piece, else a part of one row. */
-static void piece(const struct rect *r, uint64_t row, uint64_t col,
-                  struct rect *p)
+/* Where a copy of a box has come to: slice, row, column. */
+struct at {
+    uint64_t slice, row, col;
+};
+
+/* The piece of r starting at a: whole rows of a's slice when a row fits
+ * in a piece, else a part of one row. */
+static void piece(const struct rect *r, const struct at *a, struct rect *p)
 {
-    p->dst = r->dst + row * r->dpitch + col;
-    p->src = r->src + row * r->spitch + col;
+    p->dst = r->dst + a->slice * r->dslice + a->row * r->dpitch + a->col;
+    p->src = r->src + a->slice * r->sslice + a->row * r->spitch + a->col;
     p->dpitch = r->dpitch;
     p->spitch = r->spitch;
+    p->depth = 1;
+    p->dslice = p->sslice = 0;
+    p->da = r->da;
+    p->sa = r->sa;
+    if (r->da.id != 0)
+        p->da = (struct arr){r->da.id, r->da.x + a->col, r->da.y + a->row,
+                             r->da.z + a->slice};
+    if (r->sa.id != 0)
+        p->sa = (struct arr){r->sa.id, r->sa.x + a->col, r->sa.y + a->row,
+                             r->sa.z + a->slice};
     if (r->width <= GVS_BULK_CHUNK) {
         uint64_t fit = GVS_BULK_CHUNK / (r->width ? r->width : 1);
         p->width = r->width;
-        p->rows = r->rows - row < fit ? r->rows - row : fit;
+        p->rows = r->rows - a->row < fit ? r->rows - a->row : fit;
     } else {
-        p->width = r->width - col < GVS_BULK_CHUNK ? r->width - col
-                                                   : GVS_BULK_CHUNK;
+        p->width = r->width - a->col < GVS_BULK_CHUNK ? r->width - a->col
+                                                      : GVS_BULK_CHUNK;
         p->rows = 1;
     }
 }
 
-/* Steps (row, col) past piece p of r; 0 once r is done. */
-static int advance(const struct rect *r, const struct rect *p,
-                   uint64_t *row, uint64_t *col)
+/* Steps a past piece p of r; 0 once r is done. */
+static int advance(const struct rect *r, const struct rect *p, struct at *a)
 {
     if (r->width <= GVS_BULK_CHUNK) {
-        *row += p->rows;
-    } else if ((*col += p->width) == r->width) {
-        *col = 0;
-        (*row)++;
+        a->row += p->rows;
+    } else if ((a->col += p->width) == r->width) {
+        a->col = 0;
+        a->row++;
     }
-    return *row < r->rows;
+    if (a->row == r->rows) {
+        a->row = 0;
+        a->slice++;
+    }
+    return a->slice < r->depth;
+}
+
+static int empty_box(const struct rect *r)
+{
+    return r->width == 0 || r->rows == 0 || r->depth == 0;
+}
+
+/* A side of the layer's wire form (remote_box.h): an array's, or
+ * linear memory at addr with the box's corner there. */
+static void put_side(struct apigen_call *c, const struct arr *a,
+                     uint64_t addr, uint64_t pitch, uint64_t slice)
+{
+    apigen_put_u8(c, a->id != 0);
+    apigen_put_u64(c, a->id != 0 ? a->id : addr);
+    apigen_put_u64(c, a->id != 0 ? 0 : pitch);
+    apigen_put_u64(c, a->id != 0 || pitch == 0 ? 0 : slice / pitch);
+    apigen_put_u64(c, a->x);
+    apigen_put_u64(c, a->y);
+    apigen_put_u64(c, a->z);
+}
+
+static void put_box(struct apigen_call *c, uint64_t w, uint64_t h,
+                    uint64_t d)
+{
+    apigen_put_u64(c, w);
+    apigen_put_u64(c, h);
+    apigen_put_u64(c, d);
 }
 
 /* The request's header: u64 stream, u8 flags. */
@@ -72,27 +127,34 @@ static CUresult begin(struct apigen_call *c, uint64_t stream, uint8_t flags)
 }
 
 /* Request: header, u64 dst, u64 dpitch, u64 width, u64 rows, blob the
- * rows packed. */
+ * rows packed; into an array (MEMCPY3D_TO), header, side, box, blob. */
 static CUresult h2d(const struct rect *r, uint64_t stream, int async)
 {
-    uint64_t row = 0, col = 0;
-    int empty = r->width == 0 || r->rows == 0;
+    struct at a = {0, 0, 0};
+    int empty = empty_box(r);
     for (;;) {
         struct apigen_call c;
-        struct rect p = {r->dst, r->dpitch, r->src, r->spitch, 0, 0};
+        struct rect p = *r;
         uint8_t *out = NULL;
         if (!empty)
-            piece(r, row, col, &p);
-        int last = empty || !advance(r, &p, &row, &col);
+            piece(r, &a, &p);
+        int last = empty || !advance(r, &p, &a);
         CUresult e = begin(&c, stream,
                            (uint8_t)((async ? PIECE_ASYNC : 0) |
                                      (last ? PIECE_LAST : 0)));
         if (e != CUDA_SUCCESS)
             return e;
-        apigen_put_u64(&c, p.dst);
-        apigen_put_u64(&c, p.dpitch);
-        apigen_put_u64(&c, p.width);
-        apigen_put_u64(&c, p.rows);
+        uint16_t op = CUDA_OP_MEMCPY_H2D;
+        if (p.da.id != 0) {
+            op = CUDA_OP_MEMCPY3D_TO;
+            put_side(&c, &p.da, 0, 0, 0);
+            put_box(&c, p.width, p.rows, 1);
+        } else {
+            apigen_put_u64(&c, p.dst);
+            apigen_put_u64(&c, p.dpitch);
+            apigen_put_u64(&c, p.width);
+            apigen_put_u64(&c, p.rows);
+        }
         apigen_put_u32(&c, (uint32_t)(p.width * p.rows));
         if (c.rc == 0)
             c.rc = gvs_buf_reserve(c.put, p.width * p.rows, &out);
@@ -100,36 +162,44 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
             memcpy(out + i * p.width,
                    (const void *)(uintptr_t)(p.src + i * p.spitch), p.width);
         if (last) {
-            e = cuda_fe_run(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
+            e = cuda_fe_run(&c, op, APIGEN_DEVICE);
             return cuda_fe_end(&c, e);
         }
-        e = cuda_fe_post(&c, CUDA_OP_MEMCPY_H2D, APIGEN_DEVICE);
+        e = cuda_fe_post(&c, op, APIGEN_DEVICE);
         if (e != CUDA_SUCCESS)
             return e;
     }
 }
 
-/* Request: header, u64 src, u64 spitch, u64 width, u64 rows.  Reply:
- * i32, blob the rows packed. */
+/* Request: header, u64 src, u64 spitch, u64 width, u64 rows; from an
+ * array (MEMCPY3D_FROM), header, side, box.  Reply: i32, blob the rows
+ * packed. */
 static CUresult d2h(const struct rect *r, uint64_t stream, int async)
 {
-    uint64_t row = 0, col = 0;
-    int empty = r->width == 0 || r->rows == 0;
+    struct at a = {0, 0, 0};
+    int empty = empty_box(r);
     for (;;) {
         struct apigen_call c;
-        struct rect p = {r->dst, r->dpitch, r->src, r->spitch, 0, 0};
+        struct rect p = *r;
         const uint8_t *bytes;
         size_t got = 0;
         if (!empty)
-            piece(r, row, col, &p);
+            piece(r, &a, &p);
         CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;
-        apigen_put_u64(&c, p.src);
-        apigen_put_u64(&c, p.spitch);
-        apigen_put_u64(&c, p.width);
-        apigen_put_u64(&c, p.rows);
-        e = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2H, APIGEN_DEVICE);
+        uint16_t op = CUDA_OP_MEMCPY_D2H;
+        if (p.sa.id != 0) {
+            op = CUDA_OP_MEMCPY3D_FROM;
+            put_side(&c, &p.sa, 0, 0, 0);
+            put_box(&c, p.width, p.rows, 1);
+        } else {
+            apigen_put_u64(&c, p.src);
+            apigen_put_u64(&c, p.spitch);
+            apigen_put_u64(&c, p.width);
+            apigen_put_u64(&c, p.rows);
+        }
+        e = cuda_fe_run(&c, op, APIGEN_DEVICE);
         if (e == CUDA_SUCCESS)
             apigen_get_blob(&c, &bytes, &got);
         if (e == CUDA_SUCCESS && c.rc == 0 && got != p.width * p.rows)
@@ -140,36 +210,62 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         for (uint64_t i = 0; i < p.rows; i++)
             memcpy((void *)(uintptr_t)(p.dst + i * p.dpitch),
                    bytes + i * p.width, p.width);
-        if (empty || !advance(r, &p, &row, &col))
+        if (empty || !advance(r, &p, &a))
             return CUDA_SUCCESS;
     }
 }
 
 /* Request: header, u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width,
- * u64 rows.  Reply: i32. */
+ * u64 rows.  Reply: i32.  One request a slice, never cut: the bytes stay
+ * on the device. */
 static CUresult d2d(const struct rect *r, uint64_t stream, int async)
+{
+    uint64_t n = r->depth ? r->depth : 1;
+    for (uint64_t z = 0; z < n; z++) {
+        struct apigen_call c;
+        CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+        if (e != CUDA_SUCCESS)
+            return e;
+        apigen_put_u64(&c, r->dst + z * r->dslice);
+        apigen_put_u64(&c, r->dpitch);
+        apigen_put_u64(&c, r->src + z * r->sslice);
+        apigen_put_u64(&c, r->spitch);
+        apigen_put_u64(&c, r->depth ? r->width : 0);
+        apigen_put_u64(&c, r->rows);
+        e = cuda_fe_end(&c, cuda_fe_run(&c, CUDA_OP_MEMCPY_D2D,
+                                        APIGEN_DEVICE));
+        if (e != CUDA_SUCCESS)
+            return e;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Request: header, side dst, side src, box.  Reply: i32.  The whole box
+ * at once: the bytes stay on the device. */
+static CUresult with_array(const struct rect *r, uint64_t stream, int async)
 {
     struct apigen_call c;
     CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
     if (e != CUDA_SUCCESS)
         return e;
-    apigen_put_u64(&c, r->dst);
-    apigen_put_u64(&c, r->dpitch);
-    apigen_put_u64(&c, r->src);
-    apigen_put_u64(&c, r->spitch);
-    apigen_put_u64(&c, r->width);
-    apigen_put_u64(&c, r->rows);
-    e = cuda_fe_run(&c, CUDA_OP_MEMCPY_D2D, APIGEN_DEVICE);
-    return cuda_fe_end(&c, e);
+    put_side(&c, &r->da, r->dst, r->dpitch, r->dslice);
+    put_side(&c, &r->sa, r->src, r->spitch, r->sslice);
+    put_box(&c, r->width, r->rows, r->depth);
+    return cuda_fe_end(&c, cuda_fe_run(&c, CUDA_OP_MEMCPY3D_DEV,
+                                       APIGEN_DEVICE));
 }
 
 static CUresult h2h(const struct rect *r)
 {
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    for (uint64_t i = 0; i < r->rows; i++)
-        memmove((void *)(uintptr_t)(r->dst + i * r->dpitch),
-                (const void *)(uintptr_t)(r->src + i * r->spitch), r->width);
+    for (uint64_t z = 0; z < r->depth; z++)
+        for (uint64_t i = 0; i < r->rows; i++)
+            memmove((void *)(uintptr_t)(r->dst + z * r->dslice +
+                                        i * r->dpitch),
+                    (const void *)(uintptr_t)(r->src + z * r->sslice +
+                                              i * r->spitch),
+                    r->width);
     return CUDA_SUCCESS;
 }
 
@@ -178,11 +274,15 @@ static CUresult h2h(const struct rect *r)
 static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
                      uint64_t stream, int async)
 {
-    if ((!dst_dev && r->dst == 0 && r->width > 0 && r->rows > 0) ||
-        (!src_dev && r->src == 0 && r->width > 0 && r->rows > 0))
+    if ((!dst_dev && r->dst == 0 && !empty_box(r)) ||
+        (!src_dev && r->src == 0 && !empty_box(r)))
         return CUDA_ERROR_INVALID_VALUE;
+    int arrays = r->da.id != 0 || r->sa.id != 0;
+    if (arrays && empty_box(r))
+        return cuda_fe_initialized() ? CUDA_SUCCESS
+                                     : CUDA_ERROR_NOT_INITIALIZED;
     if (dst_dev && src_dev)
-        return d2d(r, stream, async);
+        return arrays ? with_array(r, stream, async) : d2d(r, stream, async);
     if (dst_dev)
         return h2d(r, stream, async);
     if (src_dev)
@@ -193,8 +293,38 @@ static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
 static CUresult linear(uint64_t dst, int dst_dev, uint64_t src, int src_dev,
                        size_t n, uint64_t stream, int async)
 {
-    const struct rect r = {dst, n, src, n, n, 1};
+    const struct rect r = {dst, n, src, n, n, 1, 1, 0, 0, {0}, {0}};
     return copy(&r, dst_dev, src_dev, stream, async);
+}
+
+/* One side of a 1D copy with an array: an array at a byte offset, or
+ * linear memory (device memory or not). */
+struct end1 {
+    CUarray array;
+    size_t offset;
+    uint64_t addr;
+    int dev;
+};
+
+static struct end1 in_array(CUarray a, size_t offset)
+{
+    return (struct end1){a, offset, 0, 1};
+}
+
+static struct end1 in_memory(uint64_t addr, int dev)
+{
+    return (struct end1){NULL, 0, addr, dev};
+}
+
+/* n bytes from one row of an array to another side.  An array's handle
+ * is its id. */
+static CUresult one_row(struct end1 d, struct end1 s, size_t n,
+                        uint64_t stream, int async)
+{
+    struct rect r = {d.addr, n, s.addr, n, n, 1, 1, 0, 0, {0}, {0}};
+    r.da = (struct arr){(uint64_t)(uintptr_t)d.array, d.offset, 0, 0};
+    r.sa = (struct arr){(uint64_t)(uintptr_t)s.array, s.offset, 0, 0};
+    return copy(&r, d.dev, s.dev, stream, async);
 }
 
 /* A unified-address side: device memory when it lies in a range known
@@ -204,13 +334,16 @@ static int dev(uint64_t p)
     return cuda_fe_mem_is_device(p);
 }
 
-/* One side of a CUDA_MEMCPY2D: its address, pitch and whether it is
- * device memory. */
+/* One side of a CUDA_MEMCPY2D or CUDA_MEMCPY3D: its address at (x, y,
+ * z), slices height rows apart, or its array; whether it is device
+ * memory (an array is). */
 static CUresult side(CUmemorytype type, const void *host, CUdeviceptr d,
-                     CUarray array, size_t x, size_t y, size_t pitch,
-                     uint64_t *addr, int *is_dev)
+                     CUarray array, size_t x, size_t y, size_t z,
+                     size_t pitch, size_t height, uint64_t *addr,
+                     struct arr *a, int *is_dev)
 {
     uint64_t base;
+    *a = (struct arr){0, 0, 0, 0};
     switch (type) {
     case CU_MEMORYTYPE_HOST:
         base = (uint64_t)(uintptr_t)host;
@@ -225,13 +358,38 @@ static CUresult side(CUmemorytype type, const void *host, CUdeviceptr d,
         *is_dev = dev(d);
         break;
     case CU_MEMORYTYPE_ARRAY:
-        (void)array;
-        return CUDA_ERROR_NOT_SUPPORTED;
+        if (array == NULL)
+            return CUDA_ERROR_INVALID_VALUE;
+        *a = (struct arr){(uint64_t)(uintptr_t)array, x, y, z};
+        *addr = 0;
+        *is_dev = 1;
+        return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
-    *addr = base + y * pitch + x;
+    *addr = base + (z * height + y) * pitch + x;
     return CUDA_SUCCESS;
+}
+
+/* A box whose slices follow each other on both sides is rows of one
+ * slice: fewer, larger pieces. */
+static void merge_slices(struct rect *r)
+{
+    if (r->depth > 1 && r->da.id == 0 && r->sa.id == 0 &&
+        r->dpitch >= r->width && r->spitch >= r->width &&
+        r->dslice == r->rows * r->dpitch && r->sslice == r->rows * r->spitch) {
+        r->rows *= r->depth;
+        r->depth = 1;
+    }
+    if (r->depth == 1)
+        r->dslice = r->sslice = 0;
+}
+
+/* Whether a linear side's pitch cannot hold the box's rows (an array's
+ * pitch is not one). */
+static int narrow(CUmemorytype type, size_t pitch, size_t width)
+{
+    return type != CU_MEMORYTYPE_ARRAY && width > pitch;
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
@@ -240,21 +398,61 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
     int dd = 0, sd = 0;
     if (p == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((p->Height > 1 && (p->WidthInBytes > p->srcPitch ||
-                           p->WidthInBytes > p->dstPitch)))
+    if (p->Height > 1 &&
+        (narrow(p->srcMemoryType, p->srcPitch, p->WidthInBytes) ||
+         narrow(p->dstMemoryType, p->dstPitch, p->WidthInBytes)))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult e = side(p->dstMemoryType, p->dstHost, p->dstDevice,
-                      p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch,
-                      &r.dst, &dd);
+                      p->dstArray, p->dstXInBytes, p->dstY, 0, p->dstPitch,
+                      0, &r.dst, &r.da, &dd);
     if (e == CUDA_SUCCESS)
         e = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
-                 p->srcXInBytes, p->srcY, p->srcPitch, &r.src, &sd);
+                 p->srcXInBytes, p->srcY, 0, p->srcPitch, 0, &r.src, &r.sa,
+                 &sd);
     if (e != CUDA_SUCCESS)
         return e;
     r.dpitch = p->dstPitch;
     r.spitch = p->srcPitch;
     r.width = p->WidthInBytes;
     r.rows = p->Height;
+    r.depth = 1;
+    r.dslice = r.sslice = 0;
+    return copy(&r, dd, sd, stream, async);
+}
+
+/* As the driver checks a 3D copy: pitches that hold a row, slice heights
+ * that hold the box's rows, the reserved fields NULL. */
+static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
+{
+    struct rect r;
+    int dd = 0, sd = 0;
+    if (p == NULL || p->reserved0 != NULL || p->reserved1 != NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int rows = p->Height > 1 || p->Depth > 1;
+    if (rows && (narrow(p->srcMemoryType, p->srcPitch, p->WidthInBytes) ||
+                 narrow(p->dstMemoryType, p->dstPitch, p->WidthInBytes)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->Depth > 1 &&
+        (narrow(p->srcMemoryType, p->srcHeight, p->Height) ||
+         narrow(p->dstMemoryType, p->dstHeight, p->Height)))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = side(p->dstMemoryType, p->dstHost, p->dstDevice,
+                      p->dstArray, p->dstXInBytes, p->dstY, p->dstZ,
+                      p->dstPitch, p->dstHeight, &r.dst, &r.da, &dd);
+    if (e == CUDA_SUCCESS)
+        e = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray,
+                 p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+                 p->srcHeight, &r.src, &r.sa, &sd);
+    if (e != CUDA_SUCCESS)
+        return e;
+    r.dpitch = p->dstPitch;
+    r.spitch = p->srcPitch;
+    r.width = p->WidthInBytes;
+    r.rows = p->Height;
+    r.depth = p->Depth;
+    r.dslice = (uint64_t)p->dstPitch * p->dstHeight;
+    r.sslice = (uint64_t)p->srcPitch * p->srcHeight;
+    merge_slices(&r);
     return copy(&r, dd, sd, stream, async);
 }
 
@@ -380,4 +578,105 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream s)
 CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream s)
 {
     return copy2d(pCopy, sw(s, 1), 1);
+}
+
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+    return copy3d(pCopy, 0, 0);
+}
+
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
+{
+    return copy3d(pCopy, PTDS, 0);
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream s)
+{
+    return copy3d(pCopy, sw(s, 0), 1);
+}
+
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream s)
+{
+    return copy3d(pCopy, sw(s, 1), 1);
+}
+
+#define HOST(p) in_memory((uint64_t)(uintptr_t)(p), 0)
+
+CUresult cuMemcpyHtoA_v2(CUarray dst, size_t off, const void *src, size_t n)
+{
+    return one_row(in_array(dst, off), HOST(src), n, 0, 0);
+}
+
+CUresult cuMemcpyHtoA_v2_ptds(CUarray dst, size_t off, const void *src,
+                              size_t n)
+{
+    return one_row(in_array(dst, off), HOST(src), n, PTDS, 0);
+}
+
+CUresult cuMemcpyAtoH_v2(void *dst, CUarray src, size_t off, size_t n)
+{
+    return one_row(HOST(dst), in_array(src, off), n, 0, 0);
+}
+
+CUresult cuMemcpyAtoH_v2_ptds(void *dst, CUarray src, size_t off, size_t n)
+{
+    return one_row(HOST(dst), in_array(src, off), n, PTDS, 0);
+}
+
+CUresult cuMemcpyDtoA_v2(CUarray dst, size_t off, CUdeviceptr src, size_t n)
+{
+    return one_row(in_array(dst, off), in_memory(src, 1), n, 0, 0);
+}
+
+CUresult cuMemcpyDtoA_v2_ptds(CUarray dst, size_t off, CUdeviceptr src,
+                              size_t n)
+{
+    return one_row(in_array(dst, off), in_memory(src, 1), n, PTDS, 0);
+}
+
+CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray src, size_t off, size_t n)
+{
+    return one_row(in_memory(dst, 1), in_array(src, off), n, 0, 0);
+}
+
+CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr dst, CUarray src, size_t off,
+                              size_t n)
+{
+    return one_row(in_memory(dst, 1), in_array(src, off), n, PTDS, 0);
+}
+
+CUresult cuMemcpyAtoA_v2(CUarray dst, size_t doff, CUarray src, size_t soff,
+                         size_t n)
+{
+    return one_row(in_array(dst, doff), in_array(src, soff), n, 0, 0);
+}
+
+CUresult cuMemcpyAtoA_v2_ptds(CUarray dst, size_t doff, CUarray src,
+                              size_t soff, size_t n)
+{
+    return one_row(in_array(dst, doff), in_array(src, soff), n, PTDS, 0);
+}
+
+CUresult cuMemcpyHtoAAsync_v2(CUarray dst, size_t off, const void *src,
+                              size_t n, CUstream s)
+{
+    return one_row(in_array(dst, off), HOST(src), n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t off, const void *src,
+                                   size_t n, CUstream s)
+{
+    return one_row(in_array(dst, off), HOST(src), n, sw(s, 1), 1);
+}
+
+CUresult cuMemcpyAtoHAsync_v2(void *dst, CUarray src, size_t off, size_t n,
+                              CUstream s)
+{
+    return one_row(HOST(dst), in_array(src, off), n, sw(s, 0), 1);
+}
+
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dst, CUarray src, size_t off,
+                                   size_t n, CUstream s)
+{
+    return one_row(HOST(dst), in_array(src, off), n, sw(s, 1), 1);
 }

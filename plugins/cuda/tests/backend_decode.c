@@ -241,11 +241,13 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
  * requests of u64 handles and addresses the mock driver mostly cannot
  * honour.  Each is refused when cut short or trailed, and any bit flip
  * gets a refusal or a CUresult, never a crash or a read past it (ASan).
- * The shape's characters: c u8, i 4 bytes, q u64, b a blob of 4 bytes. */
+ * The shape's characters: c u8, i 4 bytes, q u64, b a blob of 4 bytes,
+ * R a CUDA_RESOURCE_DESC of an array whose handle is the value, T a
+ * CUDA_TEXTURE_DESC of zeros. */
 struct raw_case {
     uint16_t op;
     const char *in;
-    uint64_t v[12];
+    uint64_t v[20];
     int posted; /* a piece that may be posted: no reply when it is not last */
 };
 
@@ -355,6 +357,28 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_LOGS_DUMP, "cqqi", {0, 0, UINT64_MAX, 0}, 0},
     {CUDA_OP_cuLogsCurrent, "i", {0}, 0},
     {CUDA_OP_cuFlushGPUDirectRDMAWrites, "ii", {0, 100}, 0},
+    {CUDA_OP_ARRAY_CREATE, "cqqqiiii",
+     {1, 4, 4, 2, CU_AD_FORMAT_FLOAT, 1, 0, 0}, 0},
+    {CUDA_OP_ARRAY_DESTROY, "cq", {0, H}, 0},
+    {CUDA_OP_ARRAY_SUB, "cqi", {0, H, 0}, 0},
+    {CUDA_OP_cuArrayGetDescriptor_v2, "q", {H}, 0},
+    {CUDA_OP_cuArray3DGetDescriptor_v2, "q", {H}, 0},
+    {CUDA_OP_cuArrayGetMemoryRequirements, "qi", {H, 0}, 0},
+    {CUDA_OP_cuMipmappedArrayGetMemoryRequirements, "qi", {H, 0}, 0},
+    {CUDA_OP_cuArrayGetSparseProperties, "q", {H}, 0},
+    {CUDA_OP_cuMipmappedArrayGetSparseProperties, "q", {H}, 0},
+    /* Sides: u8 kind, u64 array id or address, pitch, rows per slice,
+     * x, y, z; a box: width, height, depth. */
+    {CUDA_OP_MEMCPY3D_TO, "qccqqqqqqqqqb",
+     {0, 2, 1, H, 0, 0, 0, 0, 0, 4, 1, 1}, 1},
+    {CUDA_OP_MEMCPY3D_FROM, "qccqqqqqqqqq",
+     {0, 0, 1, H, 0, 0, 0, 0, 0, 4, 1, 1}, 0},
+    {CUDA_OP_MEMCPY3D_DEV, "qccqqqqqqcqqqqqqqqq",
+     {0, 0, 1, H, 0, 0, 1, 2, 3, 0, H, 64, 4, 0, 0, 0, 16, 4, 2}, 0},
+    {CUDA_OP_TEXOBJ_CREATE, "cRTc", {0, H, 0, 0}, 0},
+    {CUDA_OP_TEXOBJ_CREATE, "cR", {1, H}, 0},
+    {CUDA_OP_TEXOBJ_DESTROY, "cq", {0, 1}, 0},
+    {CUDA_OP_TEXOBJ_DESC, "cq", {1, 1}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -364,6 +388,18 @@ static size_t raw_encode(const struct raw_case *k, uint8_t *req)
     int n = 0;
     for (const char *a = k->in; *a != '\0'; a++) {
         uint64_t v = k->v[n++];
+        if (*a == 'R' || *a == 'T') {
+            CUDA_RESOURCE_DESC r;
+            CUDA_TEXTURE_DESC t;
+            memset(&r, 0, sizeof(r));
+            memset(&t, 0, sizeof(t));
+            r.resType = CU_RESOURCE_TYPE_ARRAY;
+            r.res.array.hArray = (CUarray)(uintptr_t)v;
+            memcpy(req + len, *a == 'R' ? (void *)&r : (void *)&t,
+                   *a == 'R' ? sizeof(r) : sizeof(t));
+            len += *a == 'R' ? sizeof(r) : sizeof(t);
+            continue;
+        }
         size_t w = *a == 'c' ? 1 : *a == 'q' ? 8 : 4;
         for (size_t b = 0; b < w; b++)
             req[len + b] = (uint8_t)(v >> 8 * b);

@@ -1,15 +1,20 @@
 /*
- * The checks of the driver API test programs (launch.c, callbacks.c):
- * CHECK a call's CUresult, EXPECT a condition; a failure prints its line
- * on stdout (which run_mock_e2e.py shows) and exits 1.
+ * What the driver API mock end-to-end programs (launch.c, arrays.c,
+ * callbacks.c, managed.c, pools.c) share: their checks and the client's
+ * counters.  A failure prints its line on stdout (which run_mock_e2e.py
+ * shows) and exits 1.
  */
-#ifndef CUDA_TESTS_DRIVER_CHECK_H
-#define CUDA_TESTS_DRIVER_CHECK_H
+#ifndef GVS_CUDA_DRIVER_CHECK_H
+#define GVS_CUDA_DRIVER_CHECK_H
 
 #include <cuda.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* CHECK(call): a driver call that must succeed; else prints "FAIL line
+ * N: call: code" and exits with status 1. */
 #define CHECK(call)                                                          \
     do {                                                                     \
         CUresult r_ = (call);                                                \
@@ -18,6 +23,8 @@
             exit(1);                                                         \
         }                                                                    \
     } while (0)
+/* EXPECT(cond): cond must hold; else prints "FAIL line N: cond" and
+ * exits with status 1. */
 #define EXPECT(cond)                                                         \
     do {                                                                     \
         if (!(cond)) {                                                       \
@@ -25,5 +32,26 @@
             exit(1);                                                         \
         }                                                                    \
     } while (0)
+
+/* The client library's counters (include/gvs/client.h), looked up: the
+ * program links nothing of gvs.  more[] is room for later fields. */
+struct stats {
+    uint64_t round_trips, posts, bytes_sent, bytes_received, more[8];
+};
+static void (*get_stats)(struct stats *);
+
+/* Looks up gvs_client_get_stats; call it before now(). */
+static inline void stats_init(void)
+{
+    *(void **)&get_stats = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
+    EXPECT(get_stats != NULL);
+}
+
+static inline struct stats now(void)
+{
+    struct stats s;
+    get_stats(&s);
+    return s;
+}
 
 #endif

@@ -13,16 +13,15 @@
 
 int main(void)
 {
-    CUarray a = NULL;
+    CUdeviceptr p = 0;
+    size_t size = 0;
     const char *s = NULL;
     int tid = 0;
-    CUDA_ARRAY_DESCRIPTOR desc;
-    CUDA_MEMCPY3D copy;
-    memset(&desc, 0, sizeof(desc));
-    memset(&copy, 0, sizeof(copy));
-    if (cuArrayCreate(&a, &desc) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuMemcpy3D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuGraphLaunch(NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
+    /* Graphics interop stays unsupported (unsupported.reasons). */
+    if (cuGraphicsResourceGetMappedPointer(&p, &size, NULL) !=
+            CUDA_ERROR_NOT_SUPPORTED ||
+        cuGraphicsMapResources(0, NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuGraphicsUnregisterResource(NULL) != CUDA_ERROR_NOT_SUPPORTED ||
         cuCheckpointProcessGetRestoreThreadId(1, &tid) !=
             CUDA_ERROR_NOT_SUPPORTED ||
         cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||

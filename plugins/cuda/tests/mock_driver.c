@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mock_driver.h"
+
 #define MOCK_DEVICES 2
 
 static CUresult mock_init(unsigned int flags)
@@ -66,7 +68,13 @@ static CUresult mock_attribute(int *pi, CUdevice_attribute attrib,
         *pi = 0x18 + dev;
         return CUDA_SUCCESS;
     default:
-        return CUDA_ERROR_INVALID_VALUE;
+        /* The others, which NVIDIA's runtime reads as it starts: one
+         * value that serves as a size, a limit and a flag, so that a
+         * program built with the static runtime runs on the mock. */
+        if (attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
+            return CUDA_ERROR_INVALID_VALUE;
+        *pi = 1024;
+        return CUDA_SUCCESS;
     }
 }
 
@@ -498,6 +506,18 @@ static CUresult mock_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
+/* Rows padded to 512 bytes, as on every GPU CUDA 13 supports. */
+static CUresult mock_alloc_pitch(CUdeviceptr *p, size_t *pitch, size_t width,
+                                 size_t height, unsigned elem)
+{
+    (void)elem;
+    if (width == 0 || height == 0 || width > ((size_t)1 << 30) ||
+        height > ((size_t)1 << 30) / ((width + 511) & ~(size_t)511))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pitch = (width + 511) & ~(size_t)511;
+    return mock_alloc(p, *pitch * height);
+}
+
 static CUresult mock_free(CUdeviceptr p)
 {
     int i = alloc_of(p);
@@ -627,6 +647,28 @@ static CUresult mock_set2d32(CUdeviceptr d, size_t pitch, unsigned v,
     for (size_t r = 0; r < h; r++)
         mock_set32(d + r * pitch, v, w);
     return CUDA_SUCCESS;
+}
+
+static CUresult mock_set2d8(CUdeviceptr d, size_t pitch, unsigned char v,
+                            size_t w, size_t h)
+{
+    for (size_t r = 0; r < h; r++)
+        mock_set8(d + r * pitch, v, w);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_set2d8a(CUdeviceptr d, size_t pitch, unsigned char v,
+                             size_t w, size_t h, CUstream s)
+{
+    (void)s;
+    return mock_set2d8(d, pitch, v, w, h);
+}
+
+static CUresult mock_set2d32a(CUdeviceptr d, size_t pitch, unsigned v,
+                              size_t w, size_t h, CUstream s)
+{
+    (void)s;
+    return mock_set2d32(d, pitch, v, w, h);
 }
 
 /* Images: text starting "//gvs-mock" is a module (or library) of two
@@ -890,6 +932,7 @@ static void fill_rest(void)
     cuda_be_drv.cuProfilerStart = mock_no_args;
     cuda_be_drv.cuProfilerStop = mock_no_args;
     cuda_be_drv.cuCtxResetPersistingL2Cache = mock_no_args;
+    cuda_be_drv.cuMemAllocPitch_v2 = mock_alloc_pitch;
     cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
     cuda_be_drv.cuPointerGetAttribute = mock_pointer;
     cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;
@@ -922,6 +965,9 @@ static void fill_rest(void)
     cuda_be_drv.cuMemcpy2D_v2 = mock_copy2d;
     cuda_be_drv.cuMemcpy2DAsync_v2 = mock_copy2d_async;
     cuda_be_drv.cuMemsetD2D32_v2 = mock_set2d32;
+    cuda_be_drv.cuMemsetD2D32Async = mock_set2d32a;
+    cuda_be_drv.cuMemsetD2D8_v2 = mock_set2d8;
+    cuda_be_drv.cuMemsetD2D8Async = mock_set2d8a;
     cuda_be_drv.cuStreamCreateWithPriority = mock_stream_create;
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
@@ -932,6 +978,7 @@ static void fill_rest(void)
     *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
     mock_callbacks_fill();
+    mock_arrays_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

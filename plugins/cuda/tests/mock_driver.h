@@ -1,6 +1,6 @@
 /*
  * The parts of the mock driver (mock_driver.c) that live in files of
- * their own.
+ * their own, which fill cuda_be_drv.
  */
 #ifndef CUDA_MOCK_DRIVER_H
 #define CUDA_MOCK_DRIVER_H
@@ -15,5 +15,8 @@
 void mock_callbacks_fill(void);
 /* Returns once every host function enqueued has returned. */
 CUresult mock_callbacks_wait(void);
+/* mock_arrays.c: arrays, mipmapped arrays, 3D copies, texture and
+ * surface objects. */
+void mock_arrays_fill(void);
 
 #endif

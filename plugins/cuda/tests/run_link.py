@@ -14,9 +14,9 @@ import tempfile
 
 # (compiler flags, names the sample must import for them)
 MODES = (
-    ([], {"cuArrayCreate_v2", "cuMemcpy3D_v2", "cuGraphLaunch"}),
+    ([], {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources", "cuGraphLaunch"}),
     (["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-     {"cuArrayCreate_v2", "cuMemcpy3D_v2_ptds", "cuGraphLaunch_ptsz"}),
+     {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources_ptsz", "cuGraphLaunch_ptsz"}),
 )
 
 

@@ -2,10 +2,12 @@
 """cuda.mock_*: runs a driver API program (linked with -lcuda) against the
 build's libcuda.so.1 and a private gvsd whose plugin dir holds the
 mock-driver gvs-cuda.so and the remoting layer, over one transport; the
-program checks the mock's answers itself and prints "ok".
+program checks the mock's answers itself and prints "ok" last, or, for a
+program of tests/gpu, prints each line --expect names.
 
 usage: run_mock_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM
-                       [--transport unix|tcp|shm] [--arg ARG]..."""
+                       [--transport unix|tcp|shm] [--arg ARG]...
+                       [--expect LINE]..."""
 
 import argparse
 import os
@@ -22,6 +24,7 @@ def main(argv):
     ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
                     default="unix")
     ap.add_argument("--arg", action="append", default=[])
+    ap.add_argument("--expect", action="append", default=[])
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         if a.transport == "tcp":
@@ -53,7 +56,12 @@ def main(argv):
             gvsd.wait(timeout=30)
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
-        if p.returncode != 0 or not p.stdout.endswith("ok\n"):
+        lines = p.stdout.splitlines()
+        if a.expect:
+            done = all(e in lines for e in a.expect)
+        else:
+            done = p.stdout.endswith("ok\n")
+        if p.returncode != 0 or not done:
             print("FAILED: %s exited %d" % (a.program, p.returncode))
             return 1
         return 0

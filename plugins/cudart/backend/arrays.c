@@ -1,52 +1,25 @@
 /*
  * CUDA arrays and mipmapped arrays as BE_H_ARRAY / BE_H_MIPMAPPED_ARRAY
- * ids.  A mipmapped array's levels are arrays too, owned by it: each
- * level gets one id, kept until the mipmapped array is freed, and cannot
- * be freed on its own.  So is a multi-planar array's plane, owned by its
- * array.
+ * ids, registered in the layer (remote_be.h, "Arrays"), which the driver
+ * plugin's are too.  A mipmapped array's levels are arrays, owned by it,
+ * and so is a multi-planar array's plane, owned by its array.
  */
 #include "mem3d.h"
 
-#include <pthread.h>
-
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
-#include "gvs/mem.h"
-#include "gvs/u64map.h"
 #include "objects.h"
-
-struct be_array {
-    cudaArray_t a;
-    int level; /* owned by a mipmapped array or, a plane, by an array */
-    struct gvs_u64map planes; /* plane -> array id */
-};
-
-struct be_mipmap {
-    cudaMipmappedArray_t m;
-    struct gvs_u64map levels; /* level -> array id */
-};
-
-/* Guards the levels of every mipmapped array and the planes of every
- * array. */
-static pthread_mutex_t levels_lock = PTHREAD_MUTEX_INITIALIZER;
 
 cudaError_t be_array(uint64_t id, cudaArray_t *out)
 {
-    struct be_array *a = gvs_handles_get(be_handles(), BE_H_ARRAY, id);
-    if (a == NULL)
-        return cudaErrorInvalidResourceHandle;
-    *out = a->a;
-    return cudaSuccess;
+    *out = be_remote->array_get(BE_H_ARRAY, id, NULL);
+    return *out != NULL ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
 cudaError_t be_mipmapped(uint64_t id, cudaMipmappedArray_t *out)
 {
-    struct be_mipmap *m =
-        gvs_handles_get(be_handles(), BE_H_MIPMAPPED_ARRAY, id);
-    if (m == NULL)
-        return cudaErrorInvalidResourceHandle;
-    *out = m->m;
-    return cudaSuccess;
+    *out = be_remote->array_get(BE_H_MIPMAPPED_ARRAY, id, NULL);
+    return *out != NULL ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
 static size_t desc_elem(const struct cudaChannelFormatDesc *d)
@@ -67,21 +40,14 @@ cudaError_t be_array_elem(cudaArray_t a, size_t *elem)
     return *elem != 0 ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-/* The bytes an array of d's elements over x (levels mipmap levels)
- * holds at most, taken from the quota before CUDA makes it: elements of
- * whole bytes (rounded up) over the extent, a missing dimension counting
- * 1, twice that for a mipmapped array (its levels halve, so together
- * they stay under twice the first); UINT64_MAX when it overflows. */
+/* What the quota takes before CUDA makes an array (the layer's
+ * bound), elements rounded up to whole bytes. */
 static uint64_t array_bound(const struct cudaChannelFormatDesc *d,
                             struct cudaExtent x, unsigned levels)
 {
     long bits = (long)d->x + d->y + d->z + d->w;
-    uint64_t n = bits > 0 ? (uint64_t)(bits + 7) / 8 : 1;
-    uint64_t dims[] = {x.width, x.height, x.depth, levels > 1 ? 2 : 1};
-    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)
-        if (__builtin_mul_overflow(n, dims[i] ? dims[i] : 1, &n))
-            return UINT64_MAX;
-    return n;
+    return gvs_remote_array_bound(bits > 0 ? (uint64_t)(bits + 7) / 8 : 1,
+                                  x.width, x.height, x.depth, levels);
 }
 
 /* What CUDA says an array (mipmapped: m) made by call holds on its
@@ -102,24 +68,18 @@ static uint64_t array_bytes(struct gvs_call *call, cudaArray_t a,
     return bound;
 }
 
-/* Registers a; a failure to register frees an array of our own. */
-static cudaError_t add_array(cudaArray_t a, int level, uint64_t *id,
-                             size_t *elem)
+/* Registers an array the session made; a failure to register frees
+ * it. */
+static cudaError_t add_array(cudaArray_t a, uint64_t *id, size_t *elem)
 {
-    struct be_array *o = gvs_malloc(sizeof(*o));
-    cudaError_t e = cudaErrorMemoryAllocation;
     *elem = 0;
-    if (o != NULL) {
+    if (be_remote->array_add(BE_H_ARRAY, a, id) == 0) {
         /* Formats without whole-byte elements can be held, not copied. */
         (void)be_array_elem(a, elem);
-        *o = (struct be_array){.a = a, .level = level};
-        if (gvs_handles_add(be_handles(), BE_H_ARRAY, o, id) == 0)
-            return cudaSuccess;
-        gvs_free(o);
+        return cudaSuccess;
     }
-    if (!level)
-        (void)cudaFreeArray(a);
-    return e;
+    (void)cudaFreeArray(a);
+    return cudaErrorMemoryAllocation;
 }
 
 /* Reply of the ops that hand out an array: i32, then u64 id, u32 element
@@ -186,7 +146,7 @@ int cudart_be_array_malloc(struct gvs_call *call)
         uint64_t bytes = 0;
         if (e == cudaSuccess) {
             bytes = array_bytes(call, a, NULL, bound);
-            e = add_array(a, 0, &id, &elem);
+            e = add_array(a, &id, &elem);
         }
         be_quota_settle(call, e, BE_QUOTA_ARRAY, id, 0, bound, bytes);
     }
@@ -194,100 +154,90 @@ int cudart_be_array_malloc(struct gvs_call *call)
     return c.rc;
 }
 
-/* Unregisters the sub-arrays in ids once their parent is freed: CUDA
- * freed them with it. */
-static void drop_sub_arrays(struct gvs_handles *t, struct gvs_u64map *ids)
-{
-    pthread_mutex_lock(&levels_lock);
-    for (size_t i = 0; i < ids->n; i++)
-        gvs_free(gvs_handles_remove(t, BE_H_ARRAY,
-                                    (uint64_t)(uintptr_t)ids->e[i].val));
-    gvs_u64map_clear(ids);
-    pthread_mutex_unlock(&levels_lock);
-}
-
-int cudart_be_array_free(struct gvs_call *call)
+/* Frees a top-level array or mipmapped array (type) with fn, which
+ * frees its sub-arrays too. */
+static int free_array(struct gvs_call *call, uint16_t type,
+                      enum be_quota_kind quota, cudaError_t (*fn)(void *))
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id;
+    int sub = 0;
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    struct gvs_handles *t = be_handles();
-    struct be_array *a = gvs_handles_get(t, BE_H_ARRAY, id);
-    cudaError_t e = a == NULL ? cudaErrorInvalidResourceHandle
-                    : a->level ? cudaErrorInvalidValue
-                               : cudart_be_enter(call);
+    void *h = be_remote->array_get(type, id, &sub);
+    cudaError_t e = h == NULL ? cudaErrorInvalidResourceHandle
+                    : sub     ? cudaErrorInvalidValue
+                              : cudart_be_enter(call);
     if (e == cudaSuccess)
-        e = cudaFreeArray(a->a);
-    if (e == cudaSuccess && gvs_handles_remove(t, BE_H_ARRAY, id) == a) {
-        be_quota_release(BE_QUOTA_ARRAY, id);
-        drop_sub_arrays(t, &a->planes);
-        gvs_free(a);
-    }
+        e = fn(h);
+    if (e == cudaSuccess && be_remote->array_remove(type, id) == 0)
+        be_quota_release(quota, id);
     apigen_put_i32(&c, e);
     return c.rc;
 }
 
-/* Fetches sub-array key of parent from CUDA: a plane of an array, or a
- * level of a mipmapped array. */
-typedef cudaError_t (*sub_array_get)(cudaArray_t *a, void *parent,
-                                     uint32_t key);
-
-/* Caller holds levels_lock.  The id of the sub-array key of parent, kept
- * in ids (the parent's planes or levels) and registered on first use. */
-static cudaError_t sub_array_id(struct gvs_u64map *ids, sub_array_get get,
-                                void *parent, uint32_t key, uint64_t *id,
-                                size_t *elem)
+static cudaError_t free_array_fn(void *h)
 {
-    void *known = gvs_u64map_get(ids, key);
-    cudaArray_t a;
-    cudaError_t e;
-    if (known != NULL) {
-        *id = (uint64_t)(uintptr_t)known;
-        e = be_array(*id, &a);
-        if (e == cudaSuccess)
-            (void)be_array_elem(a, elem);
-        return e;
-    }
-    e = get(&a, parent, key);
-    if (e == cudaSuccess)
-        e = add_array(a, 1, id, elem);
-    if (e == cudaSuccess &&
-        gvs_u64map_put(ids, key, (void *)(uintptr_t)*id) < 0) {
-        gvs_free(gvs_handles_remove(be_handles(), BE_H_ARRAY, *id));
-        e = cudaErrorMemoryAllocation;
-    }
-    return e;
+    return cudaFreeArray(h);
 }
 
-static cudaError_t get_plane(cudaArray_t *a, void *parent, uint32_t plane)
+static cudaError_t free_mipmap_fn(void *h)
 {
-    return cudaArrayGetPlane(a, ((struct be_array *)parent)->a, plane);
+    return cudaFreeMipmappedArray(h);
 }
 
-/* Request: u64 array id, u32 plane.  Reply: as ARRAY_MALLOC's; the same
- * plane always has the same id. */
-int cudart_be_array_plane(struct gvs_call *call)
+int cudart_be_array_free(struct gvs_call *call)
+{
+    return free_array(call, BE_H_ARRAY, BE_QUOTA_ARRAY, free_array_fn);
+}
+
+int cudart_be_mipmap_free(struct gvs_call *call)
+{
+    return free_array(call, BE_H_MIPMAPPED_ARRAY, BE_QUOTA_MIPMAP,
+                      free_mipmap_fn);
+}
+
+/* Request: u64 parent id, u32 key.  Reply: as ARRAY_MALLOC's; the same
+ * plane or level always has the same id. */
+static int sub_array(struct gvs_call *call, uint16_t type,
+                     int32_t (*get)(void *parent, uint32_t key, void **sub))
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t aid, id = 0;
-    uint32_t plane;
+    uint64_t pid, id = 0;
+    uint32_t key;
     size_t elem = 0;
-    apigen_get_u64(&c, &aid);
-    apigen_get_u32(&c, &plane);
+    apigen_get_u64(&c, &pid);
+    apigen_get_u32(&c, &key);
     if (apigen_end(&c) < 0)
         return c.rc;
-    struct be_array *o = gvs_handles_get(be_handles(), BE_H_ARRAY, aid);
-    cudaError_t e = o != NULL ? cudart_be_enter(call)
-                              : cudaErrorInvalidResourceHandle;
+    cudaError_t e = be_remote->array_get(type, pid, NULL) != NULL
+                        ? cudart_be_enter(call)
+                        : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess)
+        e = (cudaError_t)be_remote->array_sub(
+            type, pid, key, get, cudaErrorInvalidResourceHandle,
+            cudaErrorMemoryAllocation, &id);
     if (e == cudaSuccess) {
-        pthread_mutex_lock(&levels_lock);
-        e = sub_array_id(&o->planes, get_plane, o, plane, &id, &elem);
-        pthread_mutex_unlock(&levels_lock);
+        cudaArray_t a;
+        if (be_array(id, &a) == cudaSuccess)
+            (void)be_array_elem(a, &elem);
     }
     put_array(&c, e, id, elem);
     return c.rc;
+}
+
+static int32_t get_plane(void *parent, uint32_t plane, void **sub)
+{
+    cudaArray_t a = NULL;
+    cudaError_t e = cudaArrayGetPlane(&a, parent, plane);
+    *sub = a;
+    return e;
+}
+
+int cudart_be_array_plane(struct gvs_call *call)
+{
+    return sub_array(call, BE_H_ARRAY, get_plane);
 }
 
 int cudart_be_array_info(struct gvs_call *call)
@@ -333,83 +283,39 @@ int cudart_be_mipmap_malloc(struct gvs_call *call)
     apigen_get_u32(&c, &flags);
     if (apigen_end(&c) < 0)
         return c.rc;
-    struct be_mipmap *m = gvs_calloc(1, sizeof(*m));
+    cudaMipmappedArray_t m = NULL;
     uint64_t id = 0;
     uint64_t bound = array_bound(&d, x, levels);
-    cudaError_t e = m != NULL ? cudart_be_enter(call)
-                              : cudaErrorMemoryAllocation;
+    cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
         e = be_quota_take(bound);
     if (e == cudaSuccess) {
-        e = cudaMallocMipmappedArray(&m->m, &d, x, levels, flags);
+        e = cudaMallocMipmappedArray(&m, &d, x, levels, flags);
         uint64_t bytes = 0;
         if (e == cudaSuccess)
-            bytes = array_bytes(call, NULL, m->m, bound);
+            bytes = array_bytes(call, NULL, m, bound);
         if (e == cudaSuccess &&
-            gvs_handles_add(be_handles(), BE_H_MIPMAPPED_ARRAY, m, &id) < 0) {
-            (void)cudaFreeMipmappedArray(m->m);
+            be_remote->array_add(BE_H_MIPMAPPED_ARRAY, m, &id) < 0) {
+            (void)cudaFreeMipmappedArray(m);
             e = cudaErrorMemoryAllocation;
         }
         be_quota_settle(call, e, BE_QUOTA_MIPMAP, id, 0, bound, bytes);
     }
-    if (e != cudaSuccess)
-        gvs_free(m);
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_u64(&c, id);
     return c.rc;
 }
 
-static cudaError_t get_level(cudaArray_t *a, void *parent, uint32_t level)
+static int32_t get_level(void *parent, uint32_t level, void **sub)
 {
-    return cudaGetMipmappedArrayLevel(a, ((struct be_mipmap *)parent)->m,
-                                      level);
+    cudaArray_t a = NULL;
+    cudaError_t e = cudaGetMipmappedArrayLevel(&a, parent, level);
+    *sub = a;
+    return e;
 }
 
-/* Request: u64 mipmapped array id, u32 level.  Reply: as ARRAY_MALLOC's;
- * the same level always has the same id. */
 int cudart_be_mipmap_level(struct gvs_call *call)
 {
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t mid, id = 0;
-    uint32_t level;
-    size_t elem = 0;
-    apigen_get_u64(&c, &mid);
-    apigen_get_u32(&c, &level);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct be_mipmap *m =
-        gvs_handles_get(be_handles(), BE_H_MIPMAPPED_ARRAY, mid);
-    cudaError_t e = m != NULL ? cudart_be_enter(call)
-                              : cudaErrorInvalidResourceHandle;
-    if (e == cudaSuccess) {
-        pthread_mutex_lock(&levels_lock);
-        e = sub_array_id(&m->levels, get_level, m, level, &id, &elem);
-        pthread_mutex_unlock(&levels_lock);
-    }
-    put_array(&c, e, id, elem);
-    return c.rc;
-}
-
-int cudart_be_mipmap_free(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t id;
-    apigen_get_u64(&c, &id);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    struct gvs_handles *t = be_handles();
-    struct be_mipmap *m = gvs_handles_get(t, BE_H_MIPMAPPED_ARRAY, id);
-    cudaError_t e = m != NULL ? cudart_be_enter(call)
-                              : cudaErrorInvalidResourceHandle;
-    if (e == cudaSuccess)
-        e = cudaFreeMipmappedArray(m->m);
-    if (e == cudaSuccess &&
-        gvs_handles_remove(t, BE_H_MIPMAPPED_ARRAY, id) == m) {
-        be_quota_release(BE_QUOTA_MIPMAP, id);
-        drop_sub_arrays(t, &m->levels);
-        gvs_free(m);
-    }
-    apigen_put_i32(&c, e);
-    return c.rc;
+    return sub_array(call, BE_H_MIPMAPPED_ARRAY, get_level);
 }

@@ -7,70 +7,21 @@
 #include "gvs/proto.h"
 #include "objects.h"
 
-void be_get_side(struct apigen_call *c, struct be_side *s)
-{
-    apigen_get_u8(c, &s->kind);
-    apigen_get_u64(c, &s->addr);
-    apigen_get_u64(c, &s->pitch);
-    apigen_get_u64(c, &s->ysize);
-    apigen_get_u64(c, &s->x);
-    apigen_get_u64(c, &s->y);
-    apigen_get_u64(c, &s->z);
-    if (c->rc == 0 && s->kind > BE_SIDE_ARRAY)
-        c->rc = GVS_E_PROTO;
-}
-
-void be_get_box(struct apigen_call *c, struct be_box *b)
-{
-    apigen_get_u64(c, &b->w);
-    apigen_get_u64(c, &b->h);
-    apigen_get_u64(c, &b->d);
-}
-
-uint64_t be_box_bytes(const struct be_box *b)
-{
-    uint64_t n;
-    if (__builtin_mul_overflow(b->w, b->h, &n) ||
-        __builtin_mul_overflow(n, b->d, &n))
-        return 0;
-    return n;
-}
-
-/* First and one-past-last byte the rows of a linear side reach. */
-static cudaError_t linear_span(const struct be_side *s, const struct be_box *b,
-                               uint64_t *first, uint64_t *len)
-{
-    uint64_t a, z;
-    if ((b->h > 1 || b->d > 1) && s->pitch < b->w)
-        return cudaErrorInvalidPitchValue;
-    if (__builtin_mul_overflow(s->z, s->ysize, &a) ||
-        __builtin_add_overflow(a, s->y, &a) ||
-        __builtin_mul_overflow(a, s->pitch, &a) ||
-        __builtin_add_overflow(a, s->x, &a) ||
-        __builtin_add_overflow(a, s->addr, first))
-        return cudaErrorInvalidValue;
-    /* From the first row's start to the last row's end. */
-    if (__builtin_mul_overflow(b->d - 1, s->ysize, &z) ||
-        __builtin_add_overflow(z, b->h - 1, &z) ||
-        __builtin_mul_overflow(z, s->pitch, &z) ||
-        __builtin_add_overflow(z, b->w, len) ||
-        *first + *len < *first)
-        return cudaErrorInvalidValue;
-    return cudaSuccess;
-}
-
-cudaError_t be_check_linear(const struct be_side *s, const struct be_box *b)
+cudaError_t be_check_linear(const struct gvs_remote_side *s,
+                            const struct gvs_remote_box *b)
 {
     uint64_t first, len;
-    cudaError_t e = linear_span(s, b, &first, &len);
-    return e == cudaSuccess ? be_check_device_range(first, len) : e;
+    int span = gvs_remote_linear_span(s, b, &first, &len);
+    if (span != 0)
+        return span > 0 ? cudaErrorInvalidPitchValue : cudaErrorInvalidValue;
+    return be_check_device_range(first, len);
 }
 
-static cudaError_t side_elem(const struct be_side *s, cudaArray_t *a,
+static cudaError_t side_elem(const struct gvs_remote_side *s, cudaArray_t *a,
                              size_t *elem)
 {
     *elem = 0;
-    if (s->kind != BE_SIDE_ARRAY)
+    if (s->kind != GVS_RSIDE_ARRAY)
         return cudaSuccess;
     cudaError_t e = be_array(s->addr, a);
     if (e == cudaSuccess)
@@ -80,18 +31,18 @@ static cudaError_t side_elem(const struct be_side *s, cudaArray_t *a,
 
 /* One end of the copy: array, device memory (checked), or worker buffer
  * (a packed box). */
-static cudaError_t fill_end(const struct be_side *s, const struct be_box *b,
-                            cudaArray_t a, size_t elem, cudaArray_t *arr,
+static cudaError_t fill_end(const struct gvs_remote_side *s,
+                            const struct gvs_remote_box *b, cudaArray_t a, size_t elem, cudaArray_t *arr,
                             struct cudaPos *pos, struct cudaPitchedPtr *ptr)
 {
-    if (s->kind == BE_SIDE_ARRAY) {
+    if (s->kind == GVS_RSIDE_ARRAY) {
         if (s->x % elem != 0)
             return cudaErrorInvalidValue;
         *arr = a;
         *pos = (struct cudaPos){s->x / elem, s->y, s->z};
         return cudaSuccess;
     }
-    if (s->kind == BE_SIDE_HOST) {
+    if (s->kind == GVS_RSIDE_HOST) {
         *ptr = (struct cudaPitchedPtr){(void *)(uintptr_t)s->addr, b->w, b->w,
                                    b->h};
         return cudaSuccess;
@@ -105,8 +56,9 @@ static cudaError_t fill_end(const struct be_side *s, const struct be_box *b,
     return cudaSuccess;
 }
 
-cudaError_t be_copy_params(const struct be_side *dst,
-                           const struct be_side *src, const struct be_box *b,
+cudaError_t be_copy_params(const struct gvs_remote_side *dst,
+                           const struct gvs_remote_side *src,
+                           const struct gvs_remote_box *b,
                            struct cudaMemcpy3DParms *p)
 {
     cudaArray_t da = NULL, sa = NULL;
@@ -126,8 +78,8 @@ cudaError_t be_copy_params(const struct be_side *dst,
     if (e == cudaSuccess)
         e = fill_end(src, b, sa, elem, &p->srcArray, &p->srcPos, &p->srcPtr);
     p->extent = (struct cudaExtent){b->w / elem, b->h, b->d};
-    p->kind = src->kind == BE_SIDE_HOST   ? cudaMemcpyHostToDevice
-              : dst->kind == BE_SIDE_HOST ? cudaMemcpyDeviceToHost
+    p->kind = src->kind == GVS_RSIDE_HOST   ? cudaMemcpyHostToDevice
+              : dst->kind == GVS_RSIDE_HOST ? cudaMemcpyDeviceToHost
                                           : cudaMemcpyDeviceToDevice;
     return e;
 }
@@ -166,29 +118,30 @@ int cudart_be_memcpy3d_to(struct gvs_call *call)
 {
     struct be_lane *s = be_lane(call);
     struct apigen_call c = {call->out, call->in, 0};
-    struct be_side dst;
-    struct be_box b;
+    struct gvs_remote_side dst;
+    struct gvs_remote_box b;
     uint8_t async;
     uint64_t stream;
     const uint8_t *data;
     size_t len;
-    be_get_side(&c, &dst);
-    be_get_box(&c, &b);
+    gvs_remote_get_side(&c, &dst);
+    gvs_remote_get_box(&c, &b);
     get_tail(&c, &async, &stream);
     apigen_get_blob(&c, &data, &len);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (len != be_box_bytes(&b) || len == 0) {
+    if (len != gvs_remote_box_bytes(&b) || len == 0) {
         snprintf(call->why, sizeof(call->why),
                  "%zu data bytes for a box of %llu", len,
-                 (unsigned long long)be_box_bytes(&b));
+                 (unsigned long long)gvs_remote_box_bytes(&b));
         return GVS_E_PROTO;
     }
     if (s == NULL)
         return GVS_E_NOMEM;
     if (s->latched == cudaSuccess) {
-        struct be_side src = {BE_SIDE_HOST, (uint64_t)(uintptr_t)data, 0, 0,
-                              0, 0, 0};
+        struct gvs_remote_side src = {GVS_RSIDE_HOST,
+                                      (uint64_t)(uintptr_t)data, 0, 0,
+                                      0, 0, 0};
         struct cudaMemcpy3DParms p;
         cudaError_t e = cudart_be_enter(call);
         if (e == cudaSuccess)
@@ -207,17 +160,17 @@ int cudart_be_memcpy3d_to(struct gvs_call *call)
 int cudart_be_memcpy3d_from(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct be_side src;
-    struct be_box b;
+    struct gvs_remote_side src;
+    struct gvs_remote_box b;
     uint8_t async;
     uint64_t stream;
     uint8_t *rows;
-    be_get_side(&c, &src);
-    be_get_box(&c, &b);
+    gvs_remote_get_side(&c, &src);
+    gvs_remote_get_box(&c, &b);
     get_tail(&c, &async, &stream);
     if (apigen_end(&c) < 0)
         return c.rc;
-    uint64_t len = be_box_bytes(&b);
+    uint64_t len = gvs_remote_box_bytes(&b);
     if (len == 0 || len > GVS_BULK_CHUNK)
         return GVS_E_RANGE;
     /* The rows go straight into the reply, behind its result and blob
@@ -228,8 +181,8 @@ int cudart_be_memcpy3d_from(struct gvs_call *call)
         c.rc = gvs_buf_reserve(call->out, len, &rows);
     if (c.rc < 0)
         return c.rc;
-    struct be_side dst = {BE_SIDE_HOST, (uint64_t)(uintptr_t)rows, 0, 0,
-                          0, 0, 0};
+    struct gvs_remote_side dst = {GVS_RSIDE_HOST, (uint64_t)(uintptr_t)rows,
+                                  0, 0, 0, 0, 0};
     struct cudaMemcpy3DParms p;
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
@@ -246,19 +199,19 @@ int cudart_be_memcpy3d_from(struct gvs_call *call)
 int cudart_be_memcpy3d_dev(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct be_side dst, src;
-    struct be_box b;
+    struct gvs_remote_side dst, src;
+    struct gvs_remote_box b;
     uint8_t async;
     uint64_t stream;
-    be_get_side(&c, &dst);
-    be_get_side(&c, &src);
-    be_get_box(&c, &b);
+    gvs_remote_get_side(&c, &dst);
+    gvs_remote_get_side(&c, &src);
+    gvs_remote_get_box(&c, &b);
     get_tail(&c, &async, &stream);
     if (apigen_end(&c) < 0)
         return c.rc;
     struct cudaMemcpy3DParms p;
     /* The frontend sends no empty box; an overflowing one is refused. */
-    cudaError_t e = be_box_bytes(&b) == 0 ? cudaErrorInvalidValue
+    cudaError_t e = gvs_remote_box_bytes(&b) == 0 ? cudaErrorInvalidValue
                                           : cudart_be_enter(call);
     if (e == cudaSuccess)
         e = be_copy_params(&dst, &src, &b, &p);

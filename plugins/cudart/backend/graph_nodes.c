@@ -63,14 +63,14 @@ static int get_kernel(struct gvs_call *call, struct apigen_call *c,
 static void get_memcpy(struct apigen_call *c, struct node_params *p,
                        cudaError_t *e)
 {
-    struct be_side dst, src;
-    struct be_box b;
-    be_get_side(c, &dst);
-    be_get_side(c, &src);
-    be_get_box(c, &b);
+    struct gvs_remote_side dst, src;
+    struct gvs_remote_box b;
+    gvs_remote_get_side(c, &dst);
+    gvs_remote_get_side(c, &src);
+    gvs_remote_get_box(c, &b);
     if (c->rc < 0 || *e != cudaSuccess)
         return;
-    *e = be_box_bytes(&b) == 0 ? cudaErrorInvalidValue
+    *e = gvs_remote_box_bytes(&b) == 0 ? cudaErrorInvalidValue
                                : be_copy_params(&dst, &src, &b, &p->copy);
 }
 
@@ -91,11 +91,12 @@ static void get_memset(struct apigen_call *c, struct node_params *p,
     *s = (struct cudaMemsetParams){(void *)(uintptr_t)dst, (size_t)pitch,
                                    s->value, s->elementSize, (size_t)width,
                                    (size_t)height};
-    struct be_side side = {BE_SIDE_DEVICE, dst, pitch, height, 0, 0, 0};
-    struct be_box b = {0, height, 1};
+    struct gvs_remote_side side = {GVS_RSIDE_DEVICE, dst, pitch, height,
+                                   0, 0, 0};
+    struct gvs_remote_box b = {0, height, 1};
     if ((s->elementSize != 1 && s->elementSize != 2 && s->elementSize != 4) ||
         __builtin_mul_overflow(width, s->elementSize, &b.w) ||
-        be_box_bytes(&b) == 0)
+        gvs_remote_box_bytes(&b) == 0)
         *e = cudaErrorInvalidValue;
     else
         *e = be_check_linear(&side, &b);

@@ -38,8 +38,8 @@ int cudart_be_malloc_3d(struct gvs_call *call)
 int cudart_be_memset3d(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct be_side side = {BE_SIDE_DEVICE, 0, 0, 0, 0, 0, 0};
-    struct be_box b;
+    struct gvs_remote_side side = {GVS_RSIDE_DEVICE, 0, 0, 0, 0, 0, 0};
+    struct gvs_remote_box b;
     int32_t value;
     uint8_t async;
     uint64_t stream;
@@ -47,7 +47,7 @@ int cudart_be_memset3d(struct gvs_call *call)
     apigen_get_u64(&c, &side.pitch);
     apigen_get_u64(&c, &side.ysize);
     apigen_get_i32(&c, &value);
-    be_get_box(&c, &b);
+    gvs_remote_get_box(&c, &b);
     apigen_get_u8(&c, &async);
     apigen_get_u64(&c, &stream);
     if (apigen_end(&c) < 0)

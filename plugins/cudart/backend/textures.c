@@ -1,29 +1,20 @@
 /*
  * Texture and surface objects.  Their values are CUDA's own: kernels use
- * them on the GPU, so they cannot be translated.  The session keeps the
- * set of values it created; destruction and queries accept only those.
- * Each keeps the request that created it, which is what the description
- * queries answer.
+ * them on the GPU, so they cannot be translated.  The layer keeps the
+ * set of values the plugin created (remote_be.h); destruction and
+ * queries accept only those.  Each keeps the request that created it,
+ * which is what the description queries answer.
  */
 #include "mem3d.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #include "cudart_be_gen.h"
+#include "cudart_ops.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
-#include "gvs/u64map.h"
 #include "objects.h"
 #include "texture_wire.h"
-
-struct be_texobj {
-    uint8_t *desc; /* the creating request's body */
-    size_t len;
-};
-
-static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gvs_u64map textures, surfaces;
 
 /* Decodes a resource (an unknown type fails c with GVS_E_PROTO) into
  * ids; resolve_resource turns them into CUDA's handles. */
@@ -88,27 +79,15 @@ static cudaError_t resolve_resource(struct wire_resource *w)
     }
 }
 
-/* Records value in set with a copy of the request that made it;
+/* Keeps value (a surface or not) with the request that made it;
  * cudaErrorMemoryAllocation if it cannot. */
-static cudaError_t remember(struct gvs_u64map *set, uint64_t value,
-                            const uint8_t *desc, size_t len)
+static cudaError_t remember(int surface, uint64_t value, const uint8_t *desc,
+                            size_t len)
 {
-    struct be_texobj *o = gvs_malloc(sizeof(*o));
-    uint8_t *copy = gvs_malloc(len);
-    int rc = o != NULL && copy != NULL ? 0 : GVS_E_NOMEM;
-    if (rc == 0) {
-        memcpy(copy, desc, len);
-        *o = (struct be_texobj){copy, len};
-        pthread_mutex_lock(&objs_lock);
-        rc = gvs_u64map_put(set, value, o);
-        pthread_mutex_unlock(&objs_lock);
-    }
-    if (rc < 0) {
-        gvs_free(o);
-        gvs_free(copy);
-        return cudaErrorMemoryAllocation;
-    }
-    return cudaSuccess;
+    return be_remote->texobj_keep(CUDART_PLUGIN_ID, surface, value, desc,
+                                  len) == 0
+               ? cudaSuccess
+               : cudaErrorMemoryAllocation;
 }
 
 int cudart_be_texture_create(struct gvs_call *call)
@@ -136,7 +115,7 @@ int cudart_be_texture_create(struct gvs_call *call)
     if (e == cudaSuccess)
         e = cudaCreateTextureObject(&t, &res.r, &tex, has_view ? &view : NULL);
     if (e == cudaSuccess) {
-        e = remember(&textures, t, body, body_len);
+        e = remember(0, t, body, body_len);
         if (e != cudaSuccess)
             (void)cudaDestroyTextureObject(t);
     }
@@ -160,7 +139,7 @@ int cudart_be_surface_create(struct gvs_call *call)
     if (e == cudaSuccess)
         e = cudaCreateSurfaceObject(&s, &res.r);
     if (e == cudaSuccess) {
-        e = remember(&surfaces, s, body, body_len);
+        e = remember(1, s, body, body_len);
         if (e != cudaSuccess)
             (void)cudaDestroySurfaceObject(s);
     }
@@ -168,61 +147,68 @@ int cudart_be_surface_create(struct gvs_call *call)
     return c.rc;
 }
 
-/* Destroys one of the set's objects; values the session did not create
- * are cudaErrorInvalidValue and never reach CUDA. */
-static int destroy(struct gvs_call *call, struct gvs_u64map *set,
-                   cudaError_t (*fn)(unsigned long long))
+static int32_t destroy_texture(uint64_t v)
+{
+    return cudaDestroyTextureObject(v);
+}
+
+static int32_t destroy_surface(uint64_t v)
+{
+    return cudaDestroySurfaceObject(v);
+}
+
+/* Destroys one of the session's objects; values it did not create are
+ * cudaErrorInvalidValue and never reach CUDA. */
+static int destroy(struct gvs_call *call, int surface)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t v;
     apigen_get_u64(&c, &v);
     if (apigen_end(&c) < 0)
         return c.rc;
-    pthread_mutex_lock(&objs_lock);
-    struct be_texobj *o = gvs_u64map_get(set, v);
-    cudaError_t e = o != NULL ? fn(v) : cudaErrorInvalidValue;
-    if (e == cudaSuccess) {
-        gvs_u64map_remove(set, v);
-        gvs_free(o->desc);
-        gvs_free(o);
-    }
-    pthread_mutex_unlock(&objs_lock);
-    apigen_put_i32(&c, e);
+    apigen_put_i32(&c, be_remote->texobj_destroy(
+                           CUDART_PLUGIN_ID, surface, v,
+                           surface ? destroy_surface : destroy_texture,
+                           cudaErrorInvalidValue));
     return c.rc;
 }
 
 int cudart_be_texture_destroy(struct gvs_call *call)
 {
-    return destroy(call, &textures, cudaDestroyTextureObject);
+    return destroy(call, 0);
 }
 
 int cudart_be_surface_destroy(struct gvs_call *call)
 {
-    return destroy(call, &surfaces, cudaDestroySurfaceObject);
+    return destroy(call, 1);
 }
 
-static int describe(struct gvs_call *call, struct gvs_u64map *set)
+static int describe(struct gvs_call *call, int surface)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t v;
+    uint8_t *desc = NULL;
+    size_t len = 0;
     apigen_get_u64(&c, &v);
     if (apigen_end(&c) < 0)
         return c.rc;
-    pthread_mutex_lock(&objs_lock);
-    const struct be_texobj *o = gvs_u64map_get(set, v);
-    apigen_put_i32(&c, o != NULL ? cudaSuccess : cudaErrorInvalidValue);
-    if (o != NULL)
-        apigen_put_bytes(&c, o->desc, o->len);
-    pthread_mutex_unlock(&objs_lock);
+    int rc = be_remote->texobj_desc(CUDART_PLUGIN_ID, surface, v, &desc,
+                                    &len);
+    if (rc == GVS_E_NOMEM)
+        return rc;
+    apigen_put_i32(&c, rc == 0 ? cudaSuccess : cudaErrorInvalidValue);
+    if (rc == 0)
+        apigen_put_bytes(&c, desc, len);
+    gvs_free(desc);
     return c.rc;
 }
 
 int cudart_be_texture_desc(struct gvs_call *call)
 {
-    return describe(call, &textures);
+    return describe(call, 0);
 }
 
 int cudart_be_surface_desc(struct gvs_call *call)
 {
-    return describe(call, &surfaces);
+    return describe(call, 1);
 }

@@ -45,6 +45,13 @@ static const struct gvs_remote_be api = {
     .callbacks_release = remote_be_callbacks_release,
     .atomic_caps = remote_be_atomic_caps,
     .logs_dump = remote_be_logs_dump,
+    .array_add = remote_be_array_add,
+    .array_get = remote_be_array_get,
+    .array_sub = remote_be_array_sub,
+    .array_remove = remote_be_array_remove,
+    .texobj_keep = remote_be_texobj_keep,
+    .texobj_destroy = remote_be_texobj_destroy,
+    .texobj_desc = remote_be_texobj_desc,
 };
 
 /* Request: u64 context id. */
@@ -90,8 +97,9 @@ static void session_close(void *state)
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();
+    remote_be_texobjs_free();
     remote_be_intern_close();
-    gvs_handles_free(table, NULL, NULL);
+    gvs_handles_free(table, remote_be_array_release, NULL);
     table = NULL;
 }
 

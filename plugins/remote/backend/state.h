@@ -75,4 +75,30 @@ void remote_be_quota_release_device(int device);
 void remote_be_quota_release_owner(uint64_t owner);
 void remote_be_quota_mem_info(size_t *free, size_t *total);
 
+/* plugin.c: the session's handle table. */
+struct gvs_handles *remote_be_handles(void);
+
+/* arrays.c */
+int remote_be_array_add(uint16_t type, void *handle, uint64_t *id);
+void *remote_be_array_get(uint16_t type, uint64_t id, int *sub);
+int32_t remote_be_array_sub(uint16_t type, uint64_t parent, uint32_t key,
+                            int32_t (*get)(void *parent, uint32_t key,
+                                           void **sub),
+                            int32_t missing, int32_t nomem, uint64_t *id);
+int remote_be_array_remove(uint16_t type, uint64_t id);
+/* The table's release at session close: frees the layer's array objects
+ * (the plugins free their own objects before). */
+void remote_be_array_release(uint16_t type, void *obj, void *arg);
+
+/* texobjs.c */
+int remote_be_texobj_keep(uint16_t plugin, int surface, uint64_t value,
+                          const uint8_t *desc, size_t len);
+int32_t remote_be_texobj_destroy(uint16_t plugin, int surface, uint64_t value,
+                                 int32_t (*destroy)(uint64_t value),
+                                 int32_t missing);
+int remote_be_texobj_desc(uint16_t plugin, int surface, uint64_t value,
+                          uint8_t **desc, size_t *len);
+/* session_close: the values kept go (CUDA's objects go with the worker). */
+void remote_be_texobjs_free(void);
+
 #endif
