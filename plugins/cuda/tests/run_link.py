@@ -14,9 +14,9 @@ import tempfile
 
 # (compiler flags, names the sample must import for them)
 MODES = (
-    ([], {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources", "cuGraphLaunch"}),
+    ([], {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources", "cuGraphicsUnregisterResource"}),
     (["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-     {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources_ptsz", "cuGraphLaunch_ptsz"}),
+     {"cuGraphicsResourceGetMappedPointer_v2", "cuGraphicsMapResources_ptsz", "cuGraphicsUnregisterResource"}),
 )
 
 
