@@ -186,14 +186,14 @@ static CUresult load(struct cuda_be_library *lib, int kind, void ***handles,
                      (CUfunction *)*handles, *n, (CUmodule)lib->handle);
 }
 
-/* The driver tells a kernel's parameters only in a context
- * (CUDA_ERROR_INVALID_CONTEXT without one), and NVIDIA's runtime loads
- * libraries before it makes its context current.  So a library loaded
- * with no context current is learned in the first device's primary
- * context, retained once for the session: natively the runtime's own
- * retain of it follows.  Whether it made it current; where it could
- * not, the kernels keep the driver's failure as their status. */
-static int enter_layout_context(void)
+/* NVIDIA's runtime loads libraries, and finds their __managed__
+ * variables, before it makes its context current; the driver tells a
+ * kernel's parameters only in a context (CUDA_ERROR_INVALID_CONTEXT
+ * without one).  So with no context current the backend works in the
+ * first device's primary context, retained once for the session:
+ * natively the runtime's own retain of it follows.  Whether it made it
+ * current; where it could not, the driver's own failure is the answer. */
+static int enter_library_context(void)
 {
     static CUcontext primary;
     CUcontext cur = NULL;
@@ -258,7 +258,7 @@ int cuda_be_load(struct gvs_call *call)
         }
     }
     int entered = r == CUDA_SUCCESS && kind == KIND_LIBRARY && n > 0 &&
-                  enter_layout_context();
+                  enter_library_context();
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS) {
         apigen_put_u64(&c, id);
@@ -383,10 +383,14 @@ int cuda_be_get_global(struct gvs_call *call)
         lib_type(kind == KIND_MANAGED ? KIND_LIBRARY : kind), id);
     if (r == CUDA_SUCCESS && lib == NULL)
         r = CUDA_ERROR_INVALID_HANDLE;
-    if (r == CUDA_SUCCESS && kind == KIND_MANAGED)
+    if (r == CUDA_SUCCESS && kind == KIND_MANAGED) {
+        /* Managed memory has one address in every context. */
+        int entered = enter_library_context();
         r = CUDA_DRV(cuLibraryGetManaged)(&p, &size, (CUlibrary)lib->handle,
                                           name);
-    else if (r == CUDA_SUCCESS)
+        if (entered)
+            (void)CUDA_DRV(cuCtxSetCurrent)(NULL);
+    } else if (r == CUDA_SUCCESS)
         r = kind == KIND_LIBRARY
                 ? CUDA_DRV(cuLibraryGetGlobal)(&p, &size,
                                                (CUlibrary)lib->handle, name)
