@@ -285,6 +285,13 @@ CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
  * copy. */
 #define CUDA_BE_PIECE_ASYNC 1u
 #define CUDA_BE_PIECE_LAST 2u
+/* A D2H read (MEMCPY_D2H) that may enter the library context. */
+#define CUDA_BE_PIECE_ANY_CONTEXT 4u
+/* modules.c: with no context current, makes the first device's primary
+ * context current (libraries and managed memory need one, which NVIDIA's
+ * runtime has not made yet when it asks); whether it did, for the
+ * caller to make none current again. */
+int cuda_be_enter_library_context(void);
 /* Pieces of one copy to device memory (MEMCPY_H2D, MEMCPY3D_TO), every
  * piece but the last posted.  The lane's first failure of its current
  * copy's pieces, NULL when out of memory: a piece does its work only

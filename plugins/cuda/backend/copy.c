@@ -183,17 +183,23 @@ int cuda_be_memcpy_d2h(struct gvs_call *call)
     apigen_get_u64(&c, &a.rows);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (flags > PIECE_ASYNC || !cuda_be_piece_fits(a.width, a.rows))
+    if ((flags & ~(PIECE_ASYNC | CUDA_BE_PIECE_ANY_CONTEXT)) != 0 ||
+        !cuda_be_piece_fits(a.width, a.rows))
         return GVS_E_RANGE;
+    int entered = r == CUDA_SUCCESS && (flags & CUDA_BE_PIECE_ANY_CONTEXT) &&
+                  cuda_be_enter_library_context();
     if (r == CUDA_SUCCESS)
         r = cuda_be_check_device_rect(a.src, a.spitch, a.width, a.rows);
     if (r != CUDA_SUCCESS) {
         apigen_put_i32(&c, r);
-        return c.rc;
+    } else {
+        a.async = flags & PIECE_ASYNC;
+        (void)cuda_be_reply_rows(&c, a.width * a.rows, d2h_fill, &a, a.s,
+                                 a.async);
     }
-    a.async = flags & PIECE_ASYNC;
-    return cuda_be_reply_rows(&c, a.width * a.rows, d2h_fill, &a, a.s,
-                              a.async);
+    if (entered)
+        (void)CUDA_DRV(cuCtxSetCurrent)(NULL);
+    return c.rc;
 }
 
 /* Request: u64 stream, u8 async, u64 dst, u64 dpitch, u64 src, u64

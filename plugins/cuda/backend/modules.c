@@ -193,7 +193,7 @@ static CUresult load(struct cuda_be_library *lib, int kind, void ***handles,
  * first device's primary context, retained once for the session:
  * natively the runtime's own retain of it follows.  Whether it made it
  * current; where it could not, the driver's own failure is the answer. */
-static int enter_library_context(void)
+int cuda_be_enter_library_context(void)
 {
     static CUcontext primary;
     CUcontext cur = NULL;
@@ -258,7 +258,7 @@ int cuda_be_load(struct gvs_call *call)
         }
     }
     int entered = r == CUDA_SUCCESS && kind == KIND_LIBRARY && n > 0 &&
-                  enter_library_context();
+                  cuda_be_enter_library_context();
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS) {
         apigen_put_u64(&c, id);
@@ -385,7 +385,7 @@ int cuda_be_get_global(struct gvs_call *call)
         r = CUDA_ERROR_INVALID_HANDLE;
     if (r == CUDA_SUCCESS && kind == KIND_MANAGED) {
         /* Managed memory has one address in every context. */
-        int entered = enter_library_context();
+        int entered = cuda_be_enter_library_context();
         r = CUDA_DRV(cuLibraryGetManaged)(&p, &size, (CUlibrary)lib->handle,
                                           name);
         if (entered)

@@ -15,13 +15,14 @@
 #include "gvs/proto.h"
 #include "gvs_remote.h"
 
-/* MEMCPY_D2H: u64 stream 0, u8 0, u64 src, u64 pitch, u64 width, u64 1
- * row. */
+/* MEMCPY_D2H: u64 stream 0, u8 4 (any context: NVIDIA's runtime finds
+ * its __managed__ variables before it makes its context), u64 src, u64
+ * pitch, u64 width, u64 1 row. */
 static int pull_request(struct gvs_buf *req, uint64_t src, size_t n)
 {
     int rc = gvs_buf_put_u64(req, 0);
     if (rc == 0)
-        rc = gvs_buf_put_u8(req, 0);
+        rc = gvs_buf_put_u8(req, 4);
     if (rc == 0)
         rc = gvs_buf_put_u64(req, src);
     if (rc == 0)
