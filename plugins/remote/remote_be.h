@@ -20,9 +20,10 @@
 
 #include "gvs/handles.h"
 #include "gvs/plugin.h"
+#include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 2u
+#define GVS_REMOTE_BE_VERSION 3u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -84,6 +85,28 @@ enum gvs_remote_quota_kind {
     GVS_RQ_ARRAY,
     GVS_RQ_MIPMAP,
     GVS_RQ_KINDS
+};
+
+/* Graphs, executable graphs and their nodes, as the session names them
+ * to either API (a CUgraph is a cudaGraph_t): GVS_RH_GRAPH,
+ * GVS_RH_GRAPH_NODE and GVS_RH_GRAPH_EXEC ids of the handle table.  A
+ * graph is keyed also by CUDA's handle, so that a graph CUDA hands out
+ * twice (a capture's graph seen in flight, then ended) keeps one id; a
+ * graph's nodes get ids on first mention and keep them until the node or
+ * its graph is destroyed. */
+struct gvs_remote_graph {
+    void *g; /* CUgraph */
+    uint64_t id;
+    /* Destroyed by the session; 0 for a capture's graph still in flight,
+     * or a child graph owned by its node. */
+    int owned;
+    struct gvs_u64map nodes; /* CUgraphNode -> struct gvs_remote_node */
+};
+
+struct gvs_remote_node {
+    void *n; /* CUgraphNode */
+    uint64_t id;
+    struct gvs_remote_graph *graph;
 };
 
 struct gvs_remote_be {
@@ -162,6 +185,36 @@ struct gvs_remote_be {
      * total at most the quota, free (unless NULL) at most what is left
      * of it. */
     void (*quota_mem_info)(size_t *free, size_t *total);
+
+    /* Graphs (struct gvs_remote_graph) ----------------------------------
+     * One lock guards the graphs and nodes: graph calls are short and
+     * never wait for the GPU.  Callers hold it for the graph and node
+     * functions below (not for the executable graphs'). */
+    void (*graphs_lock)(void);
+    void (*graphs_unlock)(void);
+    /* The graph of an id, or NULL. */
+    struct gvs_remote_graph *(*graph_get)(uint64_t id);
+    /* The graph of a CUDA handle if it has an id, else NULL. */
+    struct gvs_remote_graph *(*graph_known)(void *g);
+    /* The graph of a CUDA handle, registered (owned as given, or-ed into
+     * a known graph's) on first mention; NULL only when out of memory. */
+    struct gvs_remote_graph *(*graph_of)(void *g, int owned);
+    /* Forgets a graph and its nodes' ids (the CUDA graph is the
+     * caller's). */
+    void (*graph_forget)(struct gvs_remote_graph *g);
+    /* The node of an id, or NULL. */
+    struct gvs_remote_node *(*node_get)(uint64_t id);
+    /* The id of a node of g, registered on first mention; 0 when out of
+     * memory (or n is NULL). */
+    uint64_t (*node_id)(struct gvs_remote_graph *g, void *n);
+    /* Forgets one node's id. */
+    void (*node_forget)(struct gvs_remote_node *n);
+    /* An executable graph (CUgraphExec) as a new id: 0 or GVS_E_NOMEM. */
+    int (*exec_add)(void *x, uint64_t *id);
+    /* The executable graph of an id, or NULL. */
+    void *(*exec_get)(uint64_t id);
+    /* Forgets an id exec_add gave. */
+    void (*exec_forget)(uint64_t id);
 };
 
 #endif

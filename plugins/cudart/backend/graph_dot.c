@@ -55,8 +55,8 @@ int cudart_be_graph_dot_print(struct gvs_call *call)
     uint8_t *text = NULL;
     size_t len = 0;
     int fd = -1;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     cudaError_t e = g != NULL ? cudaSuccess : cudaErrorInvalidValue;
     if (e == cudaSuccess &&
         snprintf(path, sizeof(path), "%s/gvs-dot-XXXXXX",
@@ -67,7 +67,7 @@ int cudart_be_graph_dot_print(struct gvs_call *call)
         e = cudaErrorOperatingSystem;
     if (e == cudaSuccess)
         e = cudaGraphDebugDotPrint(g->g, path, flags);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     if (e == cudaSuccess)
         e = read_all(fd, &text, &len);
     if (fd >= 0) {

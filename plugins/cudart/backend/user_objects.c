@@ -144,13 +144,13 @@ int cudart_be_graph_user_object(struct gvs_call *call)
     if (release > 1)
         return GVS_E_PROTO;
     cudaUserObject_t o = object_get(id);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(gid);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(gid);
     cudaError_t e = o == NULL || g == NULL ? cudaErrorInvalidValue
                     : release ? cudaGraphReleaseUserObject(g->g, o, count)
                               : cudaGraphRetainUserObject(g->g, o, count,
                                                           flags);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;
 }

@@ -10,7 +10,7 @@
 
 static struct gvs_handles *table;
 
-static struct gvs_handles *handles(void)
+struct gvs_handles *remote_be_handles(void)
 {
     return table;
 }
@@ -25,7 +25,7 @@ static const struct gvs_remote_be api = {
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
     .take_stage = remote_be_take_stage,
-    .handles = handles,
+    .handles = remote_be_handles,
     .quota_take = remote_be_quota_take,
     .quota_settle = remote_be_quota_settle,
     .quota_release = remote_be_quota_release,
@@ -34,6 +34,18 @@ static const struct gvs_remote_be api = {
     .quota_release_device = remote_be_quota_release_device,
     .quota_release_owner = remote_be_quota_release_owner,
     .quota_mem_info = remote_be_quota_mem_info,
+    .graphs_lock = remote_be_graphs_lock,
+    .graphs_unlock = remote_be_graphs_unlock,
+    .graph_get = remote_be_graph_get,
+    .graph_known = remote_be_graph_known,
+    .graph_of = remote_be_graph_of,
+    .graph_forget = remote_be_graph_forget,
+    .node_get = remote_be_node_get,
+    .node_id = remote_be_node_id,
+    .node_forget = remote_be_node_forget,
+    .exec_add = remote_be_exec_add,
+    .exec_get = remote_be_exec_get,
+    .exec_forget = remote_be_exec_forget,
 };
 
 /* Request: u64 context id. */

@@ -1,7 +1,7 @@
 /*
  * Private contracts between the files of the remoting layer's backend
  * (gvs-remote.so): the session's lanes, posted failures, handle table
- * and memory quota, which plugin.c offers the API plugins as struct
+ * memory quota and graphs, which plugin.c offers the API plugins as struct
  * gvs_remote_be (remote_be.h says what each does).
  */
 #ifndef REMOTE_BE_STATE_H
@@ -15,6 +15,23 @@ void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
                           void *arg);
 void remote_be_lanes_free(void);
 int remote_be_context_moved(uint16_t plugin);
+
+/* plugin.c: the session's handle table. */
+struct gvs_handles *remote_be_handles(void);
+
+/* graphs.c */
+void remote_be_graphs_lock(void);
+void remote_be_graphs_unlock(void);
+struct gvs_remote_graph *remote_be_graph_get(uint64_t id);
+struct gvs_remote_graph *remote_be_graph_known(void *g);
+struct gvs_remote_graph *remote_be_graph_of(void *g, int owned);
+void remote_be_graph_forget(struct gvs_remote_graph *g);
+struct gvs_remote_node *remote_be_node_get(uint64_t id);
+uint64_t remote_be_node_id(struct gvs_remote_graph *g, void *n);
+void remote_be_node_forget(struct gvs_remote_node *n);
+int remote_be_exec_add(void *x, uint64_t *id);
+void *remote_be_exec_get(uint64_t id);
+void remote_be_exec_forget(uint64_t id);
 
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
