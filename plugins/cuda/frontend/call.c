@@ -131,6 +131,25 @@ CUresult cuda_fe_end(struct apigen_call *c, CUresult r)
     return (CUresult)gvs_remote_end(&api, c, r);
 }
 
+CUresult cuda_fe_call_ids(uint16_t op, const uint64_t *in, int n,
+                          uint64_t *out)
+{
+    struct apigen_call c;
+    uint64_t id = 0;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (int i = 0; i < n; i++)
+        apigen_put_u64(&c, in[i]);
+    r = cuda_fe_run(&c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS && out != NULL)
+        apigen_get_u64(&c, &id);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS && out != NULL)
+        *out = id;
+    return r;
+}
+
 /* The driver keeps no last error. */
 CUresult cuda_fe_ret(CUresult r)
 {

@@ -20,6 +20,12 @@ void cuda_fe_set_initialized(void);
 /* Whether cuInit succeeded in this process's session. */
 int cuda_fe_initialized(void);
 
+/* A device op whose request is n u64s (ids) and whose reply is the
+ * result and, where out is not NULL, one u64 written to *out on
+ * success. */
+CUresult cuda_fe_call_ids(uint16_t op, const uint64_t *in, int n,
+                          uint64_t *out);
+
 /* Sends a request built in c->put (after cuda_fe_begin) as a hand-written
  * call does: waited for unless post, which has no reply. */
 struct gvs_client;

@@ -30,17 +30,6 @@ static CUresult create(uint16_t op, uint32_t flags, int has_prio, int prio,
     return cuda_fe_end(&c, r);
 }
 
-static CUresult destroy(uint16_t op, uint64_t id)
-{
-    struct apigen_call c;
-    CUresult r = cuda_fe_begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, id);
-    r = cuda_fe_run(&c, op, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
-}
-
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
                                     int priority)
 {
@@ -60,7 +49,8 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
 {
-    return destroy(CUDA_OP_STREAM_DESTROY, (uint64_t)(uintptr_t)hStream);
+    const uint64_t id = (uint64_t)(uintptr_t)hStream;
+    return cuda_fe_call_ids(CUDA_OP_STREAM_DESTROY, &id, 1, NULL);
 }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -76,7 +66,8 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 
 CUresult cuEventDestroy_v2(CUevent hEvent)
 {
-    return destroy(CUDA_OP_EVENT_DESTROY, (uint64_t)(uintptr_t)hEvent);
+    const uint64_t id = (uint64_t)(uintptr_t)hEvent;
+    return cuda_fe_call_ids(CUDA_OP_EVENT_DESTROY, &id, 1, NULL);
 }
 
 /* The capture state of a stream; a stream being captured into a graph

@@ -245,7 +245,7 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
 struct raw_case {
     uint16_t op;
     const char *in;
-    uint64_t v[12];
+    uint64_t v[16];
     int posted; /* a piece that may be posted: no reply when it is not last */
 };
 
@@ -309,6 +309,37 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
+    /* Graphs: a node's parameters of each type, after no dependency or
+     * one that is no node. */
+    {CUDA_OP_GRAPH_CREATE, "i", {0}, 0},
+    {CUDA_OP_GRAPH_DESTROY, "q", {H}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qiqcqiiiiiiicb",
+     {H, 1, H, CU_GRAPH_NODE_TYPE_KERNEL, H, 1, 1, 1, 32, 1, 1, 0, 0, 0}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicqqqqqqqqq",
+     {H, 0, CU_GRAPH_NODE_TYPE_MEMCPY, H, 64, 1, H, 64, 1, 64, 2, 1}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicqqiiqq",
+     {H, 0, CU_GRAPH_NODE_TYPE_MEMSET, H, 16, 7, 4, 4, 2}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qic", {H, 0, CU_GRAPH_NODE_TYPE_EMPTY}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicq",
+     {H, 0, CU_GRAPH_NODE_TYPE_EVENT_RECORD, H}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicq", {H, 0, CU_GRAPH_NODE_TYPE_GRAPH, H}, 0},
+    {CUDA_OP_NODE_SET_PARAMS, "qqcqqiiqq",
+     {H, H, CU_GRAPH_NODE_TYPE_MEMSET, H, 16, 7, 4, 4, 1}, 0},
+    {CUDA_OP_GRAPH_INSTANTIATE, "qq", {H, 0}, 0},
+    {CUDA_OP_cuGraphLaunch, "qq", {H, 0}, 0},
+    {CUDA_OP_cuGraphUpload, "qq", {H, 0}, 0},
+    {CUDA_OP_GRAPH_EXEC_DESTROY, "q", {H}, 0},
+    {CUDA_OP_GRAPH_EXEC_UPDATE, "qq", {H, H}, 0},
+    {CUDA_OP_cuStreamBeginCapture_v2, "qi", {H, 0}, 0},
+    {CUDA_OP_STREAM_END_CAPTURE, "q", {H}, 0},
+    {CUDA_OP_GRAPH_NODES, "qcq", {H, 1, 4}, 0},
+    {CUDA_OP_GRAPH_EDIT_EDGES, "qciqiq", {H, 0, 1, H, 1, H}, 0},
+    {CUDA_OP_GRAPH_CLONE, "q", {H}, 0},
+    {CUDA_OP_NODE_FIND_IN_CLONE, "qq", {H, H}, 0},
+    {CUDA_OP_cuGraphNodeGetType, "q", {H}, 0},
+    {CUDA_OP_NODE_DESTROY, "q", {H}, 0},
+    {CUDA_OP_cuGraphNodeSetEnabled, "qqi", {H, H, 1}, 0},
+    {CUDA_OP_cuGraphNodeGetEnabled, "qq", {H, H}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -425,7 +456,7 @@ int main(int argc, char **argv)
     CHECK(plugin->table_hash == CUDA_TABLE_HASH);
 
     /* Every op of the table has its case, and every case its op. */
-    size_t nops = 0;
+    size_t nops = 0, nraw = 0, raw_ops = 0;
     for (const struct gvs_op *o = plugin->ops; o->op != 0; o++, nops++) {
         size_t i = 0, j = 0;
         while (i < NCASES && cases[i].op != o->op)
@@ -438,9 +469,12 @@ int main(int argc, char **argv)
         if (i < NCASES)
             CHECK(check_op(&cases[i]) == 0);
         else
+            raw_ops++;
+        /* An op may have several raw cases, one after the other. */
+        for (; j < NRAW && raw_cases[j].op == o->op; j++, nraw++)
             CHECK(check_raw(&raw_cases[j]) == 0);
     }
-    CHECK(nops == NCASES + NRAW);
+    CHECK(nops == NCASES + raw_ops && nraw == NRAW);
 
     harness_close();
     gvs_buf_free(out);

@@ -9,28 +9,14 @@
  * bad configuration is reported at once, a posted failure at the next
  * synchronization.  Prints "ok".
  */
+#include "driver_check.h"
+
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        CUresult r_ = (call);                                                \
-        if (r_ != CUDA_SUCCESS) {                                            \
-            printf("FAIL line %d: %s: %d\n", __LINE__, #call, (int)r_);      \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-#define EXPECT(cond)                                                         \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                   \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
 
 /* The client library's counters (include/gvs/client.h), looked up: the
  * program links nothing of gvs.  more[] is room for later fields. */

@@ -22,7 +22,7 @@ int main(void)
     memset(&copy, 0, sizeof(copy));
     if (cuArrayCreate(&a, &desc) != CUDA_ERROR_NOT_SUPPORTED ||
         cuMemcpy3D(&copy) != CUDA_ERROR_NOT_SUPPORTED ||
-        cuGraphLaunch(NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
+        cuGraphicsMapResources(0, NULL, NULL) != CUDA_ERROR_NOT_SUPPORTED ||
         cuProfilerStart() != CUDA_ERROR_NOT_SUPPORTED ||
         cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s) != CUDA_SUCCESS ||
         strcmp(s, "operation not supported") != 0) {

@@ -589,6 +589,184 @@ static CUresult mock_destroy(void *obj)
     return CUDA_SUCCESS;
 }
 
+/* Graphs: a graph is its nodes in the order they were added, which
+ * every dependency precedes; an executable graph is a copy of them, run
+ * in that order.  Kernel, memcpy (device to device, rows of the width),
+ * memset (32-bit) and empty nodes. */
+#define MOCK_NODES 8
+
+struct mock_node {
+    CUgraphNodeType type;
+    CUfunction f;
+    unsigned grid, block;
+    uint8_t params[16]; /* fill and add take 16 bytes (mock_kernels) */
+    CUdeviceptr dst, src;
+    size_t width, rows, pitch;
+    unsigned value;
+};
+
+struct mock_graph {
+    unsigned n;
+    struct mock_node node[MOCK_NODES];
+};
+
+static CUresult mock_graph_create(CUgraph *g, unsigned flags)
+{
+    struct mock_graph *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *g = (CUgraph)m;
+    return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_graph_destroy(void *g)
+{
+    free(g);
+    return CUDA_SUCCESS;
+}
+
+/* The node's parameters from the driver's generic ones. */
+static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
+{
+    memset(n, 0, sizeof(*n));
+    n->type = p->type;
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+        const struct mock_kernel *k = kernel_of(p->kernel.func);
+        if (k == NULL)
+            return CUDA_ERROR_INVALID_HANDLE;
+        n->f = p->kernel.func;
+        n->grid = p->kernel.gridDimX;
+        n->block = p->kernel.blockDimX;
+        void **extra = p->kernel.extra;
+        if (p->kernel.kernelParams != NULL) {
+            for (unsigned i = 0; i < k->nparams; i++)
+                memcpy(n->params + k->offset[i], p->kernel.kernelParams[i],
+                       k->size[i]);
+        } else if (extra != NULL &&
+                   extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER &&
+                   extra[2] == CU_LAUNCH_PARAM_BUFFER_SIZE &&
+                   *(size_t *)extra[3] == sizeof(n->params)) {
+            memcpy(n->params, extra[1], sizeof(n->params));
+        } else {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        const CUDA_MEMCPY3D *c = &p->memcpy.copyParams;
+        if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+            c->dstMemoryType != CU_MEMORYTYPE_DEVICE || c->Depth != 1 ||
+            c->Height != 1 || alloc_of(c->dstDevice) < 0 ||
+            alloc_of(c->srcDevice) < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->dst = c->dstDevice;
+        n->src = c->srcDevice;
+        n->width = c->WidthInBytes;
+        return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        if (p->memset.elementSize != 4 || alloc_of(p->memset.dst) < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->dst = p->memset.dst;
+        n->width = p->memset.width;
+        n->rows = p->memset.height;
+        n->pitch = p->memset.pitch;
+        n->value = p->memset.value;
+        return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+static CUresult mock_graph_add(CUgraphNode *out, CUgraph g,
+                               const CUgraphNode *deps, size_t ndeps,
+                               CUgraphNodeParams *p)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    for (size_t i = 0; i < ndeps; i++)
+        if ((struct mock_node *)deps[i] < m->node ||
+            (struct mock_node *)deps[i] >= m->node + m->n)
+            return CUDA_ERROR_INVALID_VALUE;
+    if (m->n == MOCK_NODES)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = node_of(p, &m->node[m->n]);
+    if (r == CUDA_SUCCESS)
+        *out = (CUgraphNode)&m->node[m->n++];
+    return r;
+}
+
+static CUresult mock_node_set(CUgraphNode node, CUgraphNodeParams *p)
+{
+    struct mock_node n, *to = (struct mock_node *)node;
+    CUresult r = node_of(p, &n);
+    if (r == CUDA_SUCCESS && n.type != to->type)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *to = n;
+    return r;
+}
+
+/* Only the graph the executable graph was made from knows the node's
+ * index: the mock keeps it beside the copy. */
+struct mock_exec {
+    struct mock_graph *from;
+    struct mock_graph copy;
+};
+
+static CUresult mock_exec_set(CUgraphExec x, CUgraphNode node,
+                              CUgraphNodeParams *p)
+{
+    struct mock_exec *e = (struct mock_exec *)x;
+    ptrdiff_t i = (struct mock_node *)node - e->from->node;
+    if (i < 0 || i >= (ptrdiff_t)e->copy.n)
+        return CUDA_ERROR_INVALID_VALUE;
+    return mock_node_set((CUgraphNode)&e->copy.node[i], p);
+}
+
+static CUresult mock_instantiate(CUgraphExec *x, CUgraph g,
+                                 unsigned long long flags)
+{
+    struct mock_exec *e = malloc(sizeof(*e));
+    if (e == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->from = (struct mock_graph *)g;
+    e->copy = *e->from;
+    *x = (CUgraphExec)e;
+    return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
+{
+    const struct mock_graph *m = &((struct mock_exec *)x)->copy;
+    CUresult r = CUDA_SUCCESS;
+    for (unsigned i = 0; i < m->n && r == CUDA_SUCCESS; i++) {
+        const struct mock_node *n = &m->node[i];
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)n->params,
+                         CU_LAUNCH_PARAM_END};
+        if (n->type == CU_GRAPH_NODE_TYPE_KERNEL)
+            r = mock_launch(n->f, n->grid, 1, 1, n->block, 1, 1, 0, s, NULL,
+                            extra);
+        else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+            r = mock_d2d(n->dst, n->src, n->width);
+        else if (n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+            r = mock_set2d32(n->dst, n->pitch, n->value, n->width, n->rows);
+    }
+    return r;
+}
+
+static CUresult mock_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    size_t i = 0;
+    for (; nodes != NULL && i < *n && i < m->n; i++)
+        nodes[i] = (CUgraphNode)&m->node[i];
+    *n = nodes != NULL ? i : m->n;
+    return CUDA_SUCCESS;
+}
+
 /* Fills what every generated handler calls and the mock has no answer
  * for with one that fails: the tests that reach them check the
  * failure. */
@@ -646,6 +824,16 @@ static void fill_rest(void)
     *(void **)&cuda_be_drv.cuStreamSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuStreamQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
+    cuda_be_drv.cuGraphCreate = mock_graph_create;
+    *(void **)&cuda_be_drv.cuGraphDestroy = (void *)mock_graph_destroy;
+    *(void **)&cuda_be_drv.cuGraphExecDestroy = (void *)mock_graph_destroy;
+    *(void **)&cuda_be_drv.cuGraphDestroyNode = (void *)mock_destroy;
+    cuda_be_drv.cuGraphAddNode = mock_graph_add;
+    cuda_be_drv.cuGraphNodeSetParams = mock_node_set;
+    cuda_be_drv.cuGraphExecNodeSetParams = mock_exec_set;
+    cuda_be_drv.cuGraphInstantiateWithFlags = mock_instantiate;
+    cuda_be_drv.cuGraphLaunch = mock_graph_launch;
+    cuda_be_drv.cuGraphGetNodes = mock_graph_nodes;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

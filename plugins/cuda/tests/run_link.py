@@ -14,9 +14,10 @@ import tempfile
 
 # (compiler flags, names the sample must import for them)
 MODES = (
-    ([], {"cuArrayCreate_v2", "cuMemcpy3D_v2", "cuGraphLaunch"}),
+    ([], {"cuArrayCreate_v2", "cuMemcpy3D_v2", "cuGraphicsMapResources"}),
     (["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-     {"cuArrayCreate_v2", "cuMemcpy3D_v2_ptds", "cuGraphLaunch_ptsz"}),
+     {"cuArrayCreate_v2", "cuMemcpy3D_v2_ptds",
+      "cuGraphicsMapResources_ptsz"}),
 )
 
 
