@@ -106,7 +106,10 @@
     X(cuGraphAddDependencies)                                                \
     X(cuGraphRemoveDependencies)                                             \
     X(cuGraphClone)                                                          \
-    X(cuGraphNodeFindInClone)
+    X(cuGraphNodeFindInClone)                                                \
+    X(cuGraphGetEdges_v2)                                                    \
+    X(cuGraphNodeGetDependencies_v2)                                         \
+    X(cuGraphNodeGetDependentNodes_v2)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

@@ -294,6 +294,19 @@ int cuda_be_stream_end_capture(struct gvs_call *call)
     return c.rc;
 }
 
+/* A listing's request: u64 graph or node, u8 which (at most max), u64
+ * room (at most NODES_MAX).  Malformed: a negative GVS_E_* code. */
+static int get_listing(struct apigen_call *c, uint64_t *id, uint8_t *which,
+                       uint8_t max, uint64_t *room)
+{
+    apigen_get_u64(c, id);
+    apigen_get_u8(c, which);
+    apigen_get_u64(c, room);
+    if (apigen_end(c) < 0)
+        return c->rc;
+    return *which > max || *room > NODES_MAX ? GVS_E_PROTO : 0;
+}
+
 /* Request: u64 graph, u8 which, u64 room.  Reply: i32, u64 total, u32
  * n, n x u64 node. */
 int cuda_be_graph_nodes(struct gvs_call *call)
@@ -302,13 +315,9 @@ int cuda_be_graph_nodes(struct gvs_call *call)
     uint64_t id, room;
     uint8_t which;
     struct gvs_remote_graph *g;
-    apigen_get_u64(&c, &id);
-    apigen_get_u8(&c, &which);
-    apigen_get_u64(&c, &room);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    if (which > 1 || room > NODES_MAX)
-        return GVS_E_PROTO;
+    int rc = get_listing(&c, &id, &which, 1, &room);
+    if (rc < 0)
+        return rc;
     __typeof__(cuda_be_drv.cuGraphGetNodes) list = NULL;
     size_t total = 0;
     CUgraphNode *v = NULL;
@@ -434,5 +443,130 @@ int cuda_be_node_destroy(struct gvs_call *call)
         cuda_be_remote->node_forget(n);
     cuda_be_remote->graphs_unlock();
     apigen_put_i32(&c, r);
+    return c.rc;
+}
+
+/* Most dependencies a capture's reply lists. */
+#define DEPS_MAX (1u << 16)
+
+/* Request: u64 stream.  Reply: see cuda.api.  The graph in flight gets
+ * an id the session does not own: the capture's end gives it. */
+int cuda_be_capture_graph(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t swire, gid = 0;
+    CUstream s = NULL;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0;
+    CUgraph cg = NULL;
+    const CUgraphNode *deps = NULL;
+    const CUgraphEdgeData *edges = NULL;
+    size_t n = 0;
+    apigen_get_u64(&c, &swire);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, swire, &s);
+    cuda_be_remote->graphs_lock();
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &status, &cid, &cg, &deps,
+                                                &edges, &n);
+    struct gvs_remote_graph *g =
+        r == CUDA_SUCCESS && cg != NULL ? cuda_be_remote->graph_of(cg, 0)
+                                        : NULL;
+    if (cg != NULL && g == NULL && r == CUDA_SUCCESS)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS && n > DEPS_MAX)
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS) {
+        gid = g != NULL ? g->id : 0;
+        apigen_put_i32(&c, (int32_t)status);
+        apigen_put_u64(&c, cid);
+        apigen_put_u64(&c, gid);
+        apigen_put_u32(&c, g != NULL ? (uint32_t)n : 0);
+        for (size_t i = 0; g != NULL && i < n; i++) {
+            apigen_put_u64(&c, cuda_be_remote->node_id(g, deps[i]));
+            apigen_put_u8(&c, edges != NULL ? edges[i].from_port : 0);
+            apigen_put_u8(&c, edges != NULL ? edges[i].to_port : 0);
+            apigen_put_u8(&c, edges != NULL ? edges[i].type : 0);
+        }
+    }
+    cuda_be_remote->graphs_unlock();
+    return c.rc;
+}
+
+/* Caller holds the graphs lock.  The edges of which (cuda.api,
+ * GRAPH_EDGES) into from, to and ed (each room for *n, or NULL for the
+ * count in *n); a node's own end is node. */
+static CUresult edges(uint8_t which, struct gvs_remote_graph *g,
+                      CUgraphNode node, CUgraphNode *from, CUgraphNode *to,
+                      CUgraphEdgeData *ed, size_t *n)
+{
+    if (which == 0)
+        return CUDA_DRV(cuGraphGetEdges_v2)(g->g, from, to, ed, n);
+    CUgraphNode *other = which == 1 ? from : to;
+    CUgraphNode *self = which == 1 ? to : from;
+    CUresult r = which == 1
+                     ? CUDA_DRV(cuGraphNodeGetDependencies_v2)(node, other,
+                                                               ed, n)
+                     : CUDA_DRV(cuGraphNodeGetDependentNodes_v2)(node, other,
+                                                                 ed, n);
+    for (size_t i = 0; r == CUDA_SUCCESS && self != NULL && i < *n; i++)
+        self[i] = node;
+    return r;
+}
+
+/* Request: u64 graph or node, u8 which, u64 room.  Reply: see cuda.api. */
+int cuda_be_graph_edges(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint8_t which;
+    uint64_t id, room;
+    size_t total = 0;
+    CUgraphNode *from = NULL, *to = NULL;
+    CUgraphEdgeData *ed = NULL;
+    int rc = get_listing(&c, &id, &which, 2, &room);
+    if (rc < 0)
+        return rc;
+    CUresult r = cuda_be_enter(call);
+    cuda_be_remote->graphs_lock();
+    struct gvs_remote_graph *g = which == 0 ? cuda_be_remote->graph_get(id)
+                                            : NULL;
+    struct gvs_remote_node *node = which != 0 ? cuda_be_remote->node_get(id)
+                                              : NULL;
+    if (node != NULL)
+        g = node->graph;
+    if (r == CUDA_SUCCESS && g == NULL)
+        r = CUDA_ERROR_INVALID_VALUE;
+    CUgraphNode self = node != NULL ? node->n : NULL;
+    if (r == CUDA_SUCCESS)
+        r = edges(which, g, self, NULL, NULL, NULL, &total);
+    if (r == CUDA_SUCCESS && total > 0) {
+        from = gvs_calloc(total, sizeof(*from));
+        to = gvs_calloc(total, sizeof(*to));
+        ed = gvs_calloc(total, sizeof(*ed));
+        r = from != NULL && to != NULL && ed != NULL
+                ? edges(which, g, self, from, to, ed, &total)
+                : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS) {
+        uint32_t n = (uint32_t)(total < room ? total : room);
+        apigen_put_u64(&c, total);
+        apigen_put_u32(&c, n);
+        for (uint32_t i = 0; i < n; i++) {
+            apigen_put_u64(&c, cuda_be_remote->node_id(g, from[i]));
+            apigen_put_u64(&c, cuda_be_remote->node_id(g, to[i]));
+            apigen_put_u8(&c, ed[i].from_port);
+            apigen_put_u8(&c, ed[i].to_port);
+            apigen_put_u8(&c, ed[i].type);
+        }
+    }
+    cuda_be_remote->graphs_unlock();
+    gvs_free(from);
+    gvs_free(to);
+    gvs_free(ed);
     return c.rc;
 }

@@ -3,9 +3,12 @@
  * generated. */
 #include "graph.h"
 
+#include <pthread.h>
+
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
 #include "gvs/err.h"
+#include "gvs/mem.h"
 
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
@@ -197,8 +200,10 @@ static CUresult list(CUgraph g, uint8_t which, CUgraphNode *nodes, size_t *n)
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
-    /* The driver writes the count it filled, which is fewer where the
-     * array is shorter than the graph. */
+    /* The driver clears the rest of a longer array and writes the count
+     * it filled. */
+    for (size_t i = got; nodes != NULL && i < *n; i++)
+        nodes[i] = NULL;
     *n = nodes != NULL ? got : total;
     return CUDA_SUCCESS;
 }
@@ -270,4 +275,215 @@ CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
                                       size_t numDependencies)
 {
     return edit_edges_v2(hGraph, 1, from, to, edgeData, numDependencies);
+}
+
+/* The dependencies of a thread's last capture query, which the caller
+ * reads until its next (the driver's stay valid as long at least). */
+struct deps_buf {
+    CUgraphNode *nodes;
+    CUgraphEdgeData *edges;
+    uint32_t room;
+};
+
+static pthread_key_t deps_key;
+static pthread_once_t deps_once = PTHREAD_ONCE_INIT;
+
+static void deps_free(void *p)
+{
+    struct deps_buf *b = p;
+    gvs_free(b->nodes);
+    gvs_free(b->edges);
+    gvs_free(b);
+}
+
+static void deps_init(void)
+{
+    (void)pthread_key_create(&deps_key, deps_free);
+}
+
+/* The thread's buffer with room for n, or NULL. */
+static struct deps_buf *deps_room(uint32_t n)
+{
+    pthread_once(&deps_once, deps_init);
+    struct deps_buf *b = pthread_getspecific(deps_key);
+    if (b == NULL) {
+        if ((b = gvs_calloc(1, sizeof(*b))) == NULL)
+            return NULL;
+        if (pthread_setspecific(deps_key, b) != 0) {
+            gvs_free(b);
+            return NULL;
+        }
+    }
+    if (n <= b->room)
+        return b;
+    CUgraphNode *nodes = gvs_realloc(b->nodes, n * sizeof(*nodes));
+    if (nodes != NULL)
+        b->nodes = nodes;
+    CUgraphEdgeData *edges = gvs_realloc(b->edges, n * sizeof(*edges));
+    if (edges != NULL)
+        b->edges = edges;
+    if (nodes == NULL || edges == NULL)
+        return NULL;
+    b->room = n;
+    return b;
+}
+
+CUresult cuda_fe_capture_graph(uint64_t stream, CUstreamCaptureStatus *status,
+                               cuuint64_t *id, CUgraph *graph,
+                               const CUgraphNode **deps,
+                               const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    struct apigen_call c;
+    int32_t st = 0;
+    uint64_t cid = 0, gid = 0;
+    uint32_t n = 0;
+    struct deps_buf *b = NULL;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, stream);
+    r = cuda_fe_run(&c, CUDA_OP_CAPTURE_GRAPH, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS) {
+        apigen_get_i32(&c, &st);
+        apigen_get_u64(&c, &cid);
+        apigen_get_u64(&c, &gid);
+        apigen_get_u32(&c, &n);
+        if (c.rc == 0 && (b = deps_room(n)) == NULL) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+            c.get = NULL; /* the rest of the reply is dropped */
+        }
+    }
+    for (uint32_t i = 0; b != NULL && i < n && c.rc == 0; i++) {
+        uint64_t node;
+        apigen_get_u64(&c, &node);
+        b->nodes[i] = (CUgraphNode)(uintptr_t)node;
+        apigen_get_u8(&c, &b->edges[i].from_port);
+        apigen_get_u8(&c, &b->edges[i].to_port);
+        apigen_get_u8(&c, &b->edges[i].type);
+    }
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    *status = (CUstreamCaptureStatus)st;
+    if (id != NULL)
+        *id = cid;
+    if (graph != NULL)
+        *graph = (CUgraph)(uintptr_t)gid;
+    if (deps != NULL)
+        *deps = n > 0 ? b->nodes : NULL;
+    if (edges != NULL)
+        *edges = n > 0 ? b->edges : NULL;
+    if (ndeps != NULL)
+        *ndeps = n;
+    return CUDA_SUCCESS;
+}
+
+/* Lists which (cuda.api, GRAPH_EDGES: 0 a graph's edges, 1 a node's
+ * dependencies, 2 its dependents) of id: the count in *n where the
+ * listed end's array is NULL, else at most *n edges, the rest of the
+ * arrays cleared as the driver clears them, and the count written in
+ * *n.  Without edge data (the first forms), an edge that has some is
+ * CUDA_ERROR_LOSSY_QUERY, as the driver answers. */
+static CUresult get_edges(uint8_t which, uint64_t id, CUgraphNode *from,
+                          CUgraphNode *to, CUgraphEdgeData *ed, size_t *n,
+                          int lossy)
+{
+    struct apigen_call c;
+    uint64_t total = 0;
+    uint32_t got = 0;
+    CUgraphNode *listed = which == 2 ? to : from;
+    if (n == NULL || (listed == NULL && ed != NULL) ||
+        (which == 0 && (from == NULL) != (to == NULL)))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t room = listed != NULL ? *n : 0;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, id);
+    apigen_put_u8(&c, which);
+    apigen_put_u64(&c, room);
+    r = cuda_fe_run(&c, CUDA_OP_GRAPH_EDGES, APIGEN_DEVICE);
+    int lost = 0;
+    if (r == CUDA_SUCCESS) {
+        apigen_get_u64(&c, &total);
+        apigen_get_u32(&c, &got);
+        if (got > room)
+            c.rc = GVS_E_PROTO;
+    }
+    for (uint32_t i = 0; r == CUDA_SUCCESS && i < got && c.rc == 0; i++) {
+        uint64_t f, t;
+        CUgraphEdgeData e = {0};
+        apigen_get_u64(&c, &f);
+        apigen_get_u64(&c, &t);
+        apigen_get_u8(&c, &e.from_port);
+        apigen_get_u8(&c, &e.to_port);
+        apigen_get_u8(&c, &e.type);
+        if (from != NULL)
+            from[i] = (CUgraphNode)(uintptr_t)f;
+        if (to != NULL)
+            to[i] = (CUgraphNode)(uintptr_t)t;
+        if (ed != NULL)
+            ed[i] = e;
+        lost |= e.from_port != 0 || e.to_port != 0 || e.type != 0;
+    }
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (size_t i = got; i < room; i++) {
+        if (from != NULL)
+            from[i] = NULL;
+        if (to != NULL)
+            to[i] = NULL;
+        if (ed != NULL)
+            ed[i] = (CUgraphEdgeData){0};
+    }
+    *n = listed != NULL ? got : total;
+    return lossy && lost ? CUDA_ERROR_LOSSY_QUERY : CUDA_SUCCESS;
+}
+
+CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
+                         size_t *numEdges)
+{
+    return get_edges(0, cuda_fe_id(hGraph), from, to, NULL, numEdges, 1);
+}
+
+CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from,
+                            CUgraphNode *to, CUgraphEdgeData *edgeData,
+                            size_t *numEdges)
+{
+    return get_edges(0, cuda_fe_id(hGraph), from, to, edgeData, numEdges, 0);
+}
+
+CUresult cuGraphNodeGetDependencies(CUgraphNode hNode,
+                                    CUgraphNode *dependencies,
+                                    size_t *numDependencies)
+{
+    return get_edges(1, cuda_fe_id(hNode), dependencies, NULL, NULL,
+                     numDependencies, 1);
+}
+
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode,
+                                       CUgraphNode *dependencies,
+                                       CUgraphEdgeData *edgeData,
+                                       size_t *numDependencies)
+{
+    return get_edges(1, cuda_fe_id(hNode), dependencies, NULL, edgeData,
+                     numDependencies, 0);
+}
+
+CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
+                                      CUgraphNode *dependentNodes,
+                                      size_t *numDependentNodes)
+{
+    return get_edges(2, cuda_fe_id(hNode), NULL, dependentNodes, NULL,
+                     numDependentNodes, 1);
+}
+
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode,
+                                         CUgraphNode *dependentNodes,
+                                         CUgraphEdgeData *edgeData,
+                                         size_t *numDependentNodes)
+{
+    return get_edges(2, cuda_fe_id(hNode), NULL, dependentNodes, edgeData,
+                     numDependentNodes, 0);
 }

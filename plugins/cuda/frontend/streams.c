@@ -1,6 +1,7 @@
 /* Streams and events (cuda.api): created and destroyed here, the rest
  * generated. */
 #include "call.h"
+#include "graph.h"
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
@@ -70,8 +71,8 @@ CUresult cuEventDestroy_v2(CUevent hEvent)
     return cuda_fe_call_ids(CUDA_OP_EVENT_DESTROY, &id, 1, NULL);
 }
 
-/* The capture state of a stream; a stream being captured into a graph
- * has dependencies and a graph this frontend cannot name yet. */
+/* The capture state of a stream; its graph and dependencies, where
+ * asked for, come in a query of their own (graphs.c). */
 static CUresult capture_info(CUstream hStream, int per_thread,
                              CUstreamCaptureStatus *status, cuuint64_t *id,
                              CUgraph *graph, const CUgraphNode **deps,
@@ -82,6 +83,9 @@ static CUresult capture_info(CUstream hStream, int per_thread,
     uint64_t cid = 0, n = 0;
     if (status == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    if (graph != NULL || deps != NULL || edges != NULL)
+        return cuda_fe_capture_graph(cuda_fe_stream_wire(hStream, per_thread),
+                                     status, id, graph, deps, edges, ndeps);
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -95,18 +99,9 @@ static CUresult capture_info(CUstream hStream, int per_thread,
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
-    if (st != CU_STREAM_CAPTURE_STATUS_NONE &&
-        (graph != NULL || deps != NULL || edges != NULL))
-        return CUDA_ERROR_NOT_SUPPORTED;
     *status = (CUstreamCaptureStatus)st;
     if (id != NULL)
         *id = cid;
-    if (graph != NULL)
-        *graph = NULL;
-    if (deps != NULL)
-        *deps = NULL;
-    if (edges != NULL)
-        *edges = NULL;
     if (ndeps != NULL)
         *ndeps = (size_t)n;
     return CUDA_SUCCESS;

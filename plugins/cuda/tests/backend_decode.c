@@ -340,6 +340,8 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_NODE_DESTROY, "q", {H}, 0},
     {CUDA_OP_cuGraphNodeSetEnabled, "qqi", {H, H, 1}, 0},
     {CUDA_OP_cuGraphNodeGetEnabled, "qq", {H, H}, 0},
+    {CUDA_OP_CAPTURE_GRAPH, "q", {0}, 0},
+    {CUDA_OP_GRAPH_EDGES, "qcq", {H, 1, 4}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -5,7 +5,7 @@
  * packed by the kernel's layout, taken when the node is made), a copy
  * and a second kernel (its arguments as an extra buffer), instantiated
  * and launched; parameters set in the executable graph and in the graph;
- * node listings; what is refused (host memory in a copy node, a node of
+ * node and edge listings; what is refused (host memory in a copy node, a node of
  * another graph, a destroyed graph).  Prints "ok".
  */
 #include "driver_check.h"
@@ -98,6 +98,19 @@ int main(void)
     count = 2;
     CHECK(cuGraphGetNodes(g, nodes, &count));
     EXPECT(count == 2 && nodes[0] == set && nodes[1] == k1);
+
+    /* Edges: the graph's, a node's dependencies, one added. */
+    CUgraphNode from[5], to[5];
+    size_t nedges = 0;
+    CHECK(cuGraphGetEdges(g, NULL, NULL, NULL, &nedges));
+    EXPECT(nedges == 3);
+    nedges = 5;
+    CHECK(cuGraphGetEdges(g, from, to, NULL, &nedges));
+    EXPECT(nedges == 3 && from[1] == k1 && to[1] == cp && to[3] == NULL);
+    CHECK(cuGraphAddDependencies(g, &set, &k2, NULL, 1));
+    size_t ndeps = 5;
+    CHECK(cuGraphNodeGetDependencies(k2, from, NULL, &ndeps));
+    EXPECT(ndeps == 2 && from[0] == cp && from[1] == set);
 
     CUgraphExec x;
     CHECK(cuGraphInstantiate(&x, g, 0));

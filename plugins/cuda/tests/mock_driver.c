@@ -592,7 +592,7 @@ static CUresult mock_destroy(void *obj)
 /* Graphs: a graph is its nodes in the order they were added, which
  * every dependency precedes; an executable graph is a copy of them, run
  * in that order.  Kernel, memcpy (device to device, rows of the width),
- * memset (32-bit) and empty nodes. */
+ * memset (32-bit) and empty nodes, of up to 4 dependencies. */
 #define MOCK_NODES 8
 
 struct mock_node {
@@ -603,6 +603,8 @@ struct mock_node {
     CUdeviceptr dst, src;
     size_t width, rows, pitch;
     unsigned value;
+    unsigned ndeps;
+    const struct mock_node *deps[4];
 };
 
 struct mock_graph {
@@ -610,19 +612,40 @@ struct mock_graph {
     struct mock_node node[MOCK_NODES];
 };
 
+#define MOCK_GRAPHS 16
+static struct mock_graph *graphs[MOCK_GRAPHS];
+
 static CUresult mock_graph_create(CUgraph *g, unsigned flags)
 {
-    struct mock_graph *m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    *g = (CUgraph)m;
-    return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] == NULL) {
+            if ((graphs[i] = calloc(1, sizeof(*graphs[i]))) == NULL)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            *g = (CUgraph)graphs[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static CUresult mock_graph_destroy(void *g)
+static CUresult mock_graph_destroy(CUgraph g)
 {
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] == (struct mock_graph *)g)
+            graphs[i] = NULL;
     free(g);
     return CUDA_SUCCESS;
+}
+
+/* The mock finds a node's graph by the node's place in it. */
+static struct mock_graph *graph_of_node(const struct mock_node *n)
+{
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] != NULL && n >= graphs[i]->node &&
+            n < graphs[i]->node + graphs[i]->n)
+            return graphs[i];
+    return NULL;
 }
 
 /* The node's parameters from the driver's generic ones. */
@@ -690,12 +713,66 @@ static CUresult mock_graph_add(CUgraphNode *out, CUgraph g,
         if ((struct mock_node *)deps[i] < m->node ||
             (struct mock_node *)deps[i] >= m->node + m->n)
             return CUDA_ERROR_INVALID_VALUE;
-    if (m->n == MOCK_NODES)
+    if (m->n == MOCK_NODES || ndeps > 4)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = node_of(p, &m->node[m->n]);
+    struct mock_node *n = &m->node[m->n];
+    CUresult r = node_of(p, n);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < ndeps; i++)
+        n->deps[n->ndeps++] = (const struct mock_node *)deps[i];
     if (r == CUDA_SUCCESS)
         *out = (CUgraphNode)&m->node[m->n++];
     return r;
+}
+
+static CUresult mock_add_deps(CUgraph g, const CUgraphNode *from,
+                              const CUgraphNode *to, size_t n)
+{
+    (void)g;
+    for (size_t i = 0; i < n; i++) {
+        struct mock_node *t = (struct mock_node *)to[i];
+        if (t->ndeps == 4)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        t->deps[t->ndeps++] = (const struct mock_node *)from[i];
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Edges of no data: every edge, or those into one node. */
+static CUresult list_edges(const struct mock_graph *m,
+                           const struct mock_node *into, CUgraphNode *from,
+                           CUgraphNode *to, CUgraphEdgeData *ed, size_t *n)
+{
+    size_t k = 0;
+    for (unsigned i = 0; i < m->n; i++) {
+        const struct mock_node *t = &m->node[i];
+        for (unsigned j = 0; j < t->ndeps && (into == NULL || into == t);
+             j++, k++) {
+            if (from == NULL || k >= *n)
+                continue;
+            from[k] = (CUgraphNode)t->deps[j];
+            if (to != NULL)
+                to[k] = (CUgraphNode)t;
+            if (ed != NULL)
+                memset(&ed[k], 0, sizeof(ed[k]));
+        }
+    }
+    *n = from != NULL && k > *n ? *n : k;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                           CUgraphEdgeData *ed, size_t *n)
+{
+    return list_edges((struct mock_graph *)g, NULL, from, to, ed, n);
+}
+
+static CUresult mock_node_deps(CUgraphNode node, CUgraphNode *deps,
+                               CUgraphEdgeData *ed, size_t *n)
+{
+    const struct mock_node *t = (const struct mock_node *)node;
+    struct mock_graph *m = graph_of_node(t);
+    return m != NULL ? list_edges(m, t, deps, NULL, ed, n)
+                     : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult mock_node_set(CUgraphNode node, CUgraphNodeParams *p)
@@ -736,6 +813,12 @@ static CUresult mock_instantiate(CUgraphExec *x, CUgraph g,
     e->copy = *e->from;
     *x = (CUgraphExec)e;
     return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_exec_destroy(CUgraphExec x)
+{
+    free(x);
+    return CUDA_SUCCESS;
 }
 
 static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
@@ -825,8 +908,11 @@ static void fill_rest(void)
     *(void **)&cuda_be_drv.cuStreamQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
     cuda_be_drv.cuGraphCreate = mock_graph_create;
-    *(void **)&cuda_be_drv.cuGraphDestroy = (void *)mock_graph_destroy;
-    *(void **)&cuda_be_drv.cuGraphExecDestroy = (void *)mock_graph_destroy;
+    cuda_be_drv.cuGraphDestroy = mock_graph_destroy;
+    cuda_be_drv.cuGraphExecDestroy = mock_exec_destroy;
+    cuda_be_drv.cuGraphAddDependencies = mock_add_deps;
+    cuda_be_drv.cuGraphGetEdges_v2 = mock_edges;
+    cuda_be_drv.cuGraphNodeGetDependencies_v2 = mock_node_deps;
     *(void **)&cuda_be_drv.cuGraphDestroyNode = (void *)mock_destroy;
     cuda_be_drv.cuGraphAddNode = mock_graph_add;
     cuda_be_drv.cuGraphNodeSetParams = mock_node_set;
