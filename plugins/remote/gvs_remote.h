@@ -92,6 +92,20 @@ uint64_t gvs_remote_launch_config(int dev, const uint32_t grid[3],
  * because ok was accepted. */
 int gvs_remote_launch_within(uint64_t want, uint64_t ok);
 
+/* User objects (remote_be.h, "User objects"): CUDA keeps the references
+ * on the backend, the destructor is the program's.  An API frontend
+ * records it here before the object's create request leaves (the object
+ * may be gone, and the notification on its way, before the reply is
+ * read) and sends the id as the object's callback; the handler of its
+ * plugin's destroy notification hands the body (u64 id) to run, which
+ * runs the destructor once and forgets it.  As natively (no destructor
+ * sync), no call waits for a destructor.  add answers 0 when out of
+ * memory; forget drops a record whose object CUDA refused to make. */
+uint64_t gvs_remote_destructor_add(void (*fn)(void *), void *ptr);
+void gvs_remote_destructor_forget(uint64_t id);
+struct gvs_buf;
+void gvs_remote_destructor_run(struct gvs_buf *body);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

@@ -215,6 +215,29 @@ struct gvs_remote_be {
     void *(*exec_get)(uint64_t id);
     /* Forgets an id exec_add gave. */
     void (*exec_forget)(uint64_t id);
+
+    /* User objects ------------------------------------------------------
+     * The destructor is the client's: a user object is a record of the
+     * client's id of it (callback), which CUDA destroys with
+     * user_object_destructor when the last reference goes; that sends
+     * the client plugin's notification op (u64 callback), whose handler
+     * runs the program's destructor (gvs_remote.h).  A GVS_RH_USER_OBJECT
+     * id names the object to either API. */
+    /* A record for a user object about to be made, its id in *id; NULL
+     * when out of memory.  Hand CUDA the record and
+     * user_object_destructor, then user_object_set the object it made,
+     * or user_object_drop the record when CUDA refused. */
+    void *(*user_object_new)(uint16_t plugin, uint16_t op, uint64_t callback,
+                             uint64_t *id);
+    void (*user_object_destructor)(void *record);
+    void (*user_object_set)(void *record, void *object);
+    void (*user_object_drop)(void *record);
+    /* The CUuserObject of an id, or NULL. */
+    void *(*user_object_get)(uint64_t id);
+    /* The session is closing: no notification leaves from now on, and
+     * those under way have left when it returns (any plugin's
+     * session_close, before it lets CUDA run destructors). */
+    void (*notify_stop)(void);
 };
 
 #endif

@@ -182,9 +182,6 @@ void be_streams_close(struct be_session *s);
 /* Lets every host callback that waits for the client go, and makes later
  * ones return at once; returns when none uses the session any more. */
 void be_callbacks_release(void);
-/* user_objects.c: makes later destructors send nothing; returns when
- * none uses the session any more. */
-void be_user_objects_release(void);
 /* notifications.c: makes later async notifications and log callbacks
  * send nothing; returns when none uses the session any more. */
 void be_notifications_release(void);

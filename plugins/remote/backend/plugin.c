@@ -46,6 +46,12 @@ static const struct gvs_remote_be api = {
     .exec_add = remote_be_exec_add,
     .exec_get = remote_be_exec_get,
     .exec_forget = remote_be_exec_forget,
+    .user_object_new = remote_be_user_object_new,
+    .user_object_destructor = remote_be_user_object_destructor,
+    .user_object_set = remote_be_user_object_set,
+    .user_object_drop = remote_be_user_object_drop,
+    .user_object_get = remote_be_user_object_get,
+    .notify_stop = remote_be_notify_stop,
 };
 
 /* Request: u64 context id. */
@@ -72,6 +78,7 @@ static int session_open(const struct gvs_host_api *host,
     if (table == NULL)
         return GVS_E_NOMEM;
     remote_be_quota_open(host, session);
+    remote_be_user_objects_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */
@@ -86,6 +93,7 @@ static int session_open(const struct gvs_host_api *host,
 static void session_close(void *state)
 {
     (void)state;
+    remote_be_notify_stop();
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();

@@ -1,7 +1,7 @@
 /*
  * Private contracts between the files of the remoting layer's backend
  * (gvs-remote.so): the session's lanes, posted failures, handle table
- * memory quota and graphs, which plugin.c offers the API plugins as struct
+ * memory quota, graphs and user objects, which plugin.c offers the API plugins as struct
  * gvs_remote_be (remote_be.h says what each does).
  */
 #ifndef REMOTE_BE_STATE_H
@@ -32,6 +32,17 @@ void remote_be_node_forget(struct gvs_remote_node *n);
 int remote_be_exec_add(void *x, uint64_t *id);
 void *remote_be_exec_get(uint64_t id);
 void remote_be_exec_forget(uint64_t id);
+
+/* user_objects.c */
+void remote_be_user_objects_open(const struct gvs_host_api *host,
+                                 struct gvs_session *session);
+void remote_be_notify_stop(void);
+void *remote_be_user_object_new(uint16_t plugin, uint16_t op,
+                                uint64_t callback, uint64_t *id);
+void remote_be_user_object_destructor(void *record);
+void remote_be_user_object_set(void *record, void *object);
+void remote_be_user_object_drop(void *record);
+void *remote_be_user_object_get(uint64_t id);
 
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
