@@ -109,7 +109,12 @@
     X(cuGraphNodeFindInClone)                                                \
     X(cuGraphGetEdges_v2)                                                    \
     X(cuGraphNodeGetDependencies_v2)                                         \
-    X(cuGraphNodeGetDependentNodes_v2)
+    X(cuGraphNodeGetDependentNodes_v2)                                       \
+    X(cuUserObjectCreate)                                                    \
+    X(cuUserObjectRetain)                                                    \
+    X(cuUserObjectRelease)                                                   \
+    X(cuGraphRetainUserObject)                                               \
+    X(cuGraphReleaseUserObject)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

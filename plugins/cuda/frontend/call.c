@@ -36,7 +36,8 @@ __attribute__((constructor)) static void cuda_fe_register(void)
 {
     /* The only failure is a full plugin table: every call then fails at
      * the handshake, which reports it. */
-    (void)gvs_client_register(&plugin);
+    if (gvs_client_register(&plugin) == 0)
+        (void)cuda_fe_notify_init();
     pthread_atfork(NULL, NULL, fork_child);
 }
 

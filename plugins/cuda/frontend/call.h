@@ -34,6 +34,10 @@ CUresult cuda_fe_client(struct gvs_client **out);
 /* The code for a failed gvs_client_* call. */
 CUresult cuda_fe_transport(int rc);
 
+/* notify.c: the plugin's notifications go to their handlers; before the
+ * first connection.  0 or a negative GVS_E_* code. */
+int cuda_fe_notify_init(void);
+
 /* streams.c: a stream's wire value; the default stream of a per-thread
  * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */
 uint64_t cuda_fe_stream_wire(CUstream s, int per_thread);

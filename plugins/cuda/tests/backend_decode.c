@@ -342,6 +342,8 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuGraphNodeGetEnabled, "qq", {H, H}, 0},
     {CUDA_OP_CAPTURE_GRAPH, "q", {0}, 0},
     {CUDA_OP_GRAPH_EDGES, "qcq", {H, 1, 4}, 0},
+    {CUDA_OP_USER_OBJECT_CREATE, "qii", {7, 1, 0}, 0},
+    {CUDA_OP_USER_OBJECT_REF, "qiiqi", {H, 1, 2, H, 1}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -5,17 +5,35 @@
  * packed by the kernel's layout, taken when the node is made), a copy
  * and a second kernel (its arguments as an extra buffer), instantiated
  * and launched; parameters set in the executable graph and in the graph;
- * node and edge listings; what is refused (host memory in a copy node, a node of
+ * node and edge listings; user objects, their destructors run here when
+ * the program or a graph lets the last reference go; what is refused (host memory in a copy node, a node of
  * another graph, a destroyed graph).  Prints "ok".
  */
 #include "driver_check.h"
 
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define N 1024
+
+/* User objects' destructors run on the client's notify thread. */
+static _Atomic int destroyed;
+
+static void on_destroy(void *arg)
+{
+    destroyed += *(int *)arg;
+}
+
+static void wait_destroyed(int want)
+{
+    for (int i = 0; i < 2000 && destroyed != want; i++)
+        usleep(1000);
+    EXPECT(destroyed == want);
+}
 
 static void expect_all(CUdeviceptr p, uint32_t value)
 {
@@ -152,10 +170,30 @@ int main(void)
     EXPECT(cuGraphAddKernelNode(&bad, g, NULL, 0, &kp) ==
            CUDA_ERROR_INVALID_VALUE);
 
+    /* User objects: the destructor runs here once the last reference
+     * goes, the program's or a graph's. */
+    int one = 1, ten = 10;
+    CUuserObject o;
+    CHECK(cuUserObjectCreate(&o, &one, on_destroy, 2,
+                             CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK(cuUserObjectRetain(o, 1));
+    CHECK(cuUserObjectRelease(o, 2));
+    usleep(20000);
+    EXPECT(destroyed == 0);
+    CHECK(cuUserObjectRelease(o, 1));
+    wait_destroyed(1);
+    CHECK(cuUserObjectCreate(&o, &ten, on_destroy, 1,
+                             CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK(cuGraphRetainUserObject(other, o, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    EXPECT(cuUserObjectCreate(&o, &one, NULL, 1,
+                              CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) ==
+           CUDA_ERROR_INVALID_VALUE);
+
     CHECK(cuGraphExecDestroy(x));
     CHECK(cuGraphExecDestroy(x2));
     EXPECT(cuGraphLaunch(x, NULL) == CUDA_ERROR_INVALID_VALUE);
     CHECK(cuGraphDestroy(other));
+    wait_destroyed(11);
     CHECK(cuGraphDestroy(g));
     EXPECT(cuGraphDestroy(g) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuGraphGetNodes(g, NULL, &count) == CUDA_ERROR_INVALID_VALUE);

@@ -610,7 +610,49 @@ struct mock_node {
 struct mock_graph {
     unsigned n;
     struct mock_node node[MOCK_NODES];
+    unsigned nobjs;
+    CUuserObject objs[4];
 };
+
+/* User objects: a count of references; a graph holds up to 4 of them,
+ * released when it is destroyed. */
+struct mock_uobj {
+    void *ptr;
+    CUhostFn destroy;
+    unsigned refs;
+};
+
+static CUresult mock_uobj_create(CUuserObject *o, void *ptr, CUhostFn fn,
+                                 unsigned refs, unsigned flags)
+{
+    if (fn == NULL || refs == 0 ||
+        flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct mock_uobj *u = malloc(sizeof(*u));
+    if (u == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *u = (struct mock_uobj){ptr, fn, refs};
+    *o = (CUuserObject)u;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_uobj_retain(CUuserObject o, unsigned n)
+{
+    ((struct mock_uobj *)o)->refs += n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_uobj_release(CUuserObject o, unsigned n)
+{
+    struct mock_uobj *u = (struct mock_uobj *)o;
+    if (n > u->refs)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((u->refs -= n) == 0) {
+        u->destroy(u->ptr);
+        free(u);
+    }
+    return CUDA_SUCCESS;
+}
 
 #define MOCK_GRAPHS 16
 static struct mock_graph *graphs[MOCK_GRAPHS];
@@ -631,10 +673,26 @@ static CUresult mock_graph_create(CUgraph *g, unsigned flags)
 
 static CUresult mock_graph_destroy(CUgraph g)
 {
+    struct mock_graph *m = (struct mock_graph *)g;
     for (int i = 0; i < MOCK_GRAPHS; i++)
-        if (graphs[i] == (struct mock_graph *)g)
+        if (graphs[i] == m)
             graphs[i] = NULL;
+    for (unsigned i = 0; i < m->nobjs; i++)
+        (void)mock_uobj_release(m->objs[i], 1);
     free(g);
+    return CUDA_SUCCESS;
+}
+
+/* One reference a call, moved or retained. */
+static CUresult mock_graph_retain(CUgraph g, CUuserObject o, unsigned n,
+                                  unsigned flags)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    if (n != 1 || m->nobjs == 4)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!(flags & CU_GRAPH_USER_OBJECT_MOVE))
+        (void)mock_uobj_retain(o, 1);
+    m->objs[m->nobjs++] = o;
     return CUDA_SUCCESS;
 }
 
@@ -911,6 +969,10 @@ static void fill_rest(void)
     cuda_be_drv.cuGraphDestroy = mock_graph_destroy;
     cuda_be_drv.cuGraphExecDestroy = mock_exec_destroy;
     cuda_be_drv.cuGraphAddDependencies = mock_add_deps;
+    cuda_be_drv.cuUserObjectCreate = mock_uobj_create;
+    cuda_be_drv.cuUserObjectRetain = mock_uobj_retain;
+    cuda_be_drv.cuUserObjectRelease = mock_uobj_release;
+    cuda_be_drv.cuGraphRetainUserObject = mock_graph_retain;
     cuda_be_drv.cuGraphGetEdges_v2 = mock_edges;
     cuda_be_drv.cuGraphNodeGetDependencies_v2 = mock_node_deps;
     *(void **)&cuda_be_drv.cuGraphDestroyNode = (void *)mock_destroy;
