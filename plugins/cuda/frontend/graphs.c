@@ -102,6 +102,26 @@ CUresult cuGraphInstantiateWithParams_ptsz(
     return instantiate_params(phGraphExec, hGraph, instantiateParams, 1);
 }
 
+/* The first form: no error node, an empty log. */
+CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+                               CUgraphNode *phErrorNode, char *logBuffer,
+                               size_t bufferSize)
+{
+    if (phErrorNode != NULL)
+        *phErrorNode = NULL;
+    if (logBuffer != NULL && bufferSize > 0)
+        logBuffer[0] = '\0';
+    return cuGraphInstantiateWithFlags(phGraphExec, hGraph, 0);
+}
+
+CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+                            CUgraphNode *phErrorNode, char *logBuffer,
+                            size_t bufferSize)
+{
+    return cuGraphInstantiate_v2(phGraphExec, hGraph, phErrorNode, logBuffer,
+                                 bufferSize);
+}
+
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     const uint64_t in[] = {cuda_fe_id(hGraphExec)};
@@ -134,6 +154,19 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
     resultInfo->result = (CUgraphExecUpdateResult)result;
     resultInfo->errorNode = (CUgraphNode)(uintptr_t)err;
     resultInfo->errorFromNode = (CUgraphNode)(uintptr_t)from;
+    return r;
+}
+
+CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                           CUgraphNode *hErrorNode_out,
+                           CUgraphExecUpdateResult *updateResult_out)
+{
+    CUgraphExecUpdateResultInfo info;
+    if (hErrorNode_out == NULL || updateResult_out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuGraphExecUpdate_v2(hGraphExec, hGraph, &info);
+    *hErrorNode_out = info.errorNode;
+    *updateResult_out = info.result;
     return r;
 }
 
