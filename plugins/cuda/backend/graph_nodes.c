@@ -36,18 +36,20 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
     if (c->rc < 0)
         return CUDA_SUCCESS;
     struct cuda_be_kernel *kn = cuda_be_kernel_get(0, id);
-    if (kn == NULL)
-        kn = cuda_be_kernel_get(1, id);
-    if (kn == NULL)
+    if (kn != NULL) {
+        k->func = (CUfunction)kn->handle;
+    } else if ((kn = cuda_be_kernel_get(1, id)) != NULL) {
+        /* A library's kernel, in the current context (ctx NULL). */
+        k->kern = (CUkernel)kn->handle;
+    } else {
         return CUDA_ERROR_INVALID_HANDLE;
+    }
     if (form == FORM_PARAMS && kn->status != CUDA_SUCCESS)
         return kn->status;
     if (form == FORM_PARAMS && plen != kn->param_bytes) {
         c->rc = GVS_E_PROTO;
         return CUDA_SUCCESS;
     }
-    /* A CUkernel stands for its function where a CUfunction is taken. */
-    k->func = (CUfunction)kn->handle;
     memcpy(nb->block, params, plen);
     nb->size = plen;
     if (form == FORM_EXTRA) {

@@ -151,6 +151,31 @@ int main(void)
     CHECK(cuCtxSynchronize());
     expect_all(q, 22);
 
+    /* A library's kernel (CUkernel) in a node of its own graph. */
+    CUlibrary lib;
+    CUkernel kadd;
+    CHECK(cuLibraryLoadData(&lib, "//gvs-mock library\n", NULL, NULL, 0,
+                            NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&kadd, lib, "add"));
+    uint32_t delta = 1;
+    void *kargs[] = {&q, &n, &delta};
+    CUDA_KERNEL_NODE_PARAMS lp = kp;
+    lp.func = NULL;
+    lp.kern = kadd;
+    lp.kernelParams = kargs;
+    CUgraph g3;
+    CUgraphNode kl;
+    CUgraphExec x3;
+    CHECK(cuGraphCreate(&g3, 0));
+    CHECK(cuGraphAddKernelNode(&kl, g3, NULL, 0, &lp));
+    CHECK(cuGraphInstantiate(&x3, g3, 0));
+    CHECK(cuGraphLaunch(x3, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(q, 23);
+    CHECK(cuGraphExecDestroy(x3));
+    CHECK(cuGraphDestroy(g3));
+    CHECK(cuLibraryUnload(lib));
+
     /* Refused: host memory in a copy node (the client's), a node of
      * another graph, kernel arguments the layout needs missing. */
     static uint32_t host[N];

@@ -713,10 +713,12 @@ static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
     n->type = p->type;
     switch (p->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL: {
-        const struct mock_kernel *k = kernel_of(p->kernel.func);
+        CUfunction f = p->kernel.func != NULL ? p->kernel.func
+                                              : (CUfunction)p->kernel.kern;
+        const struct mock_kernel *k = kernel_of(f);
         if (k == NULL)
             return CUDA_ERROR_INVALID_HANDLE;
-        n->f = p->kernel.func;
+        n->f = f;
         n->grid = p->kernel.gridDimX;
         n->block = p->kernel.blockDimX;
         void **extra = p->kernel.extra;
