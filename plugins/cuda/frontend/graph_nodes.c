@@ -362,9 +362,7 @@ CUresult cuGraphExecMemsetNodeSetParams(
 
 /* Nodes of no parameters but a handle: empty (none), event record and
  * wait (the event), child graph (the graph, copied into the node). */
-static CUresult add_handle(CUgraphNode *ph, CUgraph g,
-                           const CUgraphNode *deps, size_t n,
-                           CUgraphNodeType type, void *handle)
+static CUgraphNodeParams of_handle(CUgraphNodeType type, void *handle)
 {
     CUgraphNodeParams p;
     memset(&p, 0, sizeof(p));
@@ -373,6 +371,14 @@ static CUresult add_handle(CUgraphNode *ph, CUgraph g,
         p.graph.graph = handle;
     else
         p.eventRecord.event = handle;
+    return p;
+}
+
+static CUresult add_handle(CUgraphNode *ph, CUgraph g,
+                           const CUgraphNode *deps, size_t n,
+                           CUgraphNodeType type, void *handle)
+{
+    CUgraphNodeParams p = of_handle(type, handle);
     return cuGraphAddNode_v2(ph, g, deps, NULL, n, &p);
 }
 
@@ -406,4 +412,45 @@ CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 {
     return add_handle(phGraphNode, hGraph, dependencies, numDependencies,
                       CU_GRAPH_NODE_TYPE_GRAPH, childGraph);
+}
+
+/* A node's event or child graph, set in its graph or in exec. */
+static CUresult set_handle(int in_exec, CUgraphExec exec, CUgraphNode node,
+                           CUgraphNodeType type, void *handle)
+{
+    CUgraphNodeParams p = of_handle(type, handle);
+    return in_exec ? cuGraphExecNodeSetParams(exec, node, &p)
+                   : set_params(NULL, node, &p);
+}
+
+CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
+{
+    return set_handle(0, NULL, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD, event);
+}
+
+CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
+{
+    return set_handle(0, NULL, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event);
+}
+
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
+                                            CUgraphNode hNode, CUevent event)
+{
+    return set_handle(1, hGraphExec, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+                      event);
+}
+
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
+                                          CUgraphNode hNode, CUevent event)
+{
+    return set_handle(1, hGraphExec, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+                      event);
+}
+
+CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec,
+                                            CUgraphNode hNode,
+                                            CUgraph childGraph)
+{
+    return set_handle(1, hGraphExec, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
+                      childGraph);
 }
