@@ -114,7 +114,9 @@
     X(cuUserObjectRetain)                                                    \
     X(cuUserObjectRelease)                                                   \
     X(cuGraphRetainUserObject)                                               \
-    X(cuGraphReleaseUserObject)
+    X(cuGraphReleaseUserObject)                                              \
+    X(cuStreamBeginCaptureToGraph)                                           \
+    X(cuStreamUpdateCaptureDependencies)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

@@ -26,6 +26,16 @@ CUresult cuda_be_graph_node(uint64_t wire, CUgraphNode *out)
     return *out != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* The reply of a handler that decoded while it worked: the decoding's
+ * refusal, else the result. */
+static int reply(struct apigen_call *c, CUresult r)
+{
+    if (c->rc < 0)
+        return c->rc;
+    apigen_put_i32(c, r);
+    return c->rc;
+}
+
 /* Caller holds the graphs lock.  The graph of id, after entering the
  * lane: CUDA_ERROR_INVALID_VALUE for an id that is none. */
 static CUresult enter_graph(struct gvs_call *call, uint64_t id,
@@ -191,10 +201,7 @@ int cuda_be_node_set_params(struct gvs_call *call)
     cuda_be_remote->graphs_unlock();
     cuda_be_node_buf_free(nb);
     gvs_free(nb);
-    if (c.rc < 0)
-        return c.rc;
-    apigen_put_i32(&c, r);
-    return c.rc;
+    return reply(&c, r);
 }
 
 /* Request: u64 graph, u64 flags.  Reply: i32, u64 executable graph. */
@@ -373,10 +380,7 @@ int cuda_be_graph_edit_edges(struct gvs_call *call)
     cuda_be_remote->graphs_unlock();
     gvs_free(from);
     gvs_free(to);
-    if (c.rc < 0)
-        return c.rc;
-    apigen_put_i32(&c, r);
-    return c.rc;
+    return reply(&c, r);
 }
 
 /* Request: u64 graph.  Reply: i32, u64 the clone. */
@@ -569,4 +573,68 @@ int cuda_be_graph_edges(struct gvs_call *call)
     gvs_free(to);
     gvs_free(ed);
     return c.rc;
+}
+
+/* Request: u64 stream, u64 graph, the dependencies, i32 mode.  Reply:
+ * i32. */
+int cuda_be_stream_begin_capture_to_graph(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t swire, gid;
+    uint32_t n;
+    int32_t mode;
+    CUstream s = NULL;
+    struct gvs_remote_graph *g = NULL;
+    apigen_get_u64(&c, &swire);
+    apigen_get_u64(&c, &gid);
+    cuda_be_remote->graphs_lock();
+    CUresult r = c.rc == 0 ? enter_graph(call, gid, &g) : CUDA_SUCCESS;
+    CUgraphNode *deps = get_nodes(&c, g, &n, &r);
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) == 0) {
+        if (r == CUDA_SUCCESS)
+            r = cuda_be_stream(call, swire, &s);
+        if (r == CUDA_SUCCESS)
+            r = CUDA_DRV(cuStreamBeginCaptureToGraph)(
+                s, g->g, deps, NULL, n, (CUstreamCaptureMode)mode);
+    }
+    cuda_be_remote->graphs_unlock();
+    gvs_free(deps);
+    return reply(&c, r);
+}
+
+/* Request: u64 stream, u32 flags, u32 n, n x u64 node.  Reply: i32. */
+int cuda_be_stream_update_capture_deps(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t swire;
+    uint32_t flags, n;
+    CUstream s = NULL;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph cg = NULL;
+    apigen_get_u64(&c, &swire);
+    apigen_get_u32(&c, &flags);
+    if (c.rc < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, swire, &s);
+    /* The nodes are the capture's graph's: a stream not capturing has
+     * none, and the driver says so. */
+    cuuint64_t cid = 0;
+    size_t nd = 0;
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &status, &cid, &cg, NULL,
+                                                NULL, &nd);
+    cuda_be_remote->graphs_lock();
+    struct gvs_remote_graph *g =
+        cg != NULL ? cuda_be_remote->graph_known(cg) : NULL;
+    /* Without a capture the driver's answer is the stream's state. */
+    CUresult none = CUDA_SUCCESS;
+    CUgraphNode *deps = get_nodes(&c, g, &n, g != NULL ? &r : &none);
+    if (apigen_end(&c) == 0 && r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamUpdateCaptureDependencies)(s, deps, n, flags);
+    cuda_be_remote->graphs_unlock();
+    gvs_free(deps);
+    return reply(&c, r);
 }

@@ -520,3 +520,105 @@ CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode,
     return get_edges(2, cuda_fe_id(hNode), NULL, dependentNodes, edgeData,
                      numDependentNodes, 0);
 }
+
+/* A capture request of stream s whose n dependencies have edge data
+ * edges (the default only): begun, the stream put. */
+static CUresult begin_capture_call(struct apigen_call *c, CUstream s,
+                                  int per_thread,
+                                  const CUgraphEdgeData *edges, size_t n)
+{
+    CUresult r = cuda_fe_default_edges(edges, n);
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_begin(c);
+    if (r == CUDA_SUCCESS)
+        apigen_put_u64(c, cuda_fe_stream_wire(s, per_thread));
+    return r;
+}
+
+static CUresult begin_to_graph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                               const CUgraphEdgeData *edges, size_t n,
+                               CUstreamCaptureMode mode, int per_thread)
+{
+    struct apigen_call c;
+    CUresult r = begin_capture_call(&c, s, per_thread, edges, n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, cuda_fe_id(g));
+    r = cuda_fe_put_nodes(&c, deps, n);
+    apigen_put_i32(&c, (int32_t)mode);
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_run(&c, CUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH,
+                        APIGEN_DEVICE);
+    return cuda_fe_end(&c, r);
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                     const CUgraphNode *dependencies,
+                                     const CUgraphEdgeData *dependencyData,
+                                     size_t numDependencies,
+                                     CUstreamCaptureMode mode)
+{
+    return begin_to_graph(hStream, hGraph, dependencies, dependencyData,
+                          numDependencies, mode, 0);
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(
+    CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    CUstreamCaptureMode mode)
+{
+    return begin_to_graph(hStream, hGraph, dependencies, dependencyData,
+                          numDependencies, mode, 1);
+}
+
+static CUresult update_deps(CUstream s, const CUgraphNode *deps,
+                            const CUgraphEdgeData *edges, size_t n,
+                            unsigned int flags, int per_thread)
+{
+    struct apigen_call c;
+    CUresult r = begin_capture_call(&c, s, per_thread, edges, n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u32(&c, flags);
+    r = cuda_fe_put_nodes(&c, deps, n);
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_run(&c, CUDA_OP_STREAM_UPDATE_CAPTURE_DEPS,
+                        APIGEN_DEVICE);
+    return cuda_fe_end(&c, r);
+}
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
+                                           CUgraphNode *dependencies,
+                                           size_t numDependencies,
+                                           unsigned int flags)
+{
+    return update_deps(hStream, dependencies, NULL, numDependencies, flags,
+                       0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
+                                                CUgraphNode *dependencies,
+                                                size_t numDependencies,
+                                                unsigned int flags)
+{
+    return update_deps(hStream, dependencies, NULL, numDependencies, flags,
+                       1);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(
+    CUstream hStream, CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    unsigned int flags)
+{
+    return update_deps(hStream, dependencies, dependencyData,
+                       numDependencies, flags, 0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+    CUstream hStream, CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    unsigned int flags)
+{
+    return update_deps(hStream, dependencies, dependencyData,
+                       numDependencies, flags, 1);
+}
