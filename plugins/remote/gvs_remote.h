@@ -106,6 +106,13 @@ void gvs_remote_destructor_forget(uint64_t id);
 struct gvs_buf;
 void gvs_remote_destructor_run(struct gvs_buf *body);
 
+/* The calling thread's stream capture mode (CUstreamCaptureMode, the
+ * runtime's numbers alike), one for both APIs as natively: an API
+ * frontend exchanging it sends its lane the new one (the backend's lane
+ * capture_mode, remote_be.h), then sets it here. */
+int gvs_remote_capture_mode(void);
+void gvs_remote_set_capture_mode(int mode);
+
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,
                                 struct apigen_call *c);

@@ -44,6 +44,10 @@ struct gvs_remote_lane {
      * space of the plugin that posted it (0: none). */
     uint16_t latched_plugin;
     int32_t latched;
+    /* The client thread's stream capture mode (CUstreamCaptureMode, the
+     * same numbers as the runtime's), set by either API's op: the lane's
+     * calls run under it (thread_capture_mode). */
+    int32_t capture_mode;
     /* The image STAGE pieces have brought for the lane's next load. */
     uint8_t *stage;
     size_t stage_len;
@@ -131,6 +135,15 @@ struct gvs_remote_be {
      * GVS_REMOTE_CONTEXT_LOST says the caller moved the context outside
      * its own view (a context it created or destroyed). */
     int (*context_moved)(uint16_t plugin);
+    /* The stream capture mode the calling handler thread was last put in
+     * through any plugin (0, global, for a new thread, as CUDA starts
+     * it): a plugin entering a lane whose capture_mode differs exchanges
+     * the thread's mode and writes the new one here. */
+    int *(*thread_capture_mode)(void);
+    /* The lane of call's capture_mode set to mode, as a client asked (an
+     * API's capture-mode op): 0, GVS_E_PROTO for no CUstreamCaptureMode,
+     * GVS_E_NOMEM. */
+    int (*set_capture_mode)(struct gvs_call *call, int32_t mode);
 
     /* Failures of posted ops -------------------------------------------
      * CUDA reports a failure it cannot report at once (a kernel's, a

@@ -116,7 +116,8 @@
     X(cuGraphRetainUserObject)                                               \
     X(cuGraphReleaseUserObject)                                              \
     X(cuStreamBeginCaptureToGraph)                                           \
-    X(cuStreamUpdateCaptureDependencies)
+    X(cuStreamUpdateCaptureDependencies)                                     \
+    X(cuThreadExchangeStreamCaptureMode)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

@@ -638,3 +638,19 @@ int cuda_be_stream_update_capture_deps(struct gvs_call *call)
     gvs_free(deps);
     return reply(&c, r);
 }
+
+/* Request: i32 mode; posted.  Reply: i32 when waited for. */
+int cuda_be_thread_capture_mode(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    int32_t mode;
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    int rc = cuda_be_remote->set_capture_mode(call, mode);
+    if (rc < 0)
+        return rc;
+    if (!call->noreply)
+        apigen_put_i32(&c, CUDA_SUCCESS);
+    return c.rc;
+}

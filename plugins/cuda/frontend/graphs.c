@@ -9,6 +9,7 @@
 #include "cuda_ops.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs_remote.h"
 
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
@@ -621,4 +622,22 @@ CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
 {
     return update_deps(hStream, dependencies, dependencyData,
                        numDependencies, flags, 1);
+}
+
+/* The mode is the client thread's (the layer's, one for both APIs),
+ * posted to its lane when it changes. */
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (mode == NULL || *mode < CU_STREAM_CAPTURE_MODE_GLOBAL ||
+        *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = (CUstreamCaptureMode)gvs_remote_capture_mode();
+    if (*mode != old) {
+        CUresult r = cuda_rpc_THREAD_CAPTURE_MODE(*mode);
+        if (r != CUDA_SUCCESS)
+            return r;
+        gvs_remote_set_capture_mode(*mode);
+    }
+    *mode = old;
+    return CUDA_SUCCESS;
 }

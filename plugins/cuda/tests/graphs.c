@@ -222,6 +222,17 @@ int main(void)
     CHECK(cuGraphDestroy(g));
     EXPECT(cuGraphDestroy(g) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuGraphGetNodes(g, NULL, &count) == CUDA_ERROR_INVALID_VALUE);
+    /* The thread's capture mode: exchanged, and the calls after it run
+     * under it on the backend. */
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CHECK(cuThreadExchangeStreamCaptureMode(&m));
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CHECK(cuCtxSynchronize());
+    CHECK(cuThreadExchangeStreamCaptureMode(&m));
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_RELAXED);
+    m = (CUstreamCaptureMode)7;
+    EXPECT(cuThreadExchangeStreamCaptureMode(&m) == CUDA_ERROR_INVALID_VALUE);
+
     CHECK(cuMemFree(p));
     CHECK(cuMemFree(q));
     CHECK(cuModuleUnload(mod));

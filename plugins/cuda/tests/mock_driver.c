@@ -553,6 +553,17 @@ static CUresult mock_capture_info(CUstream s, CUstreamCaptureStatus *status,
     return CUDA_SUCCESS;
 }
 
+/* Each thread's capture mode, as the driver keeps it. */
+static _Thread_local CUstreamCaptureMode capture_mode;
+
+static CUresult mock_capture_mode(CUstreamCaptureMode *m)
+{
+    CUstreamCaptureMode old = capture_mode;
+    capture_mode = *m;
+    *m = old;
+    return CUDA_SUCCESS;
+}
+
 static int stream_objs[64];
 static unsigned nstreams;
 
@@ -961,6 +972,7 @@ static void fill_rest(void)
     cuda_be_drv.cuStreamDestroy_v2 = (__typeof__(cuda_be_drv.cuStreamDestroy_v2))mock_destroy;
     cuda_be_drv.cuEventCreate = mock_event_create;
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
+    cuda_be_drv.cuThreadExchangeStreamCaptureMode = mock_capture_mode;
     cuda_be_drv.cuEventRecord = mock_record;
     *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;

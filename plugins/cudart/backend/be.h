@@ -66,10 +66,6 @@ struct be_module {
  * layer's lane (remote_be.h). */
 struct be_lane {
     int device; /* the lane's current device, moved by SET_DEVICE */
-    /* The client thread's stream capture mode (LANE_CAPTURE_MODE): the
-     * handlers run on threads every lane shares, so it is applied on
-     * entering the lane.  0 is cudaStreamCaptureModeGlobal. */
-    int capture_mode;
     /* The lane's per-thread default streams (cudaStreamPerThread), one
      * per device, the streams code's (streams.c); NULL until first use. */
     void *ptsz_stream;

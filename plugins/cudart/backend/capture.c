@@ -138,13 +138,9 @@ int cudart_be_lane_capture_mode(struct gvs_call *call)
     apigen_get_i32(&c, &mode);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (mode < cudaStreamCaptureModeGlobal ||
-        mode > cudaStreamCaptureModeRelaxed)
-        return GVS_E_PROTO;
-    struct be_lane *l = be_lane(call);
-    if (l == NULL)
-        return GVS_E_NOMEM;
-    l->capture_mode = mode;
+    int rc = be_remote->set_capture_mode(call, mode);
+    if (rc < 0)
+        return rc;
     if (!call->noreply)
         apigen_put_i32(&c, cudaSuccess);
     return c.rc;

@@ -15,6 +15,8 @@ void remote_be_lanes_each(void (*fn)(struct gvs_remote_lane *l, void *arg),
                           void *arg);
 void remote_be_lanes_free(void);
 int remote_be_context_moved(uint16_t plugin);
+int *remote_be_thread_capture_mode(void);
+int remote_be_set_capture_mode(struct gvs_call *call, int32_t mode);
 
 /* plugin.c: the session's handle table. */
 struct gvs_handles *remote_be_handles(void);
