@@ -119,7 +119,8 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     return r == CUDA_SUCCESS ? cuda_be_check_device_range(src, sn) : r;
 }
 
-static CUresult get_memset(struct apigen_call *c, CUDA_MEMSET_NODE_PARAMS_v2 *m)
+static CUresult get_memset(struct apigen_call *c,
+                           CUDA_MEMSET_NODE_PARAMS_v2 *m)
 {
     uint64_t dst, pitch, w, h;
     apigen_get_u64(c, &dst);

@@ -110,8 +110,9 @@ int cuda_be_graph_destroy(struct gvs_call *call)
 /* Caller holds the graphs lock.  Decodes u32 n, n x u64 node into an
  * array of g's nodes the caller frees (NULL when n is 0); an id that is
  * no node of g makes *r CUDA_ERROR_INVALID_VALUE, decoding going on. */
-static CUgraphNode *get_nodes(struct apigen_call *c, struct gvs_remote_graph *g,
-                              uint32_t *n, CUresult *r)
+static CUgraphNode *get_nodes(struct apigen_call *c,
+                              struct gvs_remote_graph *g, uint32_t *n,
+                              CUresult *r)
 {
     apigen_get_u32(c, n);
     /* Each id is 8 bytes of the request: a count it cannot hold is

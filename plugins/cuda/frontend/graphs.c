@@ -41,9 +41,13 @@ CUresult cuGraphDestroy(CUgraph hGraph)
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
     const uint64_t in[] = {cuda_fe_id(originalGraph)};
+    uint64_t id = 0;
     if (phGraphClone == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    return cuda_fe_call_ids(CUDA_OP_GRAPH_CLONE, in, 1, (uint64_t *)phGraphClone);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_CLONE, in, 1, &id);
+    if (r == CUDA_SUCCESS)
+        *phGraphClone = (CUgraph)(uintptr_t)id;
+    return r;
 }
 
 CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
@@ -51,9 +55,13 @@ CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
 {
     const uint64_t in[] = {cuda_fe_id(hOriginalNode),
                            cuda_fe_id(hClonedGraph)};
+    uint64_t id = 0;
     if (phNode == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    return cuda_fe_call_ids(CUDA_OP_NODE_FIND_IN_CLONE, in, 2, (uint64_t *)phNode);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_NODE_FIND_IN_CLONE, in, 2, &id);
+    if (r == CUDA_SUCCESS)
+        *phNode = (CUgraphNode)(uintptr_t)id;
+    return r;
 }
 
 CUresult cuGraphDestroyNode(CUgraphNode hNode)
@@ -66,9 +74,13 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                      unsigned long long flags)
 {
     const uint64_t in[] = {cuda_fe_id(hGraph), flags};
+    uint64_t id = 0;
     if (phGraphExec == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    return cuda_fe_call_ids(CUDA_OP_GRAPH_INSTANTIATE, in, 2, (uint64_t *)phGraphExec);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_INSTANTIATE, in, 2, &id);
+    if (r == CUDA_SUCCESS)
+        *phGraphExec = (CUgraphExec)(uintptr_t)id;
+    return r;
 }
 
 /* An upload asked for is the stream's next work, as the driver does it. */
@@ -81,9 +93,13 @@ static CUresult instantiate_params(CUgraphExec *x, CUgraph g,
     p->hErrNode_out = NULL;
     CUresult r = cuGraphInstantiateWithFlags(
         x, g, p->flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
-    if (r == CUDA_SUCCESS && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+    if (r == CUDA_SUCCESS && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
         r = per_thread ? cuGraphUpload_ptsz(*x, p->hUploadStream)
                        : cuGraphUpload(*x, p->hUploadStream);
+        /* The instantiation fails as a whole. */
+        if (r != CUDA_SUCCESS)
+            (void)cuGraphExecDestroy(*x);
+    }
     p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
                                       : CUDA_GRAPH_INSTANTIATE_ERROR;
     return r;

@@ -5,9 +5,11 @@
  * packed by the kernel's layout, taken when the node is made), a copy
  * and a second kernel (its arguments as an extra buffer), instantiated
  * and launched; parameters set in the executable graph and in the graph;
- * node and edge listings; user objects, their destructors run here when
- * the program or a graph lets the last reference go; what is refused (host memory in a copy node, a node of
- * another graph, a destroyed graph).  Prints "ok".
+ * node and edge listings; a library's kernel in a node; user objects,
+ * their destructors run here when the program or a graph lets the last
+ * reference go; the thread's capture mode; what is refused (host memory
+ * in a copy node, a node of another graph, a destroyed graph).  Prints
+ * "ok".
  */
 #include "driver_check.h"
 
