@@ -69,17 +69,18 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
     return CUDA_SUCCESS;
 }
 
-/* The bytes a box of rows spans from its first: depth slices of height
- * rows, pitch apart, slice_rows rows a slice; 0 on overflow. */
-static uint64_t span(uint64_t pitch, uint64_t slice_rows, uint64_t width,
-                     uint64_t height, uint64_t depth)
+/* The rows a box of depth slices of height rows spans, slice_rows rows
+ * a slice (which must hold height), from its first row to its last; 0
+ * when that overflows or the box is empty. */
+static uint64_t box_rows(uint64_t slice_rows, uint64_t height,
+                         uint64_t depth)
 {
-    if (width == 0 || height == 0 || depth == 0)
+    uint64_t rows;
+    if (height == 0 || depth == 0 || (depth > 1 && slice_rows < height) ||
+        __builtin_mul_overflow(depth - 1, slice_rows, &rows) ||
+        __builtin_add_overflow(rows, height, &rows))
         return 0;
-    unsigned __int128 last_row = (unsigned __int128)(depth - 1) * slice_rows +
-                                 (height - 1);
-    unsigned __int128 n = last_row * pitch + width;
-    return n > UINT64_MAX ? 0 : (uint64_t)n;
+    return rows;
 }
 
 /* Memcpy: device memory on both sides, checked to be so. */
@@ -109,14 +110,13 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     p->WidthInBytes = w;
     p->Height = h;
     p->Depth = d;
-    /* Rows longer than their pitch are the driver's to refuse; the
-     * range is ours to check. */
-    uint64_t dn = span(h > 1 || d > 1 ? dpitch : w, dheight, w, h, d);
-    uint64_t sn = span(h > 1 || d > 1 ? spitch : w, sheight, w, h, d);
-    if (dn == 0 || sn == 0 || (d > 1 && (dheight < h || sheight < h)))
+    /* Every row of the box lies in the rectangle of rows it spans. */
+    uint64_t drows = box_rows(dheight, h, d), srows = box_rows(sheight, h, d);
+    if (w == 0 || drows == 0 || srows == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuda_be_check_device_range(dst, dn);
-    return r == CUDA_SUCCESS ? cuda_be_check_device_range(src, sn) : r;
+    CUresult r = cuda_be_check_device_rect(dst, dpitch, w, drows);
+    return r == CUDA_SUCCESS ? cuda_be_check_device_rect(src, spitch, w, srows)
+                             : r;
 }
 
 static CUresult get_memset(struct apigen_call *c,

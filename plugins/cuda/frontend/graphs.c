@@ -162,7 +162,7 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
     apigen_put_u64(&c, cuda_fe_id(hGraph));
     r = cuda_fe_run(&c, CUDA_OP_GRAPH_EXEC_UPDATE, APIGEN_DEVICE);
     /* The result info comes with a failed update too. */
-    if (c.rc == 0 && gvs_buf_len(c.get) > 0) {
+    if (c.rc == 0 && c.get != NULL && gvs_buf_len(c.get) > 0) {
         apigen_get_i32(&c, &result);
         apigen_get_u64(&c, &err);
         apigen_get_u64(&c, &from);
