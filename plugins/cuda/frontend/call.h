@@ -38,6 +38,11 @@ CUresult cuda_fe_transport(int rc);
  * first connection.  0 or a negative GVS_E_* code. */
 int cuda_fe_notify_init(void);
 
+/* streams.c: a device op that makes an object (a stream, an event, a
+ * graph) of u32 flags, and of i32 prio where has_prio: its id in *id. */
+CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
+                        uint64_t *id);
+
 /* streams.c: a stream's wire value; the default stream of a per-thread
  * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */
 uint64_t cuda_fe_stream_wire(CUstream s, int per_thread);

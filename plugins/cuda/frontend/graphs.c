@@ -13,20 +13,10 @@
 
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
-    struct apigen_call c;
     uint64_t id = 0;
-    if (!cuda_fe_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
     if (phGraph == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuda_fe_begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u32(&c, flags);
-    r = cuda_fe_run(&c, CUDA_OP_GRAPH_CREATE, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS)
-        apigen_get_u64(&c, &id);
-    r = cuda_fe_end(&c, r);
+    CUresult r = cuda_fe_create(CUDA_OP_GRAPH_CREATE, flags, 0, 0, &id);
     if (r == CUDA_SUCCESS)
         *phGraph = (CUgraph)(uintptr_t)id;
     return r;

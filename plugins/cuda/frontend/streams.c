@@ -13,8 +13,8 @@ uint64_t cuda_fe_stream_wire(CUstream s, int per_thread)
     return (uint64_t)(uintptr_t)s;
 }
 
-static CUresult create(uint16_t op, uint32_t flags, int has_prio, int prio,
-                       uint64_t *id)
+CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
+                        uint64_t *id)
 {
     struct apigen_call c;
     if (!cuda_fe_initialized())
@@ -37,7 +37,8 @@ CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
     uint64_t id = 0;
     if (phStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = create(CUDA_OP_STREAM_CREATE, flags, 1, priority, &id);
+    CUresult r =
+        cuda_fe_create(CUDA_OP_STREAM_CREATE, flags, 1, priority, &id);
     if (r == CUDA_SUCCESS)
         *phStream = (CUstream)(uintptr_t)id;
     return r;
@@ -59,7 +60,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
     uint64_t id = 0;
     if (phEvent == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = create(CUDA_OP_EVENT_CREATE, Flags, 0, 0, &id);
+    CUresult r = cuda_fe_create(CUDA_OP_EVENT_CREATE, Flags, 0, 0, &id);
     if (r == CUDA_SUCCESS)
         *phEvent = (CUevent)(uintptr_t)id;
     return r;
