@@ -12,6 +12,7 @@
 #ifndef GVS_REMOTE_H
 #define GVS_REMOTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -112,6 +113,12 @@ void gvs_remote_destructor_run(struct gvs_buf *body);
  * capture_mode, remote_be.h), then sets it here. */
 int gvs_remote_capture_mode(void);
 void gvs_remote_set_capture_mode(int mode);
+
+/* Writes len bytes to the file at path (created or truncated), as CUDA
+ * would have written it where the program runs: 0, or -1 when the OS
+ * refused (the API's "operating system" error). */
+int gvs_remote_write_file(const char *path, const uint8_t *bytes,
+                          size_t len);
 
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,

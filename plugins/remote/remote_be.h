@@ -247,6 +247,16 @@ struct gvs_remote_be {
     void (*user_object_drop)(void *record);
     /* The CUuserObject of an id, or NULL. */
     void *(*user_object_get)(uint64_t id);
+    /* What CUDA writes only to a file: write(path, arg) is run on a
+     * private temporary file of the worker ($TMPDIR, else /tmp), whose
+     * bytes (at most max) come back in *out, gvs_malloc'd with a byte
+     * to spare, *len of them; the file is gone after.  Write's result,
+     * else CUDA_ERROR_OPERATING_SYSTEM, CUDA_ERROR_OUT_OF_MEMORY (past
+     * max too) or CUDA_ERROR_UNKNOWN (the runtime's codes are the same
+     * numbers). */
+    int32_t (*capture_file)(int32_t (*write)(const char *path, void *arg),
+                            void *arg, size_t max, uint8_t **out,
+                            size_t *len);
     /* The session is closing: no notification leaves from now on, and
      * those under way have left when it returns (any plugin's
      * session_close, before it lets CUDA run destructors). */

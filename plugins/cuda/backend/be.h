@@ -117,7 +117,8 @@
     X(cuGraphReleaseUserObject)                                              \
     X(cuStreamBeginCaptureToGraph)                                           \
     X(cuStreamUpdateCaptureDependencies)                                     \
-    X(cuThreadExchangeStreamCaptureMode)
+    X(cuThreadExchangeStreamCaptureMode)                                     \
+    X(cuGraphDebugDotPrint)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

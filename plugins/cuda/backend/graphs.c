@@ -655,3 +655,45 @@ int cuda_be_thread_capture_mode(struct gvs_call *call)
         apigen_put_i32(&c, CUDA_SUCCESS);
     return c.rc;
 }
+
+/* Larger DOT descriptions are CUDA_ERROR_OUT_OF_MEMORY. */
+#define DOT_MAX ((size_t)16 << 20)
+
+struct dot {
+    CUgraph g;
+    unsigned flags;
+};
+
+static int32_t write_dot(const char *path, void *arg)
+{
+    const struct dot *d = arg;
+    return CUDA_DRV(cuGraphDebugDotPrint)(d->g, path, d->flags);
+}
+
+/* Request: u64 graph, u32 flags.  Reply: i32, blob the text. */
+int cuda_be_graph_dot_print(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t id;
+    uint32_t flags;
+    uint8_t *text = NULL;
+    size_t len = 0;
+    struct gvs_remote_graph *g;
+    apigen_get_u64(&c, &id);
+    apigen_get_u32(&c, &flags);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    cuda_be_remote->graphs_lock();
+    CUresult r = enter_graph(call, id, &g);
+    if (r == CUDA_SUCCESS) {
+        struct dot d = {g->g, flags};
+        r = (CUresult)cuda_be_remote->capture_file(write_dot, &d, DOT_MAX,
+                                                   &text, &len);
+    }
+    cuda_be_remote->graphs_unlock();
+    apigen_put_i32(&c, r);
+    if (r == CUDA_SUCCESS)
+        apigen_put_blob(&c, text, len);
+    gvs_free(text);
+    return c.rc;
+}

@@ -647,3 +647,27 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     *mode = old;
     return CUDA_SUCCESS;
 }
+
+/* The driver writes the description on the backend; the text comes back
+ * and is written here, to the program's path. */
+CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path,
+                              unsigned int flags)
+{
+    struct apigen_call c;
+    const uint8_t *text = NULL;
+    size_t len = 0;
+    if (path == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuda_fe_begin(&c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_u64(&c, cuda_fe_id(hGraph));
+    apigen_put_u32(&c, flags);
+    r = cuda_fe_run(&c, CUDA_OP_GRAPH_DOT_PRINT, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS)
+        apigen_get_blob(&c, &text, &len);
+    if (r == CUDA_SUCCESS && c.rc == 0 &&
+        gvs_remote_write_file(path, text, len) < 0)
+        r = CUDA_ERROR_OPERATING_SYSTEM;
+    return cuda_fe_end(&c, r);
+}

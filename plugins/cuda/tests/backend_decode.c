@@ -347,6 +347,7 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, "qqiqi", {0, H, 1, H, 0}, 0},
     {CUDA_OP_STREAM_UPDATE_CAPTURE_DEPS, "qiiq", {0, 0, 1, H}, 0},
     {CUDA_OP_THREAD_CAPTURE_MODE, "i", {1}, 0},
+    {CUDA_OP_GRAPH_DOT_PRINT, "qi", {H, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -5,11 +5,11 @@
  * packed by the kernel's layout, taken when the node is made), a copy
  * and a second kernel (its arguments as an extra buffer), instantiated
  * and launched; parameters set in the executable graph and in the graph;
- * node and edge listings; a library's kernel in a node; user objects,
- * their destructors run here when the program or a graph lets the last
- * reference go; the thread's capture mode; what is refused (host memory
- * in a copy node, a node of another graph, a destroyed graph).  Prints
- * "ok".
+ * node and edge listings; the DOT description; a library's kernel in a
+ * node; user objects, their destructors run here when the program or a
+ * graph lets the last reference go; the thread's capture mode; what is
+ * refused (host memory in a copy node, a node of another graph, a
+ * destroyed graph).  Prints "ok".
  */
 #include "driver_check.h"
 
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define N 1024
@@ -131,6 +132,19 @@ int main(void)
     size_t ndeps = 5;
     CHECK(cuGraphNodeGetDependencies(k2, from, NULL, &ndeps));
     EXPECT(ndeps == 2 && from[0] == cp && from[1] == set);
+
+    /* The description, written where the program said. */
+    char path[] = "/tmp/gvs-mock-dot-XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0);
+    close(fd);
+    CHECK(cuGraphDebugDotPrint(g, path, 0));
+    FILE *f = fopen(path, "r");
+    char head[16] = {0};
+    EXPECT(f != NULL && fread(head, 1, 12, f) == 12);
+    fclose(f);
+    unlink(path);
+    EXPECT(strcmp(head, "digraph mock") == 0);
 
     CUgraphExec x;
     CHECK(cuGraphInstantiate(&x, g, 0));

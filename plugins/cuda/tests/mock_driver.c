@@ -911,6 +911,21 @@ static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
     return r;
 }
 
+/* The description: a line a node. */
+static CUresult mock_dot(CUgraph g, const char *path, unsigned flags)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    FILE *f = fopen(path, "w");
+    (void)flags;
+    if (f == NULL)
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    fprintf(f, "digraph mock {\n");
+    for (unsigned i = 0; i < m->n; i++)
+        fprintf(f, "  node%u [type=%d];\n", i, (int)m->node[i].type);
+    fprintf(f, "}\n");
+    return fclose(f) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+}
+
 static CUresult mock_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 {
     struct mock_graph *m = (struct mock_graph *)g;
@@ -996,6 +1011,7 @@ static void fill_rest(void)
     cuda_be_drv.cuGraphInstantiateWithFlags = mock_instantiate;
     cuda_be_drv.cuGraphLaunch = mock_graph_launch;
     cuda_be_drv.cuGraphGetNodes = mock_graph_nodes;
+    cuda_be_drv.cuGraphDebugDotPrint = mock_dot;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

@@ -54,6 +54,7 @@ static const struct gvs_remote_be api = {
     .user_object_drop = remote_be_user_object_drop,
     .user_object_get = remote_be_user_object_get,
     .notify_stop = remote_be_notify_stop,
+    .capture_file = remote_be_capture_file,
 };
 
 /* Request: u64 context id. */

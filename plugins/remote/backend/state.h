@@ -46,6 +46,11 @@ void remote_be_user_object_set(void *record, void *object);
 void remote_be_user_object_drop(void *record);
 void *remote_be_user_object_get(uint64_t id);
 
+/* capture_file.c */
+int32_t remote_be_capture_file(int32_t (*write)(const char *path, void *arg),
+                               void *arg, size_t max, uint8_t **out,
+                               size_t *len);
+
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
 
