@@ -342,7 +342,9 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuGraphNodeGetEnabled, "qq", {H, H}, 0},
     {CUDA_OP_CAPTURE_GRAPH, "q", {0}, 0},
     {CUDA_OP_GRAPH_EDGES, "qcq", {H, 1, 4}, 0},
-    {CUDA_OP_USER_OBJECT_CREATE, "qii", {7, 1, 0}, 0},
+    /* Flags no single flipped bit makes valid: an object made here
+     * would outlive the test. */
+    {CUDA_OP_USER_OBJECT_CREATE, "qii", {7, 1, 0x100}, 0},
     {CUDA_OP_USER_OBJECT_REF, "qiiqi", {H, 1, 2, H, 1}, 0},
     {CUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, "qqiqi", {0, H, 1, H, 0}, 0},
     {CUDA_OP_STREAM_UPDATE_CAPTURE_DEPS, "qiiq", {0, 0, 1, H}, 0},
