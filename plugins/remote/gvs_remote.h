@@ -12,6 +12,7 @@
 #ifndef GVS_REMOTE_H
 #define GVS_REMOTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -133,6 +134,32 @@ uint64_t gvs_remote_callback_add(const struct gvs_remote_callback *cb);
 void gvs_remote_callback_drop(uint64_t id);
 /* A copy of id's record: 0, or -1 when there is none. */
 int gvs_remote_callback_find(uint64_t id, struct gvs_remote_callback *out);
+/* User objects (remote_be.h, "User objects"): CUDA keeps the references
+ * on the backend, the destructor is the program's.  An API frontend
+ * records it here before the object's create request leaves (the object
+ * may be gone, and the notification on its way, before the reply is
+ * read) and sends the id as the object's callback; the handler of its
+ * plugin's destroy notification hands the body (u64 id) to run, which
+ * runs the destructor once and forgets it.  As natively (no destructor
+ * sync), no call waits for a destructor.  add answers 0 when out of
+ * memory; forget drops a record whose object CUDA refused to make. */
+uint64_t gvs_remote_destructor_add(void (*fn)(void *), void *ptr);
+void gvs_remote_destructor_forget(uint64_t id);
+struct gvs_buf;
+void gvs_remote_destructor_run(struct gvs_buf *body);
+
+/* The calling thread's stream capture mode (CUstreamCaptureMode, the
+ * runtime's numbers alike), one for both APIs as natively: an API
+ * frontend exchanging it sends its lane the new one (the backend's lane
+ * capture_mode, remote_be.h), then sets it here. */
+int gvs_remote_capture_mode(void);
+void gvs_remote_set_capture_mode(int mode);
+
+/* Writes len bytes to the file at path (created or truncated), as CUDA
+ * would have written it where the program runs: 0, or -1 when the OS
+ * refused (the API's "operating system" error). */
+int gvs_remote_write_file(const char *path, const uint8_t *bytes,
+                          size_t len);
 
 /* A reply's leading result; api->unknown if absent. */
 int32_t gvs_remote_reply_result(const struct gvs_remote_api *api,

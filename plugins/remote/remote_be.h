@@ -20,6 +20,7 @@
 
 #include "gvs/handles.h"
 #include "gvs/plugin.h"
+#include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
 #define GVS_REMOTE_BE_VERSION 3u
@@ -43,6 +44,10 @@ struct gvs_remote_lane {
      * space of the plugin that posted it (0: none). */
     uint16_t latched_plugin;
     int32_t latched;
+    /* The client thread's stream capture mode (CUstreamCaptureMode, the
+     * same numbers as the runtime's), set by either API's op: the lane's
+     * calls run under it (thread_capture_mode). */
+    int32_t capture_mode;
     /* The image STAGE pieces have brought for the lane's next load. */
     uint8_t *stage;
     size_t stage_len;
@@ -87,6 +92,27 @@ enum gvs_remote_quota_kind {
 };
 
 struct gvs_remote_callback;
+/* Graphs, executable graphs and their nodes, as the session names them
+ * to either API (a CUgraph is a cudaGraph_t): GVS_RH_GRAPH,
+ * GVS_RH_GRAPH_NODE and GVS_RH_GRAPH_EXEC ids of the handle table.  A
+ * graph is keyed also by CUDA's handle, so that a graph CUDA hands out
+ * twice (a capture's graph seen in flight, then ended) keeps one id; a
+ * graph's nodes get ids on first mention and keep them until the node or
+ * its graph is destroyed. */
+struct gvs_remote_graph {
+    void *g; /* CUgraph */
+    uint64_t id;
+    /* Destroyed by the session; 0 for a capture's graph still in flight,
+     * or a child graph owned by its node. */
+    int owned;
+    struct gvs_u64map nodes; /* CUgraphNode -> struct gvs_remote_node */
+};
+
+struct gvs_remote_node {
+    void *n; /* CUgraphNode */
+    uint64_t id;
+    struct gvs_remote_graph *graph;
+};
 
 struct gvs_remote_be {
     uint32_t version; /* GVS_REMOTE_BE_VERSION */
@@ -110,6 +136,15 @@ struct gvs_remote_be {
      * GVS_REMOTE_CONTEXT_LOST says the caller moved the context outside
      * its own view (a context it created or destroyed). */
     int (*context_moved)(uint16_t plugin);
+    /* The stream capture mode the calling handler thread was last put in
+     * through any plugin (0, global, for a new thread, as CUDA starts
+     * it): a plugin entering a lane whose capture_mode differs exchanges
+     * the thread's mode and writes the new one here. */
+    int *(*thread_capture_mode)(void);
+    /* The lane of call's capture_mode set to mode, as a client asked (an
+     * API's capture-mode op): 0, GVS_E_PROTO for no CUstreamCaptureMode,
+     * GVS_E_NOMEM. */
+    int (*set_capture_mode)(struct gvs_call *call, int32_t mode);
 
     /* Failures of posted ops -------------------------------------------
      * CUDA reports a failure it cannot report at once (a kernel's, a
@@ -271,6 +306,68 @@ struct gvs_remote_be {
      * 1 for a value it did not make, GVS_E_NOMEM. */
     int (*texobj_desc)(uint16_t plugin, int surface, uint64_t value,
                        uint8_t **desc, size_t *len);
+    /* Graphs (struct gvs_remote_graph) ----------------------------------
+     * One lock guards the graphs and nodes: graph calls are short and
+     * never wait for the GPU.  Callers hold it for the graph and node
+     * functions below (not for the executable graphs'). */
+    void (*graphs_lock)(void);
+    void (*graphs_unlock)(void);
+    /* The graph of an id, or NULL. */
+    struct gvs_remote_graph *(*graph_get)(uint64_t id);
+    /* The graph of a CUDA handle if it has an id, else NULL. */
+    struct gvs_remote_graph *(*graph_known)(void *g);
+    /* The graph of a CUDA handle, registered (owned as given, or-ed into
+     * a known graph's) on first mention; NULL only when out of memory. */
+    struct gvs_remote_graph *(*graph_of)(void *g, int owned);
+    /* Forgets a graph and its nodes' ids (the CUDA graph is the
+     * caller's). */
+    void (*graph_forget)(struct gvs_remote_graph *g);
+    /* The node of an id, or NULL. */
+    struct gvs_remote_node *(*node_get)(uint64_t id);
+    /* The id of a node of g, registered on first mention; 0 when out of
+     * memory (or n is NULL). */
+    uint64_t (*node_id)(struct gvs_remote_graph *g, void *n);
+    /* Forgets one node's id. */
+    void (*node_forget)(struct gvs_remote_node *n);
+    /* An executable graph (CUgraphExec) as a new id: 0 or GVS_E_NOMEM. */
+    int (*exec_add)(void *x, uint64_t *id);
+    /* The executable graph of an id, or NULL. */
+    void *(*exec_get)(uint64_t id);
+    /* Forgets an id exec_add gave. */
+    void (*exec_forget)(uint64_t id);
+
+    /* User objects ------------------------------------------------------
+     * The destructor is the client's: a user object is a record of the
+     * client's id of it (callback), which CUDA destroys with
+     * user_object_destructor when the last reference goes; that sends
+     * the client plugin's notification op (u64 callback), whose handler
+     * runs the program's destructor (gvs_remote.h).  A GVS_RH_USER_OBJECT
+     * id names the object to either API. */
+    /* A record for a user object about to be made, its id in *id; NULL
+     * when out of memory.  Hand CUDA the record and
+     * user_object_destructor, then user_object_set the object it made,
+     * or user_object_drop the record when CUDA refused. */
+    void *(*user_object_new)(uint16_t plugin, uint16_t op, uint64_t callback,
+                             uint64_t *id);
+    void (*user_object_destructor)(void *record);
+    void (*user_object_set)(void *record, void *object);
+    void (*user_object_drop)(void *record);
+    /* The CUuserObject of an id, or NULL. */
+    void *(*user_object_get)(uint64_t id);
+    /* What CUDA writes only to a file: write(path, arg) is run on a
+     * private temporary file of the worker ($TMPDIR, else /tmp), whose
+     * bytes (at most max) come back in *out, gvs_malloc'd with a byte
+     * to spare, *len of them; the file is gone after.  Write's result,
+     * else CUDA_ERROR_OPERATING_SYSTEM, CUDA_ERROR_OUT_OF_MEMORY (past
+     * max too) or CUDA_ERROR_UNKNOWN (the runtime's codes are the same
+     * numbers). */
+    int32_t (*capture_file)(int32_t (*write)(const char *path, void *arg),
+                            void *arg, size_t max, uint8_t **out,
+                            size_t *len);
+    /* The session is closing: no notification leaves from now on, and
+     * those under way have left when it returns (any plugin's
+     * session_close, before it lets CUDA run destructors). */
+    void (*notify_stop)(void);
 };
 
 #endif

@@ -137,7 +137,35 @@
     X(cuTexObjectCreate)                                                     \
     X(cuTexObjectDestroy)                                                    \
     X(cuSurfObjectCreate)                                                    \
-    X(cuSurfObjectDestroy)
+    X(cuSurfObjectDestroy)                                                   \
+    X(cuGraphCreate)                                                         \
+    X(cuGraphDestroy)                                                        \
+    X(cuGraphAddNode)                                                        \
+    X(cuGraphNodeSetParams)                                                  \
+    X(cuGraphExecNodeSetParams)                                              \
+    X(cuGraphDestroyNode)                                                    \
+    X(cuGraphInstantiateWithFlags)                                           \
+    X(cuGraphExecDestroy)                                                    \
+    X(cuGraphExecUpdate_v2)                                                  \
+    X(cuStreamEndCapture)                                                    \
+    X(cuGraphGetNodes)                                                       \
+    X(cuGraphGetRootNodes)                                                   \
+    X(cuGraphAddDependencies)                                                \
+    X(cuGraphRemoveDependencies)                                             \
+    X(cuGraphClone)                                                          \
+    X(cuGraphNodeFindInClone)                                                \
+    X(cuGraphGetEdges_v2)                                                    \
+    X(cuGraphNodeGetDependencies_v2)                                         \
+    X(cuGraphNodeGetDependentNodes_v2)                                       \
+    X(cuUserObjectCreate)                                                    \
+    X(cuUserObjectRetain)                                                    \
+    X(cuUserObjectRelease)                                                   \
+    X(cuGraphRetainUserObject)                                               \
+    X(cuGraphReleaseUserObject)                                              \
+    X(cuStreamBeginCaptureToGraph)                                           \
+    X(cuStreamUpdateCaptureDependencies)                                     \
+    X(cuThreadExchangeStreamCaptureMode)                                     \
+    X(cuGraphDebugDotPrint)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -324,5 +352,10 @@ struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id);
 CUresult cuda_be_func(uint64_t wire, CUfunction *out);
 /* The kernel of id; CUDA_ERROR_INVALID_HANDLE if it is none. */
 CUresult cuda_be_kernel_handle(uint64_t wire, CUkernel *out);
+
+/* graphs.c: the executable graph or graph node of a layer's id (remote_be.h,
+ * "Graphs"); CUDA_ERROR_INVALID_VALUE for an id that is none. */
+CUresult cuda_be_graph_exec(uint64_t wire, CUgraphExec *out);
+CUresult cuda_be_graph_node(uint64_t wire, CUgraphNode *out);
 
 #endif

@@ -29,6 +29,16 @@ CUresult cuda_be_enter(struct gvs_call *call)
     CUcontext ctx = NULL;
     if (l == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    /* The lane's capture mode is the thread's, whichever plugin put it
+     * there (remote_be.h). */
+    int *thread_mode = cuda_be_remote->thread_capture_mode();
+    if (l->capture_mode != *thread_mode) {
+        CUstreamCaptureMode m = (CUstreamCaptureMode)l->capture_mode;
+        CUresult r = CUDA_DRV(cuThreadExchangeStreamCaptureMode)(&m);
+        if (r != CUDA_SUCCESS)
+            return r;
+        *thread_mode = l->capture_mode;
+    }
     /* A lane that never set a context has none, as a new thread. */
     if (l->context != 0) {
         CUresult r = cuda_be_ctx(l->context, &ctx);

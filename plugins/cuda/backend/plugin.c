@@ -33,8 +33,11 @@ static int session_open(const struct gvs_host_api *host,
  * the plugin keeps for it goes here. */
 static void session_close(void *state)
 {
-    /* Nothing below may wait for a callback that waits for the client. */
+    /* Nothing below may wait for a callback that waits for the client,
+     * and the client has gone: destructors the teardown runs send
+     * nothing. */
     cuda_be_remote->callbacks_release();
+    cuda_be_remote->notify_stop();
     cuda_be_modules_free();
     cuda_be_contexts_free();
     cuda_be_lanes_free();

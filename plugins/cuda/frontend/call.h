@@ -20,6 +20,12 @@ void cuda_fe_set_initialized(void);
 /* Whether cuInit succeeded in this process's session. */
 int cuda_fe_initialized(void);
 
+/* A device op whose request is n u64s (ids) and whose reply is the
+ * result and, where out is not NULL, one u64 written to *out on
+ * success. */
+CUresult cuda_fe_call_ids(uint16_t op, const uint64_t *in, int n,
+                          uint64_t *out);
+
 /* Sends a request built in c->put (after cuda_fe_begin) as a hand-written
  * call does: waited for unless post, which has no reply. */
 struct gvs_client;
@@ -27,6 +33,15 @@ struct gvs_client;
 CUresult cuda_fe_client(struct gvs_client **out);
 /* The code for a failed gvs_client_* call. */
 CUresult cuda_fe_transport(int rc);
+
+/* notify.c: the plugin's notifications go to their handlers; before the
+ * first connection.  0 or a negative GVS_E_* code. */
+int cuda_fe_notify_init(void);
+
+/* streams.c: a device op that makes an object (a stream, an event, a
+ * graph) of u32 flags, and of i32 prio where has_prio: its id in *id. */
+CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
+                        uint64_t *id);
 
 /* streams.c: a stream's wire value; the default stream of a per-thread
  * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */

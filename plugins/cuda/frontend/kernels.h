@@ -31,6 +31,17 @@ struct cuda_fe_kernel {
     _Atomic uint64_t ok_config;
 };
 
+/* launch.c: the parameter block of a launch or kernel node, packed into
+ * block (CUDA_FE_PARAM_MAX bytes) from kernelParams by k's layout, or
+ * the program's own buffer from extra: *data and *len say which bytes,
+ * *form how they travel (cuda.api, LAUNCH). */
+#define CUDA_FE_FORM_PARAMS 0
+#define CUDA_FE_FORM_EXTRA 1
+CUresult cuda_fe_pack_params(const struct cuda_fe_kernel *k,
+                             void **kernelParams, void **extra,
+                             uint8_t *block, const void **data, size_t *len,
+                             uint8_t *form);
+
 /* The kernel or function of id, or NULL.  It lives until its library or
  * module is unloaded. */
 struct cuda_fe_kernel *cuda_fe_kernel_find(uint64_t id);

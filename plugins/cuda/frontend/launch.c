@@ -11,15 +11,14 @@
 #include "cuda_ops.h"
 #include "gvs_remote.h"
 
-#define FORM_PARAMS 0
-#define FORM_EXTRA 1
+#define FORM_PARAMS CUDA_FE_FORM_PARAMS
+#define FORM_EXTRA CUDA_FE_FORM_EXTRA
 #define ATTRS_MAX 32u
 
-/* The parameter block of a launch: packed from kernelParams by the
- * layout, or the program's own buffer from extra. */
-static CUresult pack(const struct cuda_fe_kernel *k, void **kernelParams,
-                     void **extra, uint8_t *block, const void **data,
-                     size_t *len, uint8_t *form)
+CUresult cuda_fe_pack_params(const struct cuda_fe_kernel *k,
+                             void **kernelParams, void **extra,
+                             uint8_t *block, const void **data, size_t *len,
+                             uint8_t *form)
 {
     if (kernelParams != NULL) {
         if (k->status != CUDA_SUCCESS)
@@ -99,7 +98,8 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
         return CUDA_ERROR_INVALID_HANDLE;
     if (cfg->numAttrs > ATTRS_MAX || (cfg->numAttrs > 0 && cfg->attrs == NULL))
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = pack(k, kernelParams, extra, block, &data, &len, &form);
+    CUresult r =
+        cuda_fe_pack_params(k, kernelParams, extra, block, &data, &len, &form);
     if (r == CUDA_SUCCESS)
         r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)

@@ -1,6 +1,7 @@
 /* Streams and events (cuda.api): created and destroyed here, the rest
  * generated. */
 #include "call.h"
+#include "graph.h"
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
@@ -12,8 +13,8 @@ uint64_t cuda_fe_stream_wire(CUstream s, int per_thread)
     return (uint64_t)(uintptr_t)s;
 }
 
-static CUresult create(uint16_t op, uint32_t flags, int has_prio, int prio,
-                       uint64_t *id)
+CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
+                        uint64_t *id)
 {
     struct apigen_call c;
     if (!cuda_fe_initialized())
@@ -30,24 +31,14 @@ static CUresult create(uint16_t op, uint32_t flags, int has_prio, int prio,
     return cuda_fe_end(&c, r);
 }
 
-static CUresult destroy(uint16_t op, uint64_t id)
-{
-    struct apigen_call c;
-    CUresult r = cuda_fe_begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, id);
-    r = cuda_fe_run(&c, op, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
-}
-
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
                                     int priority)
 {
     uint64_t id = 0;
     if (phStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = create(CUDA_OP_STREAM_CREATE, flags, 1, priority, &id);
+    CUresult r =
+        cuda_fe_create(CUDA_OP_STREAM_CREATE, flags, 1, priority, &id);
     if (r == CUDA_SUCCESS)
         *phStream = (CUstream)(uintptr_t)id;
     return r;
@@ -60,7 +51,8 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
 {
-    return destroy(CUDA_OP_STREAM_DESTROY, (uint64_t)(uintptr_t)hStream);
+    const uint64_t id = (uint64_t)(uintptr_t)hStream;
+    return cuda_fe_call_ids(CUDA_OP_STREAM_DESTROY, &id, 1, NULL);
 }
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -68,7 +60,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
     uint64_t id = 0;
     if (phEvent == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = create(CUDA_OP_EVENT_CREATE, Flags, 0, 0, &id);
+    CUresult r = cuda_fe_create(CUDA_OP_EVENT_CREATE, Flags, 0, 0, &id);
     if (r == CUDA_SUCCESS)
         *phEvent = (CUevent)(uintptr_t)id;
     return r;
@@ -76,11 +68,12 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 
 CUresult cuEventDestroy_v2(CUevent hEvent)
 {
-    return destroy(CUDA_OP_EVENT_DESTROY, (uint64_t)(uintptr_t)hEvent);
+    const uint64_t id = (uint64_t)(uintptr_t)hEvent;
+    return cuda_fe_call_ids(CUDA_OP_EVENT_DESTROY, &id, 1, NULL);
 }
 
-/* The capture state of a stream; a stream being captured into a graph
- * has dependencies and a graph this frontend cannot name yet. */
+/* The capture state of a stream; its graph and dependencies, where
+ * asked for, come in a query of their own (graphs.c). */
 static CUresult capture_info(CUstream hStream, int per_thread,
                              CUstreamCaptureStatus *status, cuuint64_t *id,
                              CUgraph *graph, const CUgraphNode **deps,
@@ -91,6 +84,9 @@ static CUresult capture_info(CUstream hStream, int per_thread,
     uint64_t cid = 0, n = 0;
     if (status == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    if (graph != NULL || deps != NULL || edges != NULL)
+        return cuda_fe_capture_graph(cuda_fe_stream_wire(hStream, per_thread),
+                                     status, id, graph, deps, edges, ndeps);
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -104,18 +100,9 @@ static CUresult capture_info(CUstream hStream, int per_thread,
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
-    if (st != CU_STREAM_CAPTURE_STATUS_NONE &&
-        (graph != NULL || deps != NULL || edges != NULL))
-        return CUDA_ERROR_NOT_SUPPORTED;
     *status = (CUstreamCaptureStatus)st;
     if (id != NULL)
         *id = cid;
-    if (graph != NULL)
-        *graph = NULL;
-    if (deps != NULL)
-        *deps = NULL;
-    if (edges != NULL)
-        *edges = NULL;
     if (ndeps != NULL)
         *ndeps = (size_t)n;
     return CUDA_SUCCESS;

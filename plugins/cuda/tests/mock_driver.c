@@ -846,6 +846,17 @@ static CUresult mock_capture_info(CUstream s, CUstreamCaptureStatus *status,
     return CUDA_SUCCESS;
 }
 
+/* Each thread's capture mode, as the driver keeps it. */
+static _Thread_local CUstreamCaptureMode capture_mode;
+
+static CUresult mock_capture_mode(CUstreamCaptureMode *m)
+{
+    CUstreamCaptureMode old = capture_mode;
+    capture_mode = *m;
+    *m = old;
+    return CUDA_SUCCESS;
+}
+
 static int stream_objs[64];
 static unsigned nstreams;
 
@@ -890,6 +901,342 @@ static CUresult mock_done(void *obj)
 static CUresult mock_destroy(void *obj)
 {
     (void)obj;
+    return CUDA_SUCCESS;
+}
+
+/* Graphs: a graph is its nodes in the order they were added, which
+ * every dependency precedes; an executable graph is a copy of them, run
+ * in that order.  Kernel, memcpy (device to device, rows of the width),
+ * memset (32-bit) and empty nodes, of up to 4 dependencies. */
+#define MOCK_NODES 8
+
+struct mock_node {
+    CUgraphNodeType type;
+    CUfunction f;
+    unsigned grid, block;
+    uint8_t params[16]; /* fill and add take 16 bytes (mock_kernels) */
+    CUdeviceptr dst, src;
+    size_t width, rows, pitch;
+    unsigned value;
+    unsigned ndeps;
+    const struct mock_node *deps[4];
+};
+
+struct mock_graph {
+    unsigned n;
+    struct mock_node node[MOCK_NODES];
+    unsigned nobjs;
+    CUuserObject objs[4];
+};
+
+/* User objects: a count of references; a graph holds up to 4 of them,
+ * released when it is destroyed. */
+struct mock_uobj {
+    void *ptr;
+    CUhostFn destroy;
+    unsigned refs;
+};
+
+static CUresult mock_uobj_create(CUuserObject *o, void *ptr, CUhostFn fn,
+                                 unsigned refs, unsigned flags)
+{
+    if (fn == NULL || refs == 0 ||
+        flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct mock_uobj *u = malloc(sizeof(*u));
+    if (u == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *u = (struct mock_uobj){ptr, fn, refs};
+    *o = (CUuserObject)u;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_uobj_retain(CUuserObject o, unsigned n)
+{
+    ((struct mock_uobj *)o)->refs += n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_uobj_release(CUuserObject o, unsigned n)
+{
+    struct mock_uobj *u = (struct mock_uobj *)o;
+    if (n > u->refs)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((u->refs -= n) == 0) {
+        u->destroy(u->ptr);
+        free(u);
+    }
+    return CUDA_SUCCESS;
+}
+
+#define MOCK_GRAPHS 16
+static struct mock_graph *graphs[MOCK_GRAPHS];
+
+static CUresult mock_graph_create(CUgraph *g, unsigned flags)
+{
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] == NULL) {
+            if ((graphs[i] = calloc(1, sizeof(*graphs[i]))) == NULL)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            *g = (CUgraph)graphs[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_graph_destroy(CUgraph g)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] == m)
+            graphs[i] = NULL;
+    for (unsigned i = 0; i < m->nobjs; i++)
+        (void)mock_uobj_release(m->objs[i], 1);
+    free(g);
+    return CUDA_SUCCESS;
+}
+
+/* One reference a call, moved or retained. */
+static CUresult mock_graph_retain(CUgraph g, CUuserObject o, unsigned n,
+                                  unsigned flags)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    if (n != 1 || m->nobjs == 4)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!(flags & CU_GRAPH_USER_OBJECT_MOVE))
+        (void)mock_uobj_retain(o, 1);
+    m->objs[m->nobjs++] = o;
+    return CUDA_SUCCESS;
+}
+
+/* The mock finds a node's graph by the node's place in it. */
+static struct mock_graph *graph_of_node(const struct mock_node *n)
+{
+    for (int i = 0; i < MOCK_GRAPHS; i++)
+        if (graphs[i] != NULL && n >= graphs[i]->node &&
+            n < graphs[i]->node + graphs[i]->n)
+            return graphs[i];
+    return NULL;
+}
+
+/* The node's parameters from the driver's generic ones. */
+static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
+{
+    memset(n, 0, sizeof(*n));
+    n->type = p->type;
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+        CUfunction f = p->kernel.func != NULL ? p->kernel.func
+                                              : (CUfunction)p->kernel.kern;
+        const struct mock_kernel *k = kernel_of(f);
+        if (k == NULL)
+            return CUDA_ERROR_INVALID_HANDLE;
+        n->f = f;
+        n->grid = p->kernel.gridDimX;
+        n->block = p->kernel.blockDimX;
+        void **extra = p->kernel.extra;
+        if (p->kernel.kernelParams != NULL) {
+            for (unsigned i = 0; i < k->nparams; i++)
+                memcpy(n->params + k->offset[i], p->kernel.kernelParams[i],
+                       k->size[i]);
+        } else if (extra != NULL &&
+                   extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER &&
+                   extra[2] == CU_LAUNCH_PARAM_BUFFER_SIZE &&
+                   *(size_t *)extra[3] == sizeof(n->params)) {
+            memcpy(n->params, extra[1], sizeof(n->params));
+        } else {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        const CUDA_MEMCPY3D *c = &p->memcpy.copyParams;
+        if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+            c->dstMemoryType != CU_MEMORYTYPE_DEVICE || c->Depth != 1 ||
+            c->Height != 1 || alloc_of(c->dstDevice) < 0 ||
+            alloc_of(c->srcDevice) < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->dst = c->dstDevice;
+        n->src = c->srcDevice;
+        n->width = c->WidthInBytes;
+        return CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        if (p->memset.elementSize != 4 || alloc_of(p->memset.dst) < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->dst = p->memset.dst;
+        n->width = p->memset.width;
+        n->rows = p->memset.height;
+        n->pitch = p->memset.pitch;
+        n->value = p->memset.value;
+        return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+static CUresult mock_graph_add(CUgraphNode *out, CUgraph g,
+                               const CUgraphNode *deps, size_t ndeps,
+                               CUgraphNodeParams *p)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    for (size_t i = 0; i < ndeps; i++)
+        if ((struct mock_node *)deps[i] < m->node ||
+            (struct mock_node *)deps[i] >= m->node + m->n)
+            return CUDA_ERROR_INVALID_VALUE;
+    if (m->n == MOCK_NODES || ndeps > 4)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct mock_node *n = &m->node[m->n];
+    CUresult r = node_of(p, n);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < ndeps; i++)
+        n->deps[n->ndeps++] = (const struct mock_node *)deps[i];
+    if (r == CUDA_SUCCESS)
+        *out = (CUgraphNode)&m->node[m->n++];
+    return r;
+}
+
+static CUresult mock_add_deps(CUgraph g, const CUgraphNode *from,
+                              const CUgraphNode *to, size_t n)
+{
+    (void)g;
+    for (size_t i = 0; i < n; i++) {
+        struct mock_node *t = (struct mock_node *)to[i];
+        if (t->ndeps == 4)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        t->deps[t->ndeps++] = (const struct mock_node *)from[i];
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Edges of no data: every edge, or those into one node. */
+static CUresult list_edges(const struct mock_graph *m,
+                           const struct mock_node *into, CUgraphNode *from,
+                           CUgraphNode *to, CUgraphEdgeData *ed, size_t *n)
+{
+    size_t k = 0;
+    for (unsigned i = 0; i < m->n; i++) {
+        const struct mock_node *t = &m->node[i];
+        for (unsigned j = 0; j < t->ndeps && (into == NULL || into == t);
+             j++, k++) {
+            if (from == NULL || k >= *n)
+                continue;
+            from[k] = (CUgraphNode)t->deps[j];
+            if (to != NULL)
+                to[k] = (CUgraphNode)t;
+            if (ed != NULL)
+                memset(&ed[k], 0, sizeof(ed[k]));
+        }
+    }
+    *n = from != NULL && k > *n ? *n : k;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                           CUgraphEdgeData *ed, size_t *n)
+{
+    return list_edges((struct mock_graph *)g, NULL, from, to, ed, n);
+}
+
+static CUresult mock_node_deps(CUgraphNode node, CUgraphNode *deps,
+                               CUgraphEdgeData *ed, size_t *n)
+{
+    const struct mock_node *t = (const struct mock_node *)node;
+    struct mock_graph *m = graph_of_node(t);
+    return m != NULL ? list_edges(m, t, deps, NULL, ed, n)
+                     : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_node_set(CUgraphNode node, CUgraphNodeParams *p)
+{
+    struct mock_node n, *to = (struct mock_node *)node;
+    CUresult r = node_of(p, &n);
+    if (r == CUDA_SUCCESS && n.type != to->type)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        *to = n;
+    return r;
+}
+
+/* Only the graph the executable graph was made from knows the node's
+ * index: the mock keeps it beside the copy. */
+struct mock_exec {
+    struct mock_graph *from;
+    struct mock_graph copy;
+};
+
+static CUresult mock_exec_set(CUgraphExec x, CUgraphNode node,
+                              CUgraphNodeParams *p)
+{
+    struct mock_exec *e = (struct mock_exec *)x;
+    ptrdiff_t i = (struct mock_node *)node - e->from->node;
+    if (i < 0 || i >= (ptrdiff_t)e->copy.n)
+        return CUDA_ERROR_INVALID_VALUE;
+    return mock_node_set((CUgraphNode)&e->copy.node[i], p);
+}
+
+static CUresult mock_instantiate(CUgraphExec *x, CUgraph g,
+                                 unsigned long long flags)
+{
+    struct mock_exec *e = malloc(sizeof(*e));
+    if (e == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->from = (struct mock_graph *)g;
+    e->copy = *e->from;
+    *x = (CUgraphExec)e;
+    return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_exec_destroy(CUgraphExec x)
+{
+    free(x);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
+{
+    const struct mock_graph *m = &((struct mock_exec *)x)->copy;
+    CUresult r = CUDA_SUCCESS;
+    for (unsigned i = 0; i < m->n && r == CUDA_SUCCESS; i++) {
+        const struct mock_node *n = &m->node[i];
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)n->params,
+                         CU_LAUNCH_PARAM_END};
+        if (n->type == CU_GRAPH_NODE_TYPE_KERNEL)
+            r = mock_launch(n->f, n->grid, 1, 1, n->block, 1, 1, 0, s, NULL,
+                            extra);
+        else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+            r = mock_d2d(n->dst, n->src, n->width);
+        else if (n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+            r = mock_set2d32(n->dst, n->pitch, n->value, n->width, n->rows);
+    }
+    return r;
+}
+
+/* The description: a line a node. */
+static CUresult mock_dot(CUgraph g, const char *path, unsigned flags)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    FILE *f = fopen(path, "w");
+    (void)flags;
+    if (f == NULL)
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    fprintf(f, "digraph mock {\n");
+    for (unsigned i = 0; i < m->n; i++)
+        fprintf(f, "  node%u [type=%d];\n", i, (int)m->node[i].type);
+    fprintf(f, "}\n");
+    return fclose(f) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+}
+
+static CUresult mock_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    struct mock_graph *m = (struct mock_graph *)g;
+    size_t i = 0;
+    for (; nodes != NULL && i < *n && i < m->n; i++)
+        nodes[i] = (CUgraphNode)&m->node[i];
+    *n = nodes != NULL ? i : m->n;
     return CUDA_SUCCESS;
 }
 
@@ -973,12 +1320,31 @@ static void fill_rest(void)
     cuda_be_drv.cuEventCreate = mock_event_create;
     cuda_be_drv.cuStreamGetId = mock_stream_id;
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
+    cuda_be_drv.cuThreadExchangeStreamCaptureMode = mock_capture_mode;
     cuda_be_drv.cuEventRecord = mock_record;
     *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;
     mock_callbacks_fill();
     mock_arrays_fill();
+    cuda_be_drv.cuGraphCreate = mock_graph_create;
+    cuda_be_drv.cuGraphDestroy = mock_graph_destroy;
+    cuda_be_drv.cuGraphExecDestroy = mock_exec_destroy;
+    cuda_be_drv.cuGraphAddDependencies = mock_add_deps;
+    cuda_be_drv.cuUserObjectCreate = mock_uobj_create;
+    cuda_be_drv.cuUserObjectRetain = mock_uobj_retain;
+    cuda_be_drv.cuUserObjectRelease = mock_uobj_release;
+    cuda_be_drv.cuGraphRetainUserObject = mock_graph_retain;
+    cuda_be_drv.cuGraphGetEdges_v2 = mock_edges;
+    cuda_be_drv.cuGraphNodeGetDependencies_v2 = mock_node_deps;
+    *(void **)&cuda_be_drv.cuGraphDestroyNode = (void *)mock_destroy;
+    cuda_be_drv.cuGraphAddNode = mock_graph_add;
+    cuda_be_drv.cuGraphNodeSetParams = mock_node_set;
+    cuda_be_drv.cuGraphExecNodeSetParams = mock_exec_set;
+    cuda_be_drv.cuGraphInstantiateWithFlags = mock_instantiate;
+    cuda_be_drv.cuGraphLaunch = mock_graph_launch;
+    cuda_be_drv.cuGraphGetNodes = mock_graph_nodes;
+    cuda_be_drv.cuGraphDebugDotPrint = mock_dot;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

@@ -66,10 +66,6 @@ struct be_module {
  * layer's lane (remote_be.h). */
 struct be_lane {
     int device; /* the lane's current device, moved by SET_DEVICE */
-    /* The client thread's stream capture mode (LANE_CAPTURE_MODE): the
-     * handlers run on threads every lane shares, so it is applied on
-     * entering the lane.  0 is cudaStreamCaptureModeGlobal. */
-    int capture_mode;
     /* The lane's per-thread default streams (cudaStreamPerThread), one
      * per device, the streams code's (streams.c); NULL until first use. */
     void *ptsz_stream;
@@ -180,9 +176,6 @@ void be_stage_free(struct be_session *s, struct be_lane *l);
 
 /* Destroys the lanes' per-thread default streams. */
 void be_streams_close(struct be_session *s);
-/* user_objects.c: makes later destructors send nothing; returns when
- * none uses the session any more. */
-void be_user_objects_release(void);
 /* notifications.c: makes later async notifications and log callbacks
  * send nothing; returns when none uses the session any more. */
 void be_notifications_release(void);

@@ -57,9 +57,9 @@ int cudart_be_stream_end_capture(struct gvs_call *call)
         in_flight = NULL;
     if (e == cudaSuccess)
         e = cudaStreamEndCapture(s, &cg);
-    be_graphs_lock();
+    be_remote->graphs_lock();
     if (e == cudaSuccess && cg != NULL) {
-        struct be_graph *g = be_graph_of(cg, 1);
+        struct gvs_remote_graph *g = be_remote->graph_of(cg, 1);
         if (g != NULL) {
             id = g->id;
         } else {
@@ -70,11 +70,11 @@ int cudart_be_stream_end_capture(struct gvs_call *call)
                cudaStreamIsCapturing(s, &status) == cudaSuccess &&
                status == cudaStreamCaptureStatusNone) {
         /* The capture is over without a graph: CUDA dropped it. */
-        struct be_graph *g = be_graph_known(in_flight);
+        struct gvs_remote_graph *g = be_remote->graph_known(in_flight);
         if (g != NULL && !g->owned)
-            be_graph_forget(g);
+            be_remote->graph_forget(g);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_u64(&c, id);
@@ -111,9 +111,10 @@ int cudart_be_stream_capture_info(struct gvs_call *call)
     size_t n = 0;
     if (e == cudaSuccess)
         e = cudaStreamGetCaptureInfo(s, &status, &cid, &cg, &deps, NULL, &n);
-    be_graphs_lock();
-    struct be_graph *g = NULL;
-    if (e == cudaSuccess && cg != NULL && (g = be_graph_of(cg, 0)) == NULL)
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = NULL;
+    if (e == cudaSuccess && cg != NULL &&
+        (g = be_remote->graph_of(cg, 0)) == NULL)
         e = cudaErrorMemoryAllocation;
     apigen_put_i32(&c, e);
     if (e == cudaSuccess) {
@@ -122,9 +123,9 @@ int cudart_be_stream_capture_info(struct gvs_call *call)
         apigen_put_u64(&c, g != NULL ? g->id : 0);
         apigen_put_u32(&c, g != NULL ? (uint32_t)n : 0);
         for (size_t i = 0; g != NULL && i < n; i++)
-            apigen_put_u64(&c, be_node_id(g, deps[i]));
+            apigen_put_u64(&c, be_remote->node_id(g, deps[i]));
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     return c.rc;
 }
 
@@ -137,13 +138,9 @@ int cudart_be_lane_capture_mode(struct gvs_call *call)
     apigen_get_i32(&c, &mode);
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (mode < cudaStreamCaptureModeGlobal ||
-        mode > cudaStreamCaptureModeRelaxed)
-        return GVS_E_PROTO;
-    struct be_lane *l = be_lane(call);
-    if (l == NULL)
-        return GVS_E_NOMEM;
-    l->capture_mode = mode;
+    int rc = be_remote->set_capture_mode(call, mode);
+    if (rc < 0)
+        return rc;
     if (!call->noreply)
         apigen_put_i32(&c, cudaSuccess);
     return c.rc;
@@ -159,8 +156,8 @@ int cudart_be_stream_begin_capture_to_graph(struct gvs_call *call)
     cudaGraphEdgeData *edges = NULL;
     cudaError_t e = get_stream(call, &c, &s);
     apigen_get_u64(&c, &gid);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(gid);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(gid);
     if (g == NULL && e == cudaSuccess)
         e = cudaErrorInvalidValue;
     cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &n, &edges, &e);
@@ -171,7 +168,7 @@ int cudart_be_stream_begin_capture_to_graph(struct gvs_call *call)
                 s, g->g, deps, edges, n, (enum cudaStreamCaptureMode)mode);
         apigen_put_i32(&c, e);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(deps);
     gvs_free(edges);
     return c.rc;
@@ -194,8 +191,9 @@ int cudart_be_stream_update_capture_deps(struct gvs_call *call)
         e = cudaStreamGetCaptureInfo(s, &status, NULL, &cg, NULL, NULL, NULL);
     if (e == cudaSuccess && status != cudaStreamCaptureStatusActive)
         e = cudaErrorIllegalState;
-    be_graphs_lock();
-    struct be_graph *g = cg != NULL ? be_graph_of(cg, 0) : NULL;
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g =
+        cg != NULL ? be_remote->graph_of(cg, 0) : NULL;
     if (e == cudaSuccess && g == NULL)
         e = cudaErrorMemoryAllocation;
     cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &n, &edges, &e);
@@ -204,7 +202,7 @@ int cudart_be_stream_update_capture_deps(struct gvs_call *call)
             e = cudaStreamUpdateCaptureDependencies(s, deps, edges, n, flags);
         apigen_put_i32(&c, e);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(deps);
     gvs_free(edges);
     return c.rc;

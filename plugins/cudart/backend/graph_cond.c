@@ -23,12 +23,12 @@ int cudart_be_cond_handle_create(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaGraphConditionalHandle h = 0;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     cudaError_t e = g != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudaGraphConditionalHandleCreate(&h, g->g, value, flags);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_u64(&c, h);
@@ -38,20 +38,20 @@ int cudart_be_cond_handle_create(struct gvs_call *call)
 /* Registers the bodies; a body that cannot get an id fails the call (the
  * node stays: CUDA has no way to take it back but destroying it). */
 static cudaError_t put_bodies(struct apigen_call *c, cudaGraphNode_t node,
-                              struct be_graph *g, cudaGraph_t *bodies,
+                              struct gvs_remote_graph *g, cudaGraph_t *bodies,
                               uint32_t n)
 {
-    uint64_t nid = be_node_id(g, node);
+    uint64_t nid = be_remote->node_id(g, node);
     if (nid == 0)
         return cudaErrorMemoryAllocation;
     for (uint32_t i = 0; i < n; i++)
-        if (be_graph_of(bodies[i], 0) == NULL)
+        if (be_remote->graph_of(bodies[i], 0) == NULL)
             return cudaErrorMemoryAllocation;
     apigen_put_i32(c, cudaSuccess);
     apigen_put_u64(c, nid);
     apigen_put_u32(c, n);
     for (uint32_t i = 0; i < n; i++)
-        apigen_put_u64(c, be_graph_known(bodies[i])->id);
+        apigen_put_u64(c, be_remote->graph_known(bodies[i])->id);
     return cudaSuccess;
 }
 
@@ -65,8 +65,8 @@ int cudart_be_graph_add_conditional(struct gvs_call *call)
     cudaGraph_t *bodies = NULL;
     cudaError_t e = cudaSuccess;
     apigen_get_u64(&c, &id);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     if (g == NULL)
         e = cudaErrorInvalidValue;
     cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &ndeps, &edges, &e);
@@ -93,7 +93,7 @@ int cudart_be_graph_add_conditional(struct gvs_call *call)
         if (e != cudaSuccess)
             apigen_put_i32(&c, e);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(deps);
     gvs_free(edges);
     gvs_free(bodies);

@@ -77,8 +77,8 @@ int cudart_be_graph_add_mem_alloc(struct gvs_call *call)
     if (acc == NULL)
         return GVS_E_NOMEM;
     apigen_get_u64(&c, &id);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     if (g == NULL)
         e = cudaErrorInvalidValue;
     cudaGraphNode_t *deps = be_get_nodes(&c, g, &ndeps, &e), node = NULL;
@@ -94,7 +94,7 @@ int cudart_be_graph_add_mem_alloc(struct gvs_call *call)
             e = be_quota_take(p.bytesize);
         if (e == cudaSuccess) {
             e = cudaGraphAddMemAllocNode(&node, g->g, deps, ndeps, &p);
-            if (e == cudaSuccess && (nid = be_node_id(g, node)) == 0) {
+            if (e == cudaSuccess && (nid = be_remote->node_id(g, node)) == 0) {
                 (void)cudaGraphDestroyNode(node);
                 e = cudaErrorMemoryAllocation;
             }
@@ -110,7 +110,7 @@ int cudart_be_graph_add_mem_alloc(struct gvs_call *call)
             apigen_put_u64(&c, (uint64_t)(uintptr_t)p.dptr);
         }
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(deps);
     gvs_free(acc);
     return c.rc;

@@ -130,7 +130,7 @@ static int get_params(struct gvs_call *call, struct apigen_call *c,
         break;
     case cudaGraphNodeTypeGraph: {
         apigen_get_u64(c, &id);
-        struct be_graph *g = be_graph_get(id);
+        struct gvs_remote_graph *g = be_remote->graph_get(id);
         if (g == NULL)
             *e = cudaErrorInvalidValue;
         else
@@ -233,7 +233,7 @@ static cudaError_t exec_set(cudaGraphExec_t x, cudaGraphNode_t n,
 }
 
 int be_add_node(struct gvs_call *call, struct apigen_call *c,
-                struct be_graph *g, const cudaGraphNode_t *deps,
+                struct gvs_remote_graph *g, const cudaGraphNode_t *deps,
                 uint32_t ndeps, cudaGraphNode_t *out, cudaError_t *e)
 {
     struct node_params p = {0};
@@ -249,7 +249,7 @@ int be_add_node(struct gvs_call *call, struct apigen_call *c,
 }
 
 int be_set_node_params(struct gvs_call *call, struct apigen_call *c,
-                       cudaGraphExec_t exec, struct be_node *node,
+                       cudaGraphExec_t exec, struct gvs_remote_node *node,
                        cudaError_t *e)
 {
     struct node_params p = {0};

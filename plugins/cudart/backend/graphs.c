@@ -4,115 +4,14 @@
  */
 #include "graphs.h"
 
-#include <pthread.h>
-
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "objects.h"
 
-struct be_exec {
-    cudaGraphExec_t x;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gvs_u64map graphs_by_ptr;
-
-void be_graphs_lock(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-void be_graphs_unlock(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-struct be_graph *be_graph_get(uint64_t id)
-{
-    return gvs_handles_get(be_handles(), BE_H_GRAPH, id);
-}
-
-struct be_graph *be_graph_known(cudaGraph_t cg)
-{
-    return gvs_u64map_get(&graphs_by_ptr, (uint64_t)(uintptr_t)cg);
-}
-
-struct be_graph *be_graph_of(cudaGraph_t cg, int owned)
-{
-    struct be_graph *g = be_graph_known(cg);
-    if (g != NULL) {
-        g->owned |= owned;
-        return g;
-    }
-    g = gvs_calloc(1, sizeof(*g));
-    if (g == NULL)
-        return NULL;
-    g->g = cg;
-    g->owned = owned;
-    if (gvs_handles_add(be_handles(), BE_H_GRAPH, g, &g->id) < 0) {
-        gvs_free(g);
-        return NULL;
-    }
-    if (gvs_u64map_put(&graphs_by_ptr, (uint64_t)(uintptr_t)cg, g) < 0) {
-        gvs_handles_remove(be_handles(), BE_H_GRAPH, g->id);
-        gvs_free(g);
-        return NULL;
-    }
-    return g;
-}
-
-void be_graph_forget(struct be_graph *g)
-{
-    struct gvs_handles *t = be_handles();
-    for (size_t i = 0; i < g->nodes.n; i++) {
-        struct be_node *n = g->nodes.e[i].val;
-        gvs_handles_remove(t, BE_H_GRAPH_NODE, n->id);
-        gvs_free(n);
-    }
-    gvs_u64map_clear(&g->nodes);
-    gvs_u64map_remove(&graphs_by_ptr, (uint64_t)(uintptr_t)g->g);
-    gvs_handles_remove(t, BE_H_GRAPH, g->id);
-    gvs_free(g);
-}
-
-struct be_node *be_node_get(uint64_t id)
-{
-    return gvs_handles_get(be_handles(), BE_H_GRAPH_NODE, id);
-}
-
-uint64_t be_node_id(struct be_graph *g, cudaGraphNode_t cn)
-{
-    if (cn == NULL)
-        return 0;
-    struct be_node *n = gvs_u64map_get(&g->nodes, (uint64_t)(uintptr_t)cn);
-    if (n != NULL)
-        return n->id;
-    n = gvs_calloc(1, sizeof(*n));
-    if (n == NULL)
-        return 0;
-    *n = (struct be_node){cn, 0, g};
-    if (gvs_handles_add(be_handles(), BE_H_GRAPH_NODE, n, &n->id) < 0) {
-        gvs_free(n);
-        return 0;
-    }
-    if (gvs_u64map_put(&g->nodes, (uint64_t)(uintptr_t)cn, n) < 0) {
-        gvs_handles_remove(be_handles(), BE_H_GRAPH_NODE, n->id);
-        gvs_free(n);
-        return 0;
-    }
-    return n->id;
-}
-
-void be_node_forget(struct be_node *n)
-{
-    gvs_u64map_remove(&n->graph->nodes, (uint64_t)(uintptr_t)n->n);
-    gvs_handles_remove(be_handles(), BE_H_GRAPH_NODE, n->id);
-    gvs_free(n);
-}
-
-cudaGraphNode_t *be_get_nodes(struct apigen_call *c, struct be_graph *g,
-                              uint32_t *n, cudaError_t *e)
+cudaGraphNode_t *be_get_nodes(struct apigen_call *c,
+                              struct gvs_remote_graph *g, uint32_t *n,
+                              cudaError_t *e)
 {
     apigen_get_u32(c, n);
     if (c->rc < 0 || *n == 0)
@@ -129,7 +28,7 @@ cudaGraphNode_t *be_get_nodes(struct apigen_call *c, struct be_graph *g,
     for (uint32_t i = 0; v != NULL && i < *n && c->rc == 0; i++) {
         uint64_t id;
         apigen_get_u64(c, &id);
-        struct be_node *node = be_node_get(id);
+        struct gvs_remote_node *node = be_remote->node_get(id);
         if (node == NULL || node->graph != g)
             *e = cudaErrorInvalidValue;
         else
@@ -138,26 +37,15 @@ cudaGraphNode_t *be_get_nodes(struct apigen_call *c, struct be_graph *g,
     return v;
 }
 
-static struct be_exec *exec_get(uint64_t id)
-{
-    return gvs_handles_get(be_handles(), BE_H_GRAPH_EXEC, id);
-}
-
-cudaGraphExec_t be_exec_get(uint64_t id)
-{
-    struct be_exec *x = exec_get(id);
-    return x != NULL ? x->x : NULL;
-}
-
 cudaError_t be_graph_exec(uint64_t wire, cudaGraphExec_t *out)
 {
-    *out = be_exec_get(wire);
+    *out = be_remote->exec_get(wire);
     return *out != NULL ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c, struct be_graph *g,
-                                   uint32_t *n, cudaGraphEdgeData **edges,
-                                   cudaError_t *e)
+cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c,
+                                   struct gvs_remote_graph *g, uint32_t *n,
+                                   cudaGraphEdgeData **edges, cudaError_t *e)
 {
     *edges = NULL;
     apigen_get_u32(c, n);
@@ -178,7 +66,7 @@ cudaGraphNode_t *be_get_deps_edges(struct apigen_call *c, struct be_graph *g,
         apigen_get_u8(c, &(*edges)[i].from_port);
         apigen_get_u8(c, &(*edges)[i].to_port);
         apigen_get_u8(c, &(*edges)[i].type);
-        struct be_node *node = be_node_get(id);
+        struct gvs_remote_node *node = be_remote->node_get(id);
         if (node != NULL && g != NULL && node->graph == g)
             v[i] = node->n;
         else if (*e == cudaSuccess)
@@ -198,9 +86,9 @@ int cudart_be_graph_create(struct gvs_call *call)
     uint64_t id = 0;
     cudaError_t e = cudaGraphCreate(&cg, flags);
     if (e == cudaSuccess) {
-        be_graphs_lock();
-        struct be_graph *g = be_graph_of(cg, 1);
-        be_graphs_unlock();
+        be_remote->graphs_lock();
+        struct gvs_remote_graph *g = be_remote->graph_of(cg, 1);
+        be_remote->graphs_unlock();
         if (g != NULL) {
             id = g->id;
         } else {
@@ -221,16 +109,16 @@ int cudart_be_graph_destroy(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     cudaError_t e = g == NULL ? cudaErrorInvalidValue
                     : !g->owned ? cudaErrorInvalidValue
                                 : cudaGraphDestroy(g->g);
     if (e == cudaSuccess) {
         be_quota_release_owner((uint64_t)(uintptr_t)g->g);
-        be_graph_forget(g);
+        be_remote->graph_forget(g);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;
 }
@@ -242,30 +130,18 @@ int cudart_be_graph_clone(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id), *clone = NULL;
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id), *clone = NULL;
     cudaGraph_t cg = NULL;
     cudaError_t e = g != NULL ? cudaGraphClone(&cg, g->g)
                               : cudaErrorInvalidValue;
-    if (e == cudaSuccess && (clone = be_graph_of(cg, 1)) == NULL) {
+    if (e == cudaSuccess && (clone = be_remote->graph_of(cg, 1)) == NULL) {
         (void)cudaGraphDestroy(cg);
         e = cudaErrorMemoryAllocation;
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     be_reply_u64(&c, e, clone != NULL ? clone->id : 0);
     return c.rc;
-}
-
-static int exec_add(cudaGraphExec_t x, uint64_t *id)
-{
-    struct be_exec *o = gvs_malloc(sizeof(*o));
-    if (o == NULL)
-        return GVS_E_NOMEM;
-    o->x = x;
-    int rc = gvs_handles_add(be_handles(), BE_H_GRAPH_EXEC, o, id);
-    if (rc < 0)
-        gvs_free(o);
-    return rc;
 }
 
 int cudart_be_graph_instantiate(struct gvs_call *call)
@@ -281,8 +157,8 @@ int cudart_be_graph_instantiate(struct gvs_call *call)
     cudaGraphExec_t x = NULL;
     uint64_t xid = 0, err_node = 0;
     cudaError_t e = cudart_be_enter(call);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     if (e == cudaSuccess && g == NULL)
         e = cudaErrorInvalidValue;
     /* Only an upload asks for a stream. */
@@ -290,10 +166,10 @@ int cudart_be_graph_instantiate(struct gvs_call *call)
         e = be_stream(call, stream, &p.uploadStream);
     if (e == cudaSuccess) {
         e = cudaGraphInstantiateWithParams(&x, g->g, &p);
-        err_node = be_node_id(g, p.errNode_out);
+        err_node = be_remote->node_id(g, p.errNode_out);
     }
-    be_graphs_unlock();
-    if (e == cudaSuccess && exec_add(x, &xid) < 0) {
+    be_remote->graphs_unlock();
+    if (e == cudaSuccess && be_remote->exec_add(x, &xid) < 0) {
         (void)cudaGraphExecDestroy(x);
         e = cudaErrorMemoryAllocation;
     }
@@ -311,13 +187,12 @@ int cudart_be_graph_exec_destroy(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    struct gvs_handles *t = be_handles();
-    struct be_exec *x = exec_get(id);
+    cudaGraphExec_t x = be_remote->exec_get(id);
     cudaError_t e = x != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        e = cudaGraphExecDestroy(x->x);
-    if (e == cudaSuccess && gvs_handles_remove(t, BE_H_GRAPH_EXEC, id) == x)
-        gvs_free(x);
+        e = cudaGraphExecDestroy(x);
+    if (e == cudaSuccess)
+        be_remote->exec_forget(id);
     apigen_put_i32(&c, e);
     return c.rc;
 }
@@ -332,18 +207,18 @@ int cudart_be_graph_exec_update(struct gvs_call *call)
         return c.rc;
     cudaGraphExecUpdateResultInfo info = {0};
     uint64_t err = 0, from = 0;
-    struct be_exec *x = exec_get(xid);
+    cudaGraphExec_t x = be_remote->exec_get(xid);
     cudaError_t e = x != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(gid);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(gid);
     if (e == cudaSuccess && g == NULL)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess) {
-        e = cudaGraphExecUpdate(x->x, g->g, &info);
-        err = be_node_id(g, info.errorNode);
-        from = be_node_id(g, info.errorFromNode);
+        e = cudaGraphExecUpdate(x, g->g, &info);
+        err = be_remote->node_id(g, info.errorNode);
+        from = be_remote->node_id(g, info.errorFromNode);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     apigen_put_i32(&c, info.result);
     apigen_put_u64(&c, err);
@@ -358,7 +233,7 @@ int cudart_be_graph_exec_update(struct gvs_call *call)
 
 /* Replies i32, u64 total, u32 n, then n node ids (and, with edges, the
  * edge data of each). */
-static void put_nodes(struct apigen_call *c, struct be_graph *g,
+static void put_nodes(struct apigen_call *c, struct gvs_remote_graph *g,
                       const cudaGraphNode_t *v, const cudaGraphEdgeData *ed,
                       size_t total, uint64_t room)
 {
@@ -367,7 +242,7 @@ static void put_nodes(struct apigen_call *c, struct be_graph *g,
     apigen_put_u64(c, total);
     apigen_put_u32(c, n);
     for (uint32_t i = 0; i < n; i++) {
-        apigen_put_u64(c, be_node_id(g, v[i]));
+        apigen_put_u64(c, be_remote->node_id(g, v[i]));
         if (ed != NULL) {
             apigen_put_u8(c, ed[i].from_port);
             apigen_put_u8(c, ed[i].to_port);
@@ -401,8 +276,8 @@ int cudart_be_graph_nodes(struct gvs_call *call)
     int rc = get_listing(&c, &id, &which, &room);
     if (rc < 0)
         return rc;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     size_t total = 0;
     cudaGraphNode_t *v = NULL;
     cudaError_t e = g == NULL ? cudaErrorInvalidValue
@@ -418,7 +293,7 @@ int cudart_be_graph_nodes(struct gvs_call *call)
         put_nodes(&c, g, v, NULL, total, room);
     else
         apigen_put_i32(&c, e);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(v);
     return c.rc;
 }
@@ -430,8 +305,8 @@ int cudart_be_graph_edges(struct gvs_call *call)
     int rc = get_listing(&c, &id, NULL, &room);
     if (rc < 0)
         return rc;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     size_t total = 0;
     cudaGraphNode_t *from = NULL, *to = NULL;
     cudaGraphEdgeData *ed = NULL;
@@ -451,8 +326,8 @@ int cudart_be_graph_edges(struct gvs_call *call)
         apigen_put_u64(&c, total);
         apigen_put_u32(&c, n);
         for (uint32_t i = 0; i < n; i++) {
-            apigen_put_u64(&c, be_node_id(g, from[i]));
-            apigen_put_u64(&c, be_node_id(g, to[i]));
+            apigen_put_u64(&c, be_remote->node_id(g, from[i]));
+            apigen_put_u64(&c, be_remote->node_id(g, to[i]));
             apigen_put_u8(&c, ed[i].from_port);
             apigen_put_u8(&c, ed[i].to_port);
             apigen_put_u8(&c, ed[i].type);
@@ -460,7 +335,7 @@ int cudart_be_graph_edges(struct gvs_call *call)
     } else {
         apigen_put_i32(&c, e);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(from);
     gvs_free(to);
     gvs_free(ed);
@@ -475,8 +350,8 @@ int cudart_be_node_edges(struct gvs_call *call)
     int rc = get_listing(&c, &id, &which, &room);
     if (rc < 0)
         return rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     size_t total = 0;
     cudaGraphNode_t *v = NULL;
     cudaGraphEdgeData *ed = NULL;
@@ -495,7 +370,7 @@ int cudart_be_node_edges(struct gvs_call *call)
         put_nodes(&c, n->graph, v, ed, total, room);
     else
         apigen_put_i32(&c, e);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(v);
     gvs_free(ed);
     return c.rc;
@@ -508,12 +383,12 @@ int cudart_be_node_get_type(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     enum cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
     cudaError_t e = n != NULL ? cudaGraphNodeGetType(n->n, &type)
                               : cudaErrorInvalidValue;
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_i32(&c, type);
@@ -528,16 +403,16 @@ int cudart_be_node_find_in_clone(struct gvs_call *call)
     apigen_get_u64(&c, &gid);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(nid);
-    struct be_graph *g = be_graph_get(gid);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(nid);
+    struct gvs_remote_graph *g = be_remote->graph_get(gid);
     cudaGraphNode_t found = NULL;
     cudaError_t e = n != NULL && g != NULL
                         ? cudaGraphNodeFindInClone(&found, n->n, g->g)
                         : cudaErrorInvalidValue;
-    if (e == cudaSuccess && (out = be_node_id(g, found)) == 0)
+    if (e == cudaSuccess && (out = be_remote->node_id(g, found)) == 0)
         e = cudaErrorMemoryAllocation;
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     be_reply_u64(&c, e, out);
     return c.rc;
 }
@@ -555,8 +430,8 @@ int cudart_be_graph_edit_edges(struct gvs_call *call)
         return GVS_E_RANGE;
     if (c.rc < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     cudaError_t e = g != NULL ? cudaSuccess : cudaErrorInvalidValue;
     cudaGraphNode_t *from = n ? gvs_calloc(n, sizeof(*from)) : NULL;
     cudaGraphNode_t *to = n ? gvs_calloc(n, sizeof(*to)) : NULL;
@@ -570,7 +445,8 @@ int cudart_be_graph_edit_edges(struct gvs_call *call)
         apigen_get_u8(&c, &ed[i].from_port);
         apigen_get_u8(&c, &ed[i].to_port);
         apigen_get_u8(&c, &ed[i].type);
-        struct be_node *nf = be_node_get(f), *nt = be_node_get(t);
+        struct gvs_remote_node *nf = be_remote->node_get(f);
+        struct gvs_remote_node *nt = be_remote->node_get(t);
         if (nf == NULL || nt == NULL || nf->graph != g || nt->graph != g) {
             e = cudaErrorInvalidValue;
         } else {
@@ -584,7 +460,7 @@ int cudart_be_graph_edit_edges(struct gvs_call *call)
                        : cudaGraphAddDependencies(g->g, from, to, ed, n);
         apigen_put_i32(&c, e);
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(from);
     gvs_free(to);
     gvs_free(ed);
@@ -598,13 +474,13 @@ int cudart_be_node_destroy(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     cudaError_t e = n != NULL ? cudaGraphDestroyNode(n->n)
                               : cudaErrorInvalidValue;
     if (e == cudaSuccess)
-        be_node_forget(n);
-    be_graphs_unlock();
+        be_remote->node_forget(n);
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;
 }
@@ -616,18 +492,19 @@ int cudart_be_graph_add_node(struct gvs_call *call)
     uint32_t ndeps;
     cudaError_t e = cudaSuccess;
     apigen_get_u64(&c, &id);
-    be_graphs_lock();
-    struct be_graph *g = be_graph_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_graph *g = be_remote->graph_get(id);
     if (g == NULL)
         e = cudaErrorInvalidValue;
     cudaGraphNode_t *deps = be_get_nodes(&c, g, &ndeps, &e), node = NULL;
     int rc = c.rc == 0 ? be_add_node(call, &c, g, deps, ndeps, &node, &e)
                        : c.rc;
-    if (rc == 0 && e == cudaSuccess && (nid = be_node_id(g, node)) == 0) {
+    if (rc == 0 && e == cudaSuccess &&
+        (nid = be_remote->node_id(g, node)) == 0) {
         (void)cudaGraphDestroyNode(node);
         e = cudaErrorMemoryAllocation;
     }
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     gvs_free(deps);
     if (rc < 0)
         return rc;
@@ -644,15 +521,15 @@ int cudart_be_node_set_params(struct gvs_call *call)
     apigen_get_u64(&c, &nid);
     if (c.rc < 0)
         return c.rc;
-    struct be_exec *x = xid != 0 ? exec_get(xid) : NULL;
+    cudaGraphExec_t x = xid != 0 ? be_remote->exec_get(xid) : NULL;
     if (xid != 0 && x == NULL)
         e = cudaErrorInvalidValue;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(nid);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(nid);
     if (n == NULL)
         e = cudaErrorInvalidValue;
-    int rc = be_set_node_params(call, &c, x != NULL ? x->x : NULL, n, &e);
-    be_graphs_unlock();
+    int rc = be_set_node_params(call, &c, x, n, &e);
+    be_remote->graphs_unlock();
     if (rc < 0)
         return rc;
     apigen_put_i32(&c, e);
@@ -673,14 +550,14 @@ int cudart_be_node_enabled(struct gvs_call *call)
         return c.rc;
     if (set > 1)
         return GVS_E_PROTO;
-    struct be_exec *x = exec_get(xid);
-    be_graphs_lock();
-    struct be_node *n = be_node_get(nid);
+    cudaGraphExec_t x = be_remote->exec_get(xid);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(nid);
     unsigned got = 0;
     cudaError_t e = x == NULL || n == NULL ? cudaErrorInvalidValue
-                    : set ? cudaGraphNodeSetEnabled(x->x, n->n, enabled)
-                          : cudaGraphNodeGetEnabled(x->x, n->n, &got);
-    be_graphs_unlock();
+                    : set ? cudaGraphNodeSetEnabled(x, n->n, enabled)
+                          : cudaGraphNodeGetEnabled(x, n->n, &got);
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         apigen_put_u32(&c, set ? enabled : got);

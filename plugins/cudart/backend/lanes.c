@@ -9,9 +9,6 @@
 /* The device this thread last made current through us; CUDA starts
  * every thread on device 0. */
 static _Thread_local int thread_device;
-/* The capture mode this thread last took from a lane; CUDA starts every
- * thread in cudaStreamCaptureModeGlobal. */
-static _Thread_local int thread_capture_mode;
 
 struct be_lane *be_lane(struct gvs_call *call)
 {
@@ -32,13 +29,15 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
     int moved = be_remote->context_moved(CUDART_PLUGIN_ID);
     if (l == NULL)
         return cudaErrorMemoryAllocation;
-    if (l->capture_mode != thread_capture_mode) {
-        enum cudaStreamCaptureMode m =
-            (enum cudaStreamCaptureMode)l->capture_mode;
+    /* The lane's capture mode is the layer's, the thread's too. */
+    int mode = be_remote->lane(call)->capture_mode;
+    int *thread_mode = be_remote->thread_capture_mode();
+    if (mode != *thread_mode) {
+        enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)mode;
         cudaError_t e = cudaThreadExchangeStreamCaptureMode(&m);
         if (e != cudaSuccess)
             return e;
-        thread_capture_mode = l->capture_mode;
+        *thread_mode = mode;
     }
     if (l->device == thread_device && !moved)
         return cudaSuccess;

@@ -151,7 +151,8 @@ static cudaError_t put_memset(struct apigen_call *c, cudaGraphNode_t n)
 }
 
 /* The rest answer one u64. */
-static cudaError_t get_u64(struct be_node *node, uint8_t type, uint64_t *v)
+static cudaError_t get_u64(struct gvs_remote_node *node, uint8_t type,
+                           uint64_t *v)
 {
     struct cudaHostNodeParams h = {0};
     cudaGraph_t child = NULL;
@@ -165,7 +166,8 @@ static cudaError_t get_u64(struct be_node *node, uint8_t type, uint64_t *v)
         return e;
     case cudaGraphNodeTypeGraph: {
         e = cudaGraphChildGraphNodeGetGraph(node->n, &child);
-        struct be_graph *g = e == cudaSuccess ? be_graph_of(child, 0) : NULL;
+        struct gvs_remote_graph *g =
+            e == cudaSuccess ? be_remote->graph_of(child, 0) : NULL;
         if (e == cudaSuccess && g == NULL)
             e = cudaErrorMemoryAllocation;
         *v = g != NULL ? g->id : 0;
@@ -188,7 +190,7 @@ static cudaError_t get_u64(struct be_node *node, uint8_t type, uint64_t *v)
 }
 
 static cudaError_t put_params(struct gvs_call *call, struct apigen_call *c,
-                              struct be_node *node, uint8_t type)
+                              struct gvs_remote_node *node, uint8_t type)
 {
     struct cudaMemAllocNodeParams a;
     uint64_t v = 0;
@@ -231,8 +233,8 @@ int cudart_be_node_get_params(struct gvs_call *call)
     apigen_get_u8(&c, &want);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     enum cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
     cudaError_t e = n != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
     if (e == cudaSuccess)
@@ -241,7 +243,7 @@ int cudart_be_node_get_params(struct gvs_call *call)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = put_params(call, &c, n, want);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     if (e != cudaSuccess)
         apigen_put_i32(&c, e);
     return c.rc;
@@ -260,13 +262,13 @@ int cudart_be_kernel_node_get_attr(struct gvs_call *call)
         return c.rc;
     cudaLaunchAttributeValue v;
     memset(&v, 0, sizeof(v));
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     cudaError_t e = n != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudaGraphKernelNodeGetAttribute(
             n->n, (cudaKernelNodeAttrID)attr, &v);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     if (e == cudaSuccess)
         cudart_wire_put_launch_attr(&c, (cudaLaunchAttributeID)attr, &v,
@@ -285,13 +287,13 @@ int cudart_be_kernel_node_set_attr(struct gvs_call *call)
         be_get_launch_attr(&c, &a, &e);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *n = be_node_get(id);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *n = be_remote->node_get(id);
     if (e == cudaSuccess)
         e = n != NULL ? cudart_be_enter(call) : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudaGraphKernelNodeSetAttribute(n->n, a.id, &a.val);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;
 }
@@ -304,13 +306,14 @@ int cudart_be_kernel_node_copy_attrs(struct gvs_call *call)
     apigen_get_u64(&c, &src);
     if (apigen_end(&c) < 0)
         return c.rc;
-    be_graphs_lock();
-    struct be_node *d = be_node_get(dst), *s = be_node_get(src);
+    be_remote->graphs_lock();
+    struct gvs_remote_node *d = be_remote->node_get(dst);
+    struct gvs_remote_node *s = be_remote->node_get(src);
     cudaError_t e = d != NULL && s != NULL ? cudart_be_enter(call)
                                            : cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = cudaGraphKernelNodeCopyAttributes(d->n, s->n);
-    be_graphs_unlock();
+    be_remote->graphs_unlock();
     apigen_put_i32(&c, e);
     return c.rc;
 }

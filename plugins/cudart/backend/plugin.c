@@ -40,7 +40,7 @@ static void session_close(void *state)
     if (s == NULL)
         return;
     be_remote->callbacks_release();
-    be_user_objects_release();
+    be_remote->notify_stop();
     be_notifications_release();
     be_streams_close(s);
     be_shared_free();

@@ -4,11 +4,13 @@
  * runs every client thread's calls on threads of its own, so the mode
  * lives here, per client thread, and is posted to the thread's lane when
  * it changes (LANE_CAPTURE_MODE): the lane's later calls run under it.
+ * The thread's mode is the layer's (gvs_remote.h), one for both APIs.
  */
 #include "graphs.h"
 
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 #include "streams.h"
 
 #pragma GCC visibility push(default)
@@ -23,21 +25,19 @@ cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(
     unsigned int flags);
 #pragma GCC visibility pop
 
-static _Thread_local enum cudaStreamCaptureMode thread_mode =
-    cudaStreamCaptureModeGlobal;
-
 cudaError_t cudaThreadExchangeStreamCaptureMode(
     enum cudaStreamCaptureMode *mode)
 {
     if (mode == NULL || *mode < cudaStreamCaptureModeGlobal ||
         *mode > cudaStreamCaptureModeRelaxed)
         return cudart_fe_ret(cudaErrorInvalidValue);
-    enum cudaStreamCaptureMode old = thread_mode;
+    enum cudaStreamCaptureMode old =
+        (enum cudaStreamCaptureMode)gvs_remote_capture_mode();
     if (*mode != old) {
         cudaError_t e = cudart_rpc_LANE_CAPTURE_MODE(*mode);
         if (e != cudaSuccess)
             return cudart_fe_ret(e);
-        thread_mode = *mode;
+        gvs_remote_set_capture_mode(*mode);
     }
     *mode = old;
     return cudaSuccess;

@@ -5,9 +5,8 @@
  */
 #include "graphs.h"
 
-#include <stdio.h>
-
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 
 static cudaError_t dot_print(cudaGraph_t graph, const char *path,
                              unsigned flags)
@@ -25,15 +24,9 @@ static cudaError_t dot_print(cudaGraph_t graph, const char *path,
     e = cudart_fe_run(&c, CUDART_OP_GRAPH_DOT_PRINT, 0);
     if (e == cudaSuccess)
         apigen_get_blob(&c, &text, &len);
-    if (e == cudaSuccess && c.rc == 0) {
-        FILE *f = fopen(path, "w");
-        if (f == NULL)
-            e = cudaErrorOperatingSystem;
-        else if (fwrite(text, 1, len, f) != len)
-            e = cudaErrorOperatingSystem;
-        if (f != NULL && fclose(f) != 0)
-            e = cudaErrorOperatingSystem;
-    }
+    if (e == cudaSuccess && c.rc == 0 &&
+        gvs_remote_write_file(path, text, len) < 0)
+        e = cudaErrorOperatingSystem;
     return cudart_fe_end(&c, e);
 }
 

@@ -112,3 +112,23 @@ int remote_be_context_moved(uint16_t plugin)
     last_entered = plugin;
     return moved;
 }
+
+/* The mode is the thread's, whichever plugin's handler put it there. */
+static _Thread_local int thread_mode;
+
+int *remote_be_thread_capture_mode(void)
+{
+    return &thread_mode;
+}
+
+int remote_be_set_capture_mode(struct gvs_call *call, int32_t mode)
+{
+    /* Global, thread local, relaxed. */
+    if (mode < 0 || mode > 2)
+        return GVS_E_PROTO;
+    struct gvs_remote_lane *l = remote_be_lane(call);
+    if (l == NULL)
+        return GVS_E_NOMEM;
+    l->capture_mode = mode;
+    return 0;
+}

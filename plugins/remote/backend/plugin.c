@@ -21,6 +21,8 @@ static const struct gvs_remote_be api = {
     .lane = remote_be_lane,
     .lanes_each = remote_be_lanes_each,
     .context_moved = remote_be_context_moved,
+    .thread_capture_mode = remote_be_thread_capture_mode,
+    .set_capture_mode = remote_be_set_capture_mode,
     .latch = remote_be_latch,
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
@@ -52,6 +54,25 @@ static const struct gvs_remote_be api = {
     .texobj_keep = remote_be_texobj_keep,
     .texobj_destroy = remote_be_texobj_destroy,
     .texobj_desc = remote_be_texobj_desc,
+    .graphs_lock = remote_be_graphs_lock,
+    .graphs_unlock = remote_be_graphs_unlock,
+    .graph_get = remote_be_graph_get,
+    .graph_known = remote_be_graph_known,
+    .graph_of = remote_be_graph_of,
+    .graph_forget = remote_be_graph_forget,
+    .node_get = remote_be_node_get,
+    .node_id = remote_be_node_id,
+    .node_forget = remote_be_node_forget,
+    .exec_add = remote_be_exec_add,
+    .exec_get = remote_be_exec_get,
+    .exec_forget = remote_be_exec_forget,
+    .user_object_new = remote_be_user_object_new,
+    .user_object_destructor = remote_be_user_object_destructor,
+    .user_object_set = remote_be_user_object_set,
+    .user_object_drop = remote_be_user_object_drop,
+    .user_object_get = remote_be_user_object_get,
+    .notify_stop = remote_be_notify_stop,
+    .capture_file = remote_be_capture_file,
 };
 
 /* Request: u64 context id. */
@@ -79,6 +100,7 @@ static int session_open(const struct gvs_host_api *host,
         return GVS_E_NOMEM;
     remote_be_quota_open(host, session);
     remote_be_callbacks_open(host, session);
+    remote_be_user_objects_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */
@@ -94,6 +116,7 @@ static void session_close(void *state)
 {
     (void)state;
     remote_be_callbacks_release();
+    remote_be_notify_stop();
     remote_be_output_close();
     remote_be_lanes_free();
     remote_be_quota_close();

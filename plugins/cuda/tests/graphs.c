@@ -1,0 +1,258 @@
+/*
+ * cuda.mock_graphs: a driver API program (linked with -lcuda) through
+ * gvsd and the mock driver (mock_driver.c: graphs run their nodes in the
+ * order they were added).  A graph of a memset, a kernel (arguments
+ * packed by the kernel's layout, taken when the node is made), a copy
+ * and a second kernel (its arguments as an extra buffer), instantiated
+ * and launched; parameters set in the executable graph and in the graph;
+ * node and edge listings; the DOT description; a library's kernel in a
+ * node; user objects, their destructors run here when the program or a
+ * graph lets the last reference go; the thread's capture mode; what is
+ * refused (host memory in a copy node, a node of another graph, a
+ * destroyed graph).  Prints "ok".
+ */
+#include "driver_check.h"
+
+#include <cuda.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N 1024
+
+/* User objects' destructors run on the client's notify thread. */
+static _Atomic int destroyed;
+
+static void on_destroy(void *arg)
+{
+    destroyed += *(int *)arg;
+}
+
+static void wait_destroyed(int want)
+{
+    for (int i = 0; i < 2000 && destroyed != want; i++)
+        usleep(1000);
+    EXPECT(destroyed == want);
+}
+
+static void expect_all(CUdeviceptr p, uint32_t value)
+{
+    static uint32_t host[N];
+    CHECK(cuMemcpyDtoH(host, p, sizeof(host)));
+    for (uint32_t i = 0; i < N; i++)
+        EXPECT(host[i] == value);
+}
+
+static CUDA_MEMCPY3D d2d(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    CUDA_MEMCPY3D c = {0};
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = src;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dst;
+    c.WidthInBytes = bytes;
+    c.Height = 1;
+    c.Depth = 1;
+    return c;
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction ffill, fadd;
+    CUdeviceptr p, q;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    CHECK(cuModuleLoadData(&mod, "//gvs-mock module\n"));
+    CHECK(cuModuleGetFunction(&ffill, mod, "fill"));
+    CHECK(cuModuleGetFunction(&fadd, mod, "add"));
+    CHECK(cuMemAlloc(&p, N * sizeof(uint32_t)));
+    CHECK(cuMemAlloc(&q, N * sizeof(uint32_t)));
+
+    CUgraph g;
+    CUgraphNode set, k1, cp, k2;
+    CHECK(cuGraphCreate(&g, 0));
+    CUDA_MEMSET_NODE_PARAMS mp = {0};
+    mp.dst = q;
+    mp.value = 100;
+    mp.elementSize = 4;
+    mp.width = N;
+    mp.height = 1;
+    CHECK(cuGraphAddMemsetNode(&set, g, NULL, 0, &mp, ctx));
+    /* fill(p, value, n): the arguments are taken now. */
+    uint32_t value = 5, n = N;
+    void *args[] = {&p, &value, &n};
+    CUDA_KERNEL_NODE_PARAMS kp = {0};
+    kp.func = ffill;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = 256;
+    kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = args;
+    CHECK(cuGraphAddKernelNode(&k1, g, &set, 1, &kp));
+    value = 1000;
+    CUDA_MEMCPY3D c = d2d(q, p, N * sizeof(uint32_t));
+    CHECK(cuGraphAddMemcpyNode(&cp, g, &k1, 1, &c, ctx));
+    /* add(q, n, delta) with its arguments as one buffer. */
+    struct {
+        uint64_t p;
+        uint32_t n, delta;
+    } block = {q, N, 2};
+    size_t bsize = sizeof(block);
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &block,
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &bsize, CU_LAUNCH_PARAM_END};
+    CUDA_KERNEL_NODE_PARAMS ap = kp;
+    ap.func = fadd;
+    ap.kernelParams = NULL;
+    ap.extra = extra;
+    CHECK(cuGraphAddKernelNode(&k2, g, &cp, 1, &ap));
+
+    size_t count = 0;
+    CHECK(cuGraphGetNodes(g, NULL, &count));
+    EXPECT(count == 4);
+    CUgraphNode nodes[2];
+    count = 2;
+    CHECK(cuGraphGetNodes(g, nodes, &count));
+    EXPECT(count == 2 && nodes[0] == set && nodes[1] == k1);
+
+    /* Edges: the graph's, a node's dependencies, one added. */
+    CUgraphNode from[5], to[5];
+    size_t nedges = 0;
+    CHECK(cuGraphGetEdges(g, NULL, NULL, NULL, &nedges));
+    EXPECT(nedges == 3);
+    nedges = 5;
+    CHECK(cuGraphGetEdges(g, from, to, NULL, &nedges));
+    EXPECT(nedges == 3 && from[1] == k1 && to[1] == cp && to[3] == NULL);
+    CHECK(cuGraphAddDependencies(g, &set, &k2, NULL, 1));
+    size_t ndeps = 5;
+    CHECK(cuGraphNodeGetDependencies(k2, from, NULL, &ndeps));
+    EXPECT(ndeps == 2 && from[0] == cp && from[1] == set);
+
+    /* The description, written where the program said. */
+    char path[] = "/tmp/gvs-mock-dot-XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0);
+    close(fd);
+    CHECK(cuGraphDebugDotPrint(g, path, 0));
+    FILE *f = fopen(path, "r");
+    char head[16] = {0};
+    EXPECT(f != NULL && fread(head, 1, 12, f) == 12);
+    fclose(f);
+    unlink(path);
+    EXPECT(strcmp(head, "digraph mock") == 0);
+
+    CUgraphExec x;
+    CHECK(cuGraphInstantiate(&x, g, 0));
+    CHECK(cuGraphLaunch(x, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(p, 5);
+    expect_all(q, 7);
+
+    /* In the executable graph only: the graph keeps its own. */
+    value = 9;
+    CHECK(cuGraphExecKernelNodeSetParams(x, k1, &kp));
+    CHECK(cuGraphLaunch(x, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(q, 11);
+    value = 20;
+    CHECK(cuGraphKernelNodeSetParams(k1, &kp));
+    CUgraphExec x2;
+    CHECK(cuGraphInstantiate(&x2, g, 0));
+    CHECK(cuGraphLaunch(x2, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(q, 22);
+
+    /* A library's kernel (CUkernel) in a node of its own graph. */
+    CUlibrary lib;
+    CUkernel kadd;
+    CHECK(cuLibraryLoadData(&lib, "//gvs-mock library\n", NULL, NULL, 0,
+                            NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&kadd, lib, "add"));
+    uint32_t delta = 1;
+    void *kargs[] = {&q, &n, &delta};
+    CUDA_KERNEL_NODE_PARAMS lp = kp;
+    lp.func = NULL;
+    lp.kern = kadd;
+    lp.kernelParams = kargs;
+    CUgraph g3;
+    CUgraphNode kl;
+    CUgraphExec x3;
+    CHECK(cuGraphCreate(&g3, 0));
+    CHECK(cuGraphAddKernelNode(&kl, g3, NULL, 0, &lp));
+    CHECK(cuGraphInstantiate(&x3, g3, 0));
+    CHECK(cuGraphLaunch(x3, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(q, 23);
+    CHECK(cuGraphExecDestroy(x3));
+    CHECK(cuGraphDestroy(g3));
+    CHECK(cuLibraryUnload(lib));
+
+    /* Refused: host memory in a copy node (the client's), a node of
+     * another graph, kernel arguments the layout needs missing. */
+    static uint32_t host[N];
+    CUDA_MEMCPY3D h = c;
+    h.srcMemoryType = CU_MEMORYTYPE_HOST;
+    h.srcHost = host;
+    CUgraphNode bad;
+    EXPECT(cuGraphAddMemcpyNode(&bad, g, NULL, 0, &h, ctx) ==
+           CUDA_ERROR_NOT_SUPPORTED);
+    CUgraph other;
+    CHECK(cuGraphCreate(&other, 0));
+    EXPECT(cuGraphAddEmptyNode(&bad, other, &k1, 1) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphAddEmptyNode(&bad, other, NULL, 0));
+    void *short_args[] = {&p, NULL, &n};
+    kp.kernelParams = short_args;
+    EXPECT(cuGraphAddKernelNode(&bad, g, NULL, 0, &kp) ==
+           CUDA_ERROR_INVALID_VALUE);
+
+    /* User objects: the destructor runs here once the last reference
+     * goes, the program's or a graph's. */
+    int one = 1, ten = 10;
+    CUuserObject o;
+    CHECK(cuUserObjectCreate(&o, &one, on_destroy, 2,
+                             CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK(cuUserObjectRetain(o, 1));
+    CHECK(cuUserObjectRelease(o, 2));
+    usleep(20000);
+    EXPECT(destroyed == 0);
+    CHECK(cuUserObjectRelease(o, 1));
+    wait_destroyed(1);
+    CHECK(cuUserObjectCreate(&o, &ten, on_destroy, 1,
+                             CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CHECK(cuGraphRetainUserObject(other, o, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    EXPECT(cuUserObjectCreate(&o, &one, NULL, 1,
+                              CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) ==
+           CUDA_ERROR_INVALID_VALUE);
+
+    CHECK(cuGraphExecDestroy(x));
+    CHECK(cuGraphExecDestroy(x2));
+    EXPECT(cuGraphLaunch(x, NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphDestroy(other));
+    wait_destroyed(11);
+    CHECK(cuGraphDestroy(g));
+    EXPECT(cuGraphDestroy(g) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuGraphGetNodes(g, NULL, &count) == CUDA_ERROR_INVALID_VALUE);
+    /* The thread's capture mode: exchanged, and the calls after it run
+     * under it on the backend. */
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CHECK(cuThreadExchangeStreamCaptureMode(&m));
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CHECK(cuCtxSynchronize());
+    CHECK(cuThreadExchangeStreamCaptureMode(&m));
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_RELAXED);
+    m = (CUstreamCaptureMode)7;
+    EXPECT(cuThreadExchangeStreamCaptureMode(&m) == CUDA_ERROR_INVALID_VALUE);
+
+    CHECK(cuMemFree(p));
+    CHECK(cuMemFree(q));
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuCtxDestroy(ctx));
+    printf("ok\n");
+    return 0;
+}
