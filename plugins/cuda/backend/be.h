@@ -278,6 +278,10 @@ uint64_t cuda_be_ctx_id_of(CUcontext ctx);
 uint64_t cuda_be_ctx_generation(uint64_t id);
 /* streams.c: a lane's per-thread default streams go. */
 void cuda_be_lane_streams_free(struct cuda_be_lane *l);
+/* hostfunc.c: the parameters of a graph host node that runs the client's
+ * callback id each time the graph does (its record kept for the
+ * session), or CUDA_ERROR_OUT_OF_MEMORY. */
+CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out);
 /* streams.c: the stream of a wire value (0 the legacy default stream,
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD the lane's own in its current
  * context, else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.

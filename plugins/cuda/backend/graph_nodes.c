@@ -171,6 +171,11 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
             return CUDA_SUCCESS;
         /* eventWait and eventRecord are one CUevent at the same place. */
         return cuda_be_event(id, &p->eventRecord.event);
+    case CU_GRAPH_NODE_TYPE_HOST:
+        apigen_get_u64(c, &id);
+        if (c->rc < 0)
+            return CUDA_SUCCESS;
+        return cuda_be_host_node(id, &p->host);
     case CU_GRAPH_NODE_TYPE_GRAPH: {
         apigen_get_u64(c, &id);
         if (c->rc < 0)

@@ -21,6 +21,15 @@ static void CUDA_CB run_stream_callback(CUstream stream, CUresult status,
     cuda_be_remote->callback_run(arg, status);
 }
 
+CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out)
+{
+    struct gvs_remote_callback *cb = cuda_be_remote->callback_new(id, 1);
+    if (cb == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = (CUDA_HOST_NODE_PARAMS_v2){run_host_fn, cb};
+    return CUDA_SUCCESS;
+}
+
 static int capturing(CUstream s)
 {
     CUstreamCaptureStatus st;

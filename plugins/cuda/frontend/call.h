@@ -88,4 +88,9 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
 
+/* hostfunc.c: the layer's record of a graph host node's function, run
+ * on the client each time the graph runs the node, with the context
+ * current here; its callback id in *id. */
+CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id);
+
 #endif

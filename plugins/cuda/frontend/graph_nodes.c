@@ -116,9 +116,15 @@ static CUresult put_params(struct apigen_call *c, const CUgraphNodeParams *p,
             return CUDA_ERROR_NOT_SUPPORTED;
         apigen_put_u64(c, cuda_fe_id(p->graph.graph));
         return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_HOST:
-        /* Host functions run on the client: the layer's callbacks, to
-         * come (docs/driver.md, "Graphs"). */
+    case CU_GRAPH_NODE_TYPE_HOST: {
+        /* Host functions run on the client (hostfunc.c), each time the
+         * graph runs the node. */
+        uint64_t id;
+        CUresult r = cuda_fe_host_node(p->host.fn, p->host.userData, &id);
+        if (r == CUDA_SUCCESS)
+            apigen_put_u64(c, id);
+        return r;
+    }
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
     }
@@ -358,6 +364,40 @@ CUresult cuGraphExecMemsetNodeSetParams(
 {
     return set(1, hGraphExec, hNode, ctx, memsetParams,
                of_memset(memsetParams));
+}
+
+static CUgraphNodeParams of_host(const CUDA_HOST_NODE_PARAMS *h)
+{
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_HOST;
+    if (h != NULL) {
+        p.host.fn = h->fn;
+        p.host.userData = h->userData;
+    }
+    return p;
+}
+
+CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                            const CUgraphNode *dependencies,
+                            size_t numDependencies,
+                            const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    return add(phGraphNode, hGraph, dependencies, numDependencies, NULL,
+               nodeParams, of_host(nodeParams));
+}
+
+CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
+                                  const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    return set(0, NULL, hNode, NULL, nodeParams, of_host(nodeParams));
+}
+
+CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec,
+                                      CUgraphNode hNode,
+                                      const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    return set(1, hGraphExec, hNode, NULL, nodeParams, of_host(nodeParams));
 }
 
 /* Nodes of no parameters but a handle: empty (none), event record and

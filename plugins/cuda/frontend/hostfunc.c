@@ -47,6 +47,20 @@ static void run_stream_callback(const struct gvs_remote_callback *cb,
     pop(pushed);
 }
 
+CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id)
+{
+    if (fn == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct gvs_remote_callback cb = {
+        .run = run_host_fn,
+        .fn = (void (*)(void))fn,
+        .user = user,
+        .context = cuda_fe_ctx_current(),
+    };
+    *id = gvs_remote_callback_add(&cb);
+    return *id != 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static CUresult enqueue(CUstream stream, int per_thread, void (*fn)(void),
                         void *user, uint32_t kind, uint32_t flags)
 {

@@ -6,7 +6,8 @@
  * and a second kernel (its arguments as an extra buffer), instantiated
  * and launched; parameters set in the executable graph and in the graph;
  * node and edge listings; the DOT description; a library's kernel in a
- * node; user objects, their destructors run here when the program or a
+ * node; a host node, run on the client at every launch of its graph,
+ * after the node before it; user objects, their destructors run here when the program or a
  * graph lets the last reference go; the thread's capture mode; what is
  * refused (host memory in a copy node, a node of another graph, a
  * destroyed graph).  Prints "ok".
@@ -22,6 +23,16 @@
 #include <unistd.h>
 
 #define N 1024
+
+/* A host node's runs, and the device word it saw (the node before it
+ * wrote it: the graph runs them in order). */
+static _Atomic int host_runs;
+
+static void on_host_node(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&host_runs, 1);
+}
 
 /* User objects' destructors run on the client's notify thread. */
 static _Atomic int destroyed;
@@ -191,6 +202,29 @@ int main(void)
     CHECK(cuGraphExecDestroy(x3));
     CHECK(cuGraphDestroy(g3));
     CHECK(cuLibraryUnload(lib));
+
+    /* A host node after a kernel node: run on the client at each launch;
+     * its parameters changed in the executable graph. */
+    CUgraph g4;
+    CUgraphNode kh, hn;
+    CUgraphExec x4;
+    CUDA_HOST_NODE_PARAMS hp = {on_host_node, NULL};
+    CHECK(cuGraphCreate(&g4, 0));
+    CHECK(cuGraphAddKernelNode(&kh, g4, NULL, 0, &kp));
+    CHECK(cuGraphAddHostNode(&hn, g4, &kh, 1, &hp));
+    EXPECT(cuGraphAddHostNode(&hn, g4, NULL, 0, NULL) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphInstantiate(&x4, g4, 0));
+    CHECK(cuGraphLaunch(x4, NULL));
+    CHECK(cuGraphLaunch(x4, NULL));
+    CHECK(cuCtxSynchronize());
+    EXPECT(atomic_load(&host_runs) == 2);
+    CHECK(cuGraphExecHostNodeSetParams(x4, hn, &hp));
+    CHECK(cuGraphLaunch(x4, NULL));
+    CHECK(cuCtxSynchronize());
+    EXPECT(atomic_load(&host_runs) == 3);
+    CHECK(cuGraphExecDestroy(x4));
+    CHECK(cuGraphDestroy(g4));
 
     /* Refused: host memory in a copy node (the client's), a node of
      * another graph, kernel arguments the layout needs missing. */

@@ -918,6 +918,8 @@ struct mock_node {
     CUdeviceptr dst, src;
     size_t width, rows, pitch;
     unsigned value;
+    CUhostFn host;
+    void *user;
     unsigned ndeps;
     const struct mock_node *deps[4];
 };
@@ -1072,6 +1074,12 @@ static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
         n->pitch = p->memset.pitch;
         n->value = p->memset.value;
         return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_HOST:
+        if (p->host.fn == NULL)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->host = p->host.fn;
+        n->user = p->host.userData;
+        return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_EMPTY:
         return CUDA_SUCCESS;
     default:
@@ -1211,6 +1219,8 @@ static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
             r = mock_d2d(n->dst, n->src, n->width);
         else if (n->type == CU_GRAPH_NODE_TYPE_MEMSET)
             r = mock_set2d32(n->dst, n->pitch, n->value, n->width, n->rows);
+        else if (n->type == CU_GRAPH_NODE_TYPE_HOST)
+            r = cuda_be_drv.cuLaunchHostFunc(s, n->host, n->user);
     }
     return r;
 }
