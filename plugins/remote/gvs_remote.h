@@ -74,6 +74,26 @@ int gvs_remote_session_start(struct gvs_client *cl);
 void gvs_remote_runtime_device_set(int dev);
 int gvs_remote_runtime_device(void);
 
+/* The streams and events this process made and has not destroyed,
+ * through either API frontend (frontend/known.c), each with its owner: a
+ * nonzero tag of the API's (the runtime's device, the driver's context),
+ * tagged apart so that two APIs' owners never compare equal; and
+ * whether a stream capture may be under way.  What lets a call that
+ * cannot fail be posted: one the tables do not prove takes its round
+ * trip.  Thread-safe; a forked child starts with none. */
+enum { GVS_REMOTE_KNOWN_STREAM, GVS_REMOTE_KNOWN_EVENT, GVS_REMOTE_KNOWN_KINDS };
+void gvs_remote_known_add(int kind, uint64_t id, uint64_t owner);
+void gvs_remote_known_remove(int kind, uint64_t id);
+/* The owner of id, 0 when unknown. */
+uint64_t gvs_remote_known_owner(int kind, uint64_t id);
+/* Every stream and event of owner is gone (a device reset). */
+void gvs_remote_known_forget_owner(uint64_t owner);
+/* Around a capture through either API: begins before its request is
+ * sent (undone when it fails), ends when one ended. */
+void gvs_remote_capture_begins(void);
+void gvs_remote_capture_ends(void);
+int gvs_remote_capturing(void);
+
 /* Caller holds the client lock.  Posts image in STAGE pieces of the
  * calling thread's lane, for the API's load that follows (an image may
  * be larger than a request).  0 or a negative GVS_E_* code. */

@@ -246,6 +246,14 @@ int cuda_be_ctx_synchronize(struct gvs_call *call)
     return c.rc;
 }
 
+/* A posted call's failure (an event record or stream wait the frontend
+ * proved could not fail at once): the lane's next synchronizing call's,
+ * as a kernel's is. */
+void cuda_be_posted_failure(struct gvs_call *call, int r)
+{
+    cuda_be_remote->latch(call, CUDA_PLUGIN_ID, (int32_t)r);
+}
+
 /* What the synchronization made visible reaches the client first: the
  * device's printf output, a failure posted earlier. */
 void cuda_be_after_blocking(struct gvs_call *call)

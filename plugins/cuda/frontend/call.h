@@ -46,6 +46,10 @@ CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
 /* streams.c: a stream's wire value; the default stream of a per-thread
  * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */
 uint64_t cuda_fe_stream_wire(CUstream s, int per_thread);
+/* streams.c: a context as the owner of the streams and events made in
+ * it, in the layer's table of them (gvs_remote_known_*; the top bit keeps
+ * it apart from the runtime frontend's devices); 0 for none. */
+uint64_t cuda_fe_ctx_owner(CUcontext ctx);
 
 /* contexts.c ----------------------------------------------------------
  * Each thread's context stack is the client's; the backend knows each

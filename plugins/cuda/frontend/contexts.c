@@ -214,8 +214,10 @@ CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     CUcontext p = primary_of(dev);
-    if (p != NULL)
+    if (p != NULL) {
         cuda_fe_ctx_storage_release(p);
+        gvs_remote_known_forget_owner(cuda_fe_ctx_owner(p));
+    }
     return cuda_rpc_cuDevicePrimaryCtxReset_v2(dev);
 }
 
@@ -394,6 +396,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
     if (info_of(ctx, &i) == 0 && i.primary)
         return CUDA_ERROR_INVALID_CONTEXT;
     cuda_fe_ctx_storage_release(ctx);
+    gvs_remote_known_forget_owner(cuda_fe_ctx_owner(ctx));
     r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;

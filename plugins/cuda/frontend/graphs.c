@@ -193,6 +193,10 @@ static CUresult end_capture(CUstream s, CUgraph *g, int per_thread)
     if (r == CUDA_SUCCESS)
         apigen_get_u64(&c, &id);
     r = cuda_fe_end(&c, r);
+    /* An invalidated capture ends too; over-counting the captures under
+     * way only costs round trips. */
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        gvs_remote_capture_ends();
     if (r == CUDA_SUCCESS)
         *g = (CUgraph)(uintptr_t)id;
     return r;
@@ -553,10 +557,48 @@ static CUresult begin_to_graph(CUstream s, CUgraph g, const CUgraphNode *deps,
     apigen_put_u64(&c, cuda_fe_id(g));
     r = cuda_fe_put_nodes(&c, deps, n);
     apigen_put_i32(&c, (int32_t)mode);
+    /* Counted before the request leaves: no call of another thread is
+     * posted into the capture meanwhile. */
+    gvs_remote_capture_begins();
     if (r == CUDA_SUCCESS)
         r = cuda_fe_run(&c, CUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH,
                         APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        gvs_remote_capture_ends();
+    return r;
+}
+
+static CUresult begin_capture(CUstream s, CUstreamCaptureMode mode,
+                              int per_thread)
+{
+    gvs_remote_capture_begins();
+    CUresult r = cuda_rpc_cuStreamBeginCapture_v2(s, mode, per_thread);
+    if (r != CUDA_SUCCESS)
+        gvs_remote_capture_ends();
+    return r;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    return begin_capture(hStream, mode, 0);
+}
+
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream,
+                                      CUstreamCaptureMode mode)
+{
+    return begin_capture(hStream, mode, 1);
+}
+
+/* CUDA 10.0's form, before capture modes: a global capture. */
+CUresult cuStreamBeginCapture(CUstream hStream)
+{
+    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 0);
+}
+
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+    return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, 1);
 }
 
 CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,

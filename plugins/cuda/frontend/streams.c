@@ -5,12 +5,54 @@
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
+#include "gvs_remote.h"
 
 uint64_t cuda_fe_stream_wire(CUstream s, int per_thread)
 {
     if (s == NULL && per_thread)
         return (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
     return (uint64_t)(uintptr_t)s;
+}
+
+uint64_t cuda_fe_ctx_owner(CUcontext ctx)
+{
+    return ctx != NULL ? (uint64_t)(uintptr_t)ctx | (UINT64_C(1) << 63) : 0;
+}
+
+/* The owner of the stream of a wire value: a default stream is the
+ * current context's; 0 when unknown. */
+static uint64_t stream_owner(uint64_t wire)
+{
+    if (wire <= (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+        return cuda_fe_ctx_owner(cuda_fe_ctx_current());
+    return gvs_remote_known_owner(GVS_REMOTE_KNOWN_STREAM, wire);
+}
+
+/* A record cannot fail once the event and the stream are known to be of
+ * one context, and no capture can make the record a node. */
+int cuda_fe_may_post_record(CUevent event, CUstream stream, int per_thread)
+{
+    if (gvs_remote_capturing())
+        return 0;
+    uint64_t o = gvs_remote_known_owner(GVS_REMOTE_KNOWN_EVENT,
+                                        (uint64_t)(uintptr_t)event);
+    return o != 0 && o == stream_owner(cuda_fe_stream_wire(stream, per_thread));
+}
+
+int cuda_fe_may_post_record_flags(CUevent event, CUstream stream,
+                                  unsigned int flags, int per_thread)
+{
+    return flags == 0 && cuda_fe_may_post_record(event, stream, per_thread);
+}
+
+/* A wait may name an event of another context. */
+int cuda_fe_may_post_wait(CUstream stream, CUevent event, unsigned int flags,
+                          int per_thread)
+{
+    return flags == 0 && !gvs_remote_capturing() &&
+           gvs_remote_known_owner(GVS_REMOTE_KNOWN_EVENT,
+                                  (uint64_t)(uintptr_t)event) != 0 &&
+           stream_owner(cuda_fe_stream_wire(stream, per_thread)) != 0;
 }
 
 CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
@@ -28,7 +70,14 @@ CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
     r = cuda_fe_run(&c, op, APIGEN_DEVICE);
     if (r == CUDA_SUCCESS)
         apigen_get_u64(&c, id);
-    return cuda_fe_end(&c, r);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS && (op == CUDA_OP_STREAM_CREATE ||
+                              op == CUDA_OP_EVENT_CREATE))
+        gvs_remote_known_add(op == CUDA_OP_STREAM_CREATE
+                                 ? GVS_REMOTE_KNOWN_STREAM
+                                 : GVS_REMOTE_KNOWN_EVENT,
+                             *id, cuda_fe_ctx_owner(cuda_fe_ctx_current()));
+    return r;
 }
 
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
@@ -52,6 +101,7 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 CUresult cuStreamDestroy_v2(CUstream hStream)
 {
     const uint64_t id = (uint64_t)(uintptr_t)hStream;
+    gvs_remote_known_remove(GVS_REMOTE_KNOWN_STREAM, id);
     return cuda_fe_call_ids(CUDA_OP_STREAM_DESTROY, &id, 1, NULL);
 }
 
@@ -69,6 +119,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     const uint64_t id = (uint64_t)(uintptr_t)hEvent;
+    gvs_remote_known_remove(GVS_REMOTE_KNOWN_EVENT, id);
     return cuda_fe_call_ids(CUDA_OP_EVENT_DESTROY, &id, 1, NULL);
 }
 

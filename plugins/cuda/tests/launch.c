@@ -162,11 +162,30 @@ int main(void)
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
     CHECK(cuEventCreate(&ev, CU_EVENT_DEFAULT));
     fill(ffill, p, 3, N, 4, st);
+    /* Records and waits of a known event and stream of one context are
+     * posted; what the tables do not prove waits, and its failure comes
+     * back at once. */
+    struct stats s2 = now();
     CHECK(cuEventRecord(ev, st));
+    CHECK(cuEventRecord(ev, NULL));
+    CHECK(cuEventRecordWithFlags(ev, st, 0));
+    CHECK(cuStreamWaitEvent(st, ev, 0));
+    CHECK(cuStreamWaitEvent(NULL, ev, 0));
+    EXPECT(now().round_trips == s2.round_trips);
+    EXPECT(now().posts - s2.posts >= 5);
+    EXPECT(cuEventRecord((CUevent)(uintptr_t)0x777777, st) ==
+           CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(cuStreamWaitEvent((CUstream)(uintptr_t)0x777777, ev, 0) ==
+           CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(now().round_trips - s2.round_trips == 2);
     CHECK(cuEventSynchronize(ev));
     CHECK(cuStreamSynchronize(st));
     expect_all(p, N, 3);
     CHECK(cuEventDestroy(ev));
+    /* Destroyed: no longer posted, the driver's answer at once. */
+    s2 = now();
+    EXPECT(cuEventRecord(ev, st) == CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(now().round_trips - s2.round_trips == 1);
     CHECK(cuStreamDestroy(st));
     EXPECT(cuStreamSynchronize(st) == CUDA_ERROR_INVALID_HANDLE);
 

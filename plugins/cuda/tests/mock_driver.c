@@ -892,6 +892,17 @@ static CUresult mock_record(CUevent e, CUstream s)
     return CUDA_SUCCESS;
 }
 
+static CUresult mock_record_flags(CUevent e, CUstream s, unsigned flags)
+{
+    return flags == 0 ? mock_record(e, s) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_wait(CUstream s, CUevent e, unsigned flags)
+{
+    (void)s, (void)e;
+    return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 static CUresult mock_done(void *obj)
 {
     (void)obj;
@@ -1332,6 +1343,8 @@ static void fill_rest(void)
     cuda_be_drv.cuStreamGetCaptureInfo_v3 = mock_capture_info;
     cuda_be_drv.cuThreadExchangeStreamCaptureMode = mock_capture_mode;
     cuda_be_drv.cuEventRecord = mock_record;
+    cuda_be_drv.cuEventRecordWithFlags = mock_record_flags;
+    cuda_be_drv.cuStreamWaitEvent = mock_wait;
     *(void **)&cuda_be_drv.cuEventSynchronize = (void *)mock_done;
     *(void **)&cuda_be_drv.cuEventQuery = (void *)mock_done;
     cuda_be_drv.cuEventDestroy_v2 = (__typeof__(cuda_be_drv.cuEventDestroy_v2))mock_destroy;

@@ -9,6 +9,7 @@
 #define CUDART_FE_STREAMS_H
 
 #include "fe.h"
+#include "gvs_remote.h"
 
 /* What --default-stream per-thread compiles the stream-taking calls to
  * (cuda_runtime_api.h declares them only under that option), for the
@@ -54,12 +55,15 @@ static inline uint64_t fe_event_wire(cudaEvent_t e)
     return (uint64_t)(uintptr_t)e;
 }
 
-/* known.c: the streams and events this process created, with their
- * devices, and whether a capture may be under way; the predicates of the
+/* known.c: the streams and events this process created (the layer's
+ * table, gvs_remote.h), with their devices, and whether a capture may be under way; the predicates of the
  * posted ops (fe_may_post_record, fe_may_post_wait, fe_may_post_memset)
  * are declared with the generated code.  Thread-safe; a forked child
  * starts with none. */
-enum fe_known_kind { FE_KNOWN_STREAM, FE_KNOWN_EVENT, FE_KNOWN_KINDS };
+enum fe_known_kind {
+    FE_KNOWN_STREAM = GVS_REMOTE_KNOWN_STREAM,
+    FE_KNOWN_EVENT = GVS_REMOTE_KNOWN_EVENT,
+};
 void fe_known_add(enum fe_known_kind k, uint64_t id, int device);
 void fe_known_remove(enum fe_known_kind k, uint64_t id);
 /* The device of id, or -1 when unknown. */
