@@ -75,19 +75,20 @@ void gvs_remote_runtime_device_set(int dev);
 int gvs_remote_runtime_device(void);
 
 /* The streams and events this process made and has not destroyed,
- * through either API frontend (frontend/known.c), each with its owner: a
- * nonzero tag of the API's (the runtime's device, the driver's context),
- * tagged apart so that two APIs' owners never compare equal; and
- * whether a stream capture may be under way.  What lets a call that
+ * through either API frontend (frontend/known.c), each with the API
+ * plugin that made it and its owner there, a nonzero tag of that API's
+ * (the runtime's device, the driver's context); and whether a stream
+ * capture may be under way.  What lets a call that
  * cannot fail be posted: one the tables do not prove takes its round
  * trip.  Thread-safe; a forked child starts with none. */
 enum { GVS_REMOTE_KNOWN_STREAM, GVS_REMOTE_KNOWN_EVENT, GVS_REMOTE_KNOWN_KINDS };
-void gvs_remote_known_add(int kind, uint64_t id, uint64_t owner);
+void gvs_remote_known_add(int kind, uint64_t id, uint16_t api,
+                          uint64_t owner);
 void gvs_remote_known_remove(int kind, uint64_t id);
-/* The owner of id, 0 when unknown. */
-uint64_t gvs_remote_known_owner(int kind, uint64_t id);
-/* Every stream and event of owner is gone (a device reset). */
-void gvs_remote_known_forget_owner(uint64_t owner);
+/* The owner of id, with the API that made it in *api; 0 when unknown. */
+uint64_t gvs_remote_known_owner(int kind, uint64_t id, uint16_t *api);
+/* Every stream and event of an API's owner is gone (a device reset). */
+void gvs_remote_known_forget_owner(uint16_t api, uint64_t owner);
 /* Around a capture through either API: begins before its request is
  * sent (undone when it fails), ends when one ended. */
 void gvs_remote_capture_begins(void);

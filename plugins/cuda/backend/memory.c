@@ -183,6 +183,8 @@ int cuda_be_memset(struct gvs_call *call)
         r = cuda_be_check_device_rect(dst, pitch, w * size, h);
     if (r == CUDA_SUCCESS && w > 0 && h > 0)
         r = set(dst, pitch, v, w, h, size, s, flags & 1);
+    if (call->noreply && r != CUDA_SUCCESS)
+        cuda_be_posted_failure(call, (int)r);
     apigen_put_i32(&c, r);
     return c.rc;
 }

@@ -46,10 +46,12 @@ CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
 /* streams.c: a stream's wire value; the default stream of a per-thread
  * call (a _ptsz/_ptds twin) is CU_STREAM_PER_THREAD. */
 uint64_t cuda_fe_stream_wire(CUstream s, int per_thread);
-/* streams.c: a context as the owner of the streams and events made in
- * it, in the layer's table of them (gvs_remote_known_*; the top bit keeps
- * it apart from the runtime frontend's devices); 0 for none. */
-uint64_t cuda_fe_ctx_owner(CUcontext ctx);
+/* streams.c: the device of the context of the stream of a wire value (a
+ * default stream is the current context's), as the layer's table of the
+ * process's streams knows it (gvs_remote_known_*): 0, or -1 when unknown. */
+int cuda_fe_stream_device(uint64_t wire, CUdevice *dev);
+/* contexts.c: the device of a context of the session's: 0, or -1. */
+int cuda_fe_ctx_device_of(CUcontext ctx, CUdevice *dev);
 
 /* contexts.c ----------------------------------------------------------
  * Each thread's context stack is the client's; the backend knows each

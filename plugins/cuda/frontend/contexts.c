@@ -114,6 +114,15 @@ int cuda_fe_ctx_sync_locked(struct gvs_client *cl)
     return rc;
 }
 
+int cuda_fe_ctx_device_of(CUcontext ctx, CUdevice *dev)
+{
+    struct ctx_info i;
+    if (ctx == NULL || info_of(ctx, &i) < 0)
+        return -1;
+    *dev = i.dev;
+    return 0;
+}
+
 CUresult cuda_fe_ctx_device(CUdevice *dev)
 {
     struct ctx_info i;
@@ -216,7 +225,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     CUcontext p = primary_of(dev);
     if (p != NULL) {
         cuda_fe_ctx_storage_release(p);
-        gvs_remote_known_forget_owner(cuda_fe_ctx_owner(p));
+        gvs_remote_known_forget_owner(CUDA_PLUGIN_ID, (uint64_t)(uintptr_t)p);
     }
     return cuda_rpc_cuDevicePrimaryCtxReset_v2(dev);
 }
@@ -396,7 +405,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
     if (info_of(ctx, &i) == 0 && i.primary)
         return CUDA_ERROR_INVALID_CONTEXT;
     cuda_fe_ctx_storage_release(ctx);
-    gvs_remote_known_forget_owner(cuda_fe_ctx_owner(ctx));
+    gvs_remote_known_forget_owner(CUDA_PLUGIN_ID, (uint64_t)(uintptr_t)ctx);
     r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;

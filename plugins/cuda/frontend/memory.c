@@ -185,6 +185,29 @@ static uint64_t sw(CUstream s, int per_thread)
     return cuda_fe_stream_wire(s, per_thread);
 }
 
+/* A memset cannot fail at once, and is posted, when its rectangle lies
+ * in one allocation of the device of its stream's context, its address
+ * and pitch are aligned to its element and its rows do not overlap, and
+ * no capture can make it a node; a posted one's failure is the lane's
+ * next synchronizing call's. */
+static int may_post_memset(uint64_t dst, uint64_t pitch, size_t w, size_t h,
+                           int size, uint64_t stream)
+{
+    uint64_t base;
+    struct range r;
+    CUdevice dev;
+    if (w == 0 || h == 0 || gvs_remote_capturing() || dst % size != 0 ||
+        w > UINT64_MAX / (uint64_t)size)
+        return 0;
+    uint64_t row = (uint64_t)w * size;
+    if (h > 1 && (pitch < row || pitch % size != 0 ||
+                  h - 1 > (UINT64_MAX - row) / pitch))
+        return 0;
+    uint64_t span = (h - 1) * (h > 1 ? pitch : 0) + row;
+    return find(dst, &base, &r) && span <= r.size - (dst - base) &&
+           cuda_fe_stream_device(stream, &dev) == 0 && dev == r.dev;
+}
+
 static CUresult memset_any(uint64_t dst, uint64_t pitch, uint32_t v,
                            size_t w, size_t h, int size, uint64_t stream,
                            int async)
@@ -203,6 +226,8 @@ static CUresult memset_any(uint64_t dst, uint64_t pitch, uint32_t v,
     apigen_put_u32(&c, v);
     apigen_put_u64(&c, w);
     apigen_put_u64(&c, h);
+    if (may_post_memset(dst, pitch, w, h, size, stream))
+        return cuda_fe_post(&c, CUDA_OP_MEMSET, APIGEN_DEVICE);
     r = cuda_fe_run(&c, CUDA_OP_MEMSET, APIGEN_DEVICE);
     return cuda_fe_end(&c, r);
 }

@@ -14,29 +14,43 @@ uint64_t cuda_fe_stream_wire(CUstream s, int per_thread)
     return (uint64_t)(uintptr_t)s;
 }
 
-uint64_t cuda_fe_ctx_owner(CUcontext ctx)
+/* The maker of the stream of a wire value and its owner there: a
+ * default stream is the current context's; 0 when unknown. */
+static uint64_t stream_owner(uint64_t wire, uint16_t *api)
 {
-    return ctx != NULL ? (uint64_t)(uintptr_t)ctx | (UINT64_C(1) << 63) : 0;
+    if (wire <= (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD) {
+        *api = CUDA_PLUGIN_ID;
+        return (uint64_t)(uintptr_t)cuda_fe_ctx_current();
+    }
+    return gvs_remote_known_owner(GVS_REMOTE_KNOWN_STREAM, wire, api);
 }
 
-/* The owner of the stream of a wire value: a default stream is the
- * current context's; 0 when unknown. */
-static uint64_t stream_owner(uint64_t wire)
+int cuda_fe_stream_device(uint64_t wire, CUdevice *dev)
 {
-    if (wire <= (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
-        return cuda_fe_ctx_owner(cuda_fe_ctx_current());
-    return gvs_remote_known_owner(GVS_REMOTE_KNOWN_STREAM, wire);
+    uint16_t api = 0;
+    uint64_t o = stream_owner(wire, &api);
+    if (o == 0)
+        return -1;
+    /* The runtime frontend's streams are of its device's primary context. */
+    if (api != CUDA_PLUGIN_ID) {
+        *dev = (CUdevice)(o - 1);
+        return o - 1 <= (uint64_t)INT32_MAX ? 0 : -1;
+    }
+    return cuda_fe_ctx_device_of((CUcontext)(uintptr_t)o, dev);
 }
 
 /* A record cannot fail once the event and the stream are known to be of
  * one context, and no capture can make the record a node. */
 int cuda_fe_may_post_record(CUevent event, CUstream stream, int per_thread)
 {
+    uint16_t eapi = 0, sapi = 0;
     if (gvs_remote_capturing())
         return 0;
     uint64_t o = gvs_remote_known_owner(GVS_REMOTE_KNOWN_EVENT,
-                                        (uint64_t)(uintptr_t)event);
-    return o != 0 && o == stream_owner(cuda_fe_stream_wire(stream, per_thread));
+                                        (uint64_t)(uintptr_t)event, &eapi);
+    return o != 0 && eapi == CUDA_PLUGIN_ID &&
+           o == stream_owner(cuda_fe_stream_wire(stream, per_thread), &sapi) &&
+           sapi == CUDA_PLUGIN_ID;
 }
 
 int cuda_fe_may_post_record_flags(CUevent event, CUstream stream,
@@ -45,14 +59,15 @@ int cuda_fe_may_post_record_flags(CUevent event, CUstream stream,
     return flags == 0 && cuda_fe_may_post_record(event, stream, per_thread);
 }
 
-/* A wait may name an event of another context. */
+/* A wait may name an event of another context, or of the runtime's. */
 int cuda_fe_may_post_wait(CUstream stream, CUevent event, unsigned int flags,
                           int per_thread)
 {
+    uint16_t api = 0;
     return flags == 0 && !gvs_remote_capturing() &&
            gvs_remote_known_owner(GVS_REMOTE_KNOWN_EVENT,
-                                  (uint64_t)(uintptr_t)event) != 0 &&
-           stream_owner(cuda_fe_stream_wire(stream, per_thread)) != 0;
+                                  (uint64_t)(uintptr_t)event, &api) != 0 &&
+           stream_owner(cuda_fe_stream_wire(stream, per_thread), &api) != 0;
 }
 
 CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
@@ -76,7 +91,8 @@ CUresult cuda_fe_create(uint16_t op, uint32_t flags, int has_prio, int prio,
         gvs_remote_known_add(op == CUDA_OP_STREAM_CREATE
                                  ? GVS_REMOTE_KNOWN_STREAM
                                  : GVS_REMOTE_KNOWN_EVENT,
-                             *id, cuda_fe_ctx_owner(cuda_fe_ctx_current()));
+                             *id, CUDA_PLUGIN_ID,
+                             (uint64_t)(uintptr_t)cuda_fe_ctx_current());
     return r;
 }
 

@@ -217,9 +217,18 @@ int main(void)
         EXPECT(memcmp(back + r * 512, h + r * 300, 200) == 0);
         EXPECT(back[r * 512 + 200] == 0);
     }
+    /* Memsets inside one allocation are posted; one past its end waits
+     * and fails at once. */
+    struct stats s3 = now();
     CHECK(cuMemsetD2D32(d, 512, 0xabcdef01u, 16, 4));
+    CHECK(cuMemsetD32Async(d + 4096, 7, 16, NULL)); fprintf(stderr, "DBG rt %llu posts %llu\n", (unsigned long long)(now().round_trips - s3.round_trips), (unsigned long long)(now().posts - s3.posts));
+    EXPECT(now().round_trips == s3.round_trips);
+    EXPECT(cuMemsetD32(d + big - 8, 1, 4) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(now().round_trips - s3.round_trips == 1);
     CHECK(cuMemcpy((CUdeviceptr)(uintptr_t)back, d, 64));
     EXPECT(((uint32_t *)back)[15] == 0xabcdef01u);
+    CHECK(cuMemcpyDtoH(back, d + 4096, 64));
+    EXPECT(((uint32_t *)back)[15] == 7);
     /* 3D: a host box with its own pitch and slice height into a device
      * volume at an offset, device to device (slices that follow each
      * other: one request), back to a strided host box asynchronously;

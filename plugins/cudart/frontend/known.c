@@ -9,10 +9,10 @@
 #include "streams.h"
 
 #include "cudart_fe_gen.h"
+#include "cudart_ops.h"
 #include "gvs_remote.h"
 
-/* A device as the layer's owner tag (gvs_remote.h): the driver frontend
- * tags its contexts with the top bit. */
+/* A device as the layer's owner tag (gvs_remote.h). */
 static uint64_t owner(int device)
 {
     return (uint64_t)device + 1;
@@ -20,7 +20,7 @@ static uint64_t owner(int device)
 
 void fe_known_add(enum fe_known_kind k, uint64_t id, int device)
 {
-    gvs_remote_known_add((int)k, id, owner(device));
+    gvs_remote_known_add((int)k, id, CUDART_PLUGIN_ID, owner(device));
 }
 
 void fe_known_remove(enum fe_known_kind k, uint64_t id)
@@ -28,15 +28,19 @@ void fe_known_remove(enum fe_known_kind k, uint64_t id)
     gvs_remote_known_remove((int)k, id);
 }
 
+/* One the driver frontend made is unknown here: its round trip says. */
 int fe_known_device(enum fe_known_kind k, uint64_t id)
 {
-    uint64_t o = gvs_remote_known_owner((int)k, id);
-    return o == 0 || o > (uint64_t)INT32_MAX ? -1 : (int)(o - 1);
+    uint16_t api = 0;
+    uint64_t o = gvs_remote_known_owner((int)k, id, &api);
+    return o == 0 || api != CUDART_PLUGIN_ID || o > (uint64_t)INT32_MAX
+               ? -1
+               : (int)(o - 1);
 }
 
 void fe_known_forget_device(int device)
 {
-    gvs_remote_known_forget_owner(owner(device));
+    gvs_remote_known_forget_owner(CUDART_PLUGIN_ID, owner(device));
 }
 
 void fe_known_capture_begins(void)

@@ -10,10 +10,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "gvs/mem.h"
 #include "gvs/u64map.h"
 #include "gvs_remote.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+struct owner {
+    uint16_t api;
+    uint64_t tag;
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gvs_u64map tables[GVS_REMOTE_KNOWN_KINDS];
@@ -31,11 +37,18 @@ static void fork_parent(void)
     pthread_mutex_unlock(&lock);
 }
 
+static void clear_locked(struct gvs_u64map *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        gvs_free(m->e[i].val);
+    gvs_u64map_clear(m);
+}
+
 /* The child's session has none of the parent's streams and events. */
 static void fork_child(void)
 {
     for (int k = 0; k < GVS_REMOTE_KNOWN_KINDS; k++)
-        gvs_u64map_clear(&tables[k]);
+        clear_locked(&tables[k]);
     atomic_store(&captures, 0);
     pthread_mutex_unlock(&lock);
 }
@@ -45,13 +58,20 @@ __attribute__((constructor)) static void known_init(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-EXPORT void gvs_remote_known_add(int kind, uint64_t id, uint64_t owner)
+EXPORT void gvs_remote_known_add(int kind, uint64_t id, uint16_t api,
+                                  uint64_t owner)
 {
     if (kind < 0 || kind >= GVS_REMOTE_KNOWN_KINDS || owner == 0)
         return;
-    pthread_mutex_lock(&lock);
+    struct owner *o = gvs_malloc(sizeof(*o));
     /* Out of memory it stays unknown, which only costs round trips. */
-    (void)gvs_u64map_put(&tables[kind], id, (void *)(uintptr_t)owner);
+    if (o == NULL)
+        return;
+    *o = (struct owner){api, owner};
+    pthread_mutex_lock(&lock);
+    gvs_free(gvs_u64map_remove(&tables[kind], id));
+    if (gvs_u64map_put(&tables[kind], id, o) < 0)
+        gvs_free(o);
     pthread_mutex_unlock(&lock);
 }
 
@@ -60,29 +80,35 @@ EXPORT void gvs_remote_known_remove(int kind, uint64_t id)
     if (kind < 0 || kind >= GVS_REMOTE_KNOWN_KINDS)
         return;
     pthread_mutex_lock(&lock);
-    gvs_u64map_remove(&tables[kind], id);
+    gvs_free(gvs_u64map_remove(&tables[kind], id));
     pthread_mutex_unlock(&lock);
 }
 
-EXPORT uint64_t gvs_remote_known_owner(int kind, uint64_t id)
+EXPORT uint64_t gvs_remote_known_owner(int kind, uint64_t id, uint16_t *api)
 {
+    uint64_t tag = 0;
     if (kind < 0 || kind >= GVS_REMOTE_KNOWN_KINDS)
         return 0;
     pthread_mutex_lock(&lock);
-    uintptr_t v = (uintptr_t)gvs_u64map_get(&tables[kind], id);
+    const struct owner *o = gvs_u64map_get(&tables[kind], id);
+    if (o != NULL) {
+        tag = o->tag;
+        *api = o->api;
+    }
     pthread_mutex_unlock(&lock);
-    return v;
+    return tag;
 }
 
-EXPORT void gvs_remote_known_forget_owner(uint64_t owner)
+EXPORT void gvs_remote_known_forget_owner(uint16_t api, uint64_t owner)
 {
     pthread_mutex_lock(&lock);
     for (int k = 0; k < GVS_REMOTE_KNOWN_KINDS; k++) {
         struct gvs_u64map *m = &tables[k];
         size_t i = 0;
         while (i < m->n) {
-            if ((uintptr_t)m->e[i].val == owner)
-                gvs_u64map_remove(m, m->e[i].key);
+            const struct owner *o = m->e[i].val;
+            if (o->api == api && o->tag == owner)
+                gvs_free(gvs_u64map_remove(m, m->e[i].key));
             else
                 i++;
         }
