@@ -74,6 +74,14 @@ int gvs_remote_session_start(struct gvs_client *cl);
 void gvs_remote_runtime_device_set(int dev);
 int gvs_remote_runtime_device(void);
 
+/* Device attributes the backend answered, one table per process for
+ * both APIs (the runtime's and the driver's numbers are the same;
+ * frontend/devattrs.c): the hardware's, which does not change while the
+ * program runs.  attr: 1 and the value where kept, else 0; keep records
+ * a success.  Thread-safe. */
+int gvs_remote_device_attr(int device, int attr, int *value);
+void gvs_remote_device_attr_keep(int device, int attr, int value);
+
 /* The streams and events this process made and has not destroyed,
  * through either API frontend (frontend/known.c), each with the API
  * plugin that made it and its owner there, a nonzero tag of that API's

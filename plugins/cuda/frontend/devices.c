@@ -40,6 +40,20 @@ static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev,
     return cut && !cut_ok ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
+/* The hardware's, answered from the layer's table after the backend's
+ * first answer (gvs_remote.h, gvs_remote_device_attr). */
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    if (pi == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cuda_fe_initialized() && gvs_remote_device_attr(dev, (int)attrib, pi))
+        return CUDA_SUCCESS;
+    CUresult r = cuda_rpc_cuDeviceGetAttribute(pi, attrib, dev);
+    if (r == CUDA_SUCCESS)
+        gvs_remote_device_attr_keep(dev, (int)attrib, *pi);
+    return r;
+}
+
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     return get_string(CUDA_OP_DEVICE_GET_NAME, name, len, dev, 1);

@@ -79,6 +79,20 @@ int main(void)
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
     CHECK(cuCtxGetCurrent(&cur));
     EXPECT(cur == ctx);
+    /* Device attributes: the backend's answer once, then the layer's;
+     * a bad attribute is asked every time. */
+    int sms = 0, again = 0;
+    struct stats sa = now();
+    CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                               dev));
+    CHECK(cuDeviceGetAttribute(&again, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                               dev));
+    EXPECT(sms == again && now().round_trips - sa.round_trips == 1);
+    EXPECT(cuDeviceGetAttribute(&again, (CUdevice_attribute)100000, dev) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuDeviceGetAttribute(&again, (CUdevice_attribute)100000, dev) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(now().round_trips - sa.round_trips == 3);
     CUdevice got;
     CHECK(cuCtxGetDevice(&got));
     EXPECT(got == 1);

@@ -2,7 +2,8 @@
  * (and attribute) and answered locally after that: they describe the
  * hardware, which does not change while the program runs.  Failures are
  * not kept, so a bad device or attribute is answered by the backend
- * every time, with the code CUDA gives. */
+ * every time, with the code CUDA gives.  The attributes are the layer's
+ * table (gvs_remote_device_attr), shared with the driver frontend. */
 #include "fe.h"
 
 #include <pthread.h>
@@ -10,15 +11,13 @@
 
 #include "cudart_fe_gen.h"
 #include "gvs/mem.h"
+#include "gvs_remote.h"
 
 #define CACHE_DEVICES 64
-#define CACHE_ATTRS 512
 
 struct dev_cache {
     int have_prop;
     struct cudaDeviceProp prop;
-    uint8_t have_attr[CACHE_ATTRS];
-    int attr[CACHE_ATTRS];
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -72,23 +71,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
     cudaError_t e = fe_client(&cl);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
-    int cacheable = (unsigned)attr < CACHE_ATTRS;
-    pthread_mutex_lock(&cache_lock);
-    struct dev_cache *d = cacheable ? entry(device) : NULL;
-    int hit = d != NULL && d->have_attr[attr];
-    if (hit)
-        *value = d->attr[attr];
-    pthread_mutex_unlock(&cache_lock);
-    if (hit)
+    if (gvs_remote_device_attr(device, (int)attr, value))
         return cudaSuccess;
     e = cudart_rpc_cudaDeviceGetAttribute(value, attr, device);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
-    pthread_mutex_lock(&cache_lock);
-    if (cacheable && (d = entry(device)) != NULL) {
-        d->attr[attr] = *value;
-        d->have_attr[attr] = 1;
-    }
-    pthread_mutex_unlock(&cache_lock);
+    gvs_remote_device_attr_keep(device, (int)attr, *value);
     return cudaSuccess;
 }
