@@ -22,7 +22,7 @@
 #include "gvs/plugin.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 3u
+#define GVS_REMOTE_BE_VERSION 4u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -87,6 +87,42 @@ enum gvs_remote_quota_kind {
 };
 
 struct gvs_remote_callback;
+
+/* Shared host memory (backend/shared.c; docs/remoting.md, "Shared host
+ * memory"): the wire form every API's ops carry alike.
+ *   HOSTMEM_SHARE:   u64 tag (of the memfd sent ahead), u64 client
+ *                    address, u64 size -> i32, u64 the device address
+ *                    of the pinned mapping (on success)
+ *   HOSTMEM_UNSHARE: u64 client address -> i32 (the device synchronized
+ *                    first: no copy still reads or writes the region)
+ *   MEMCPY_SHARED:   u64 stream, u32 flags, u32 kind, u64 device
+ *                    address, u64 client host address, u64 len -> i32 */
+enum {
+    GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
+    GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
+};
+enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
+
+/* What an API plugin gives the layer to pin, copy and unpin the regions
+ * it receives, in its own codes. */
+struct gvs_remote_pinner {
+    int32_t success, invalid, nomem, notsup;
+    int32_t registered; /* meets a region already shared */
+    int32_t direction;  /* a kind neither H2D nor D2H */
+    /* The plugin's first step of a call (lane, device or context). */
+    int32_t (*enter)(struct gvs_call *call);
+    /* Pins the worker's mapping p for every device, *dev its device
+     * address (0 when none); unpin undoes it and leaves no error behind. */
+    int32_t (*pin)(void *p, uint64_t size, uint64_t *dev);
+    void (*unpin)(void *p, uint64_t size);
+    /* Waits for the lane's device (before a region goes). */
+    int32_t (*sync)(struct gvs_call *call);
+    /* One copy between device memory at dev and host (inside the
+     * worker's mapping of a region), with the MEMCPY_SHARED flags:
+     * enters the call, checks stream and range, copies. */
+    int32_t (*copy)(struct gvs_call *call, uint64_t stream, uint32_t flags,
+                    int h2d, uint64_t dev, void *host, uint64_t len);
+};
 
 struct gvs_remote_be {
     uint32_t version; /* GVS_REMOTE_BE_VERSION */
@@ -271,6 +307,19 @@ struct gvs_remote_be {
      * 1 for a value it did not make, GVS_E_NOMEM. */
     int (*texobj_desc)(uint16_t plugin, int surface, uint64_t value,
                        uint8_t **desc, size_t *len);
+
+    /* Shared host memory (above, struct gvs_remote_pinner) --------------
+     * One table for the session: a region one API shared is found by
+     * either API's MEMCPY_SHARED.  Handler bodies of the three ops. */
+    int (*hostmem_share)(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
+    int (*hostmem_unshare)(struct gvs_call *call,
+                           const struct gvs_remote_pinner *pn);
+    int (*memcpy_shared)(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
+    /* Unpins and unmaps every region pn pinned (the plugin's
+     * session_close). */
+    void (*shared_release)(const struct gvs_remote_pinner *pn);
 };
 
 #endif

@@ -72,6 +72,9 @@
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \
     X(cuPointerGetAttribute)                                                 \
+    X(cuMemHostRegister_v2)                                                  \
+    X(cuMemHostUnregister)                                                   \
+    X(cuMemHostGetDevicePointer_v2)                                          \
     X(cuMemcpyHtoD_v2)                                                       \
     X(cuMemcpyHtoDAsync_v2)                                                  \
     X(cuMemcpyDtoH_v2)                                                       \
@@ -248,6 +251,9 @@ uint64_t cuda_be_ctx_id_of(CUcontext ctx);
 /* How many times the context of id has lost its streams (a primary
  * context reset or released for good); 0 for an id that is not one. */
 uint64_t cuda_be_ctx_generation(uint64_t id);
+/* shared.c: the regions the driver pinned for the layer's table of
+ * shared host memory (remote_be.h) go (session close). */
+void cuda_be_shared_free(void);
 /* streams.c: a lane's per-thread default streams go. */
 void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* streams.c: the stream of a wire value (0 the legacy default stream,

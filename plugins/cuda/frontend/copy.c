@@ -13,6 +13,8 @@
 #include "cuda_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "gvs_remote.h"
+#include "remote_be.h"
 
 #define PIECE_ASYNC 1u
 #define PIECE_LAST 2u
@@ -269,6 +271,29 @@ static CUresult h2h(const struct rect *r)
     return CUDA_SUCCESS;
 }
 
+/* A copy between linear device memory and host memory of one span on
+ * both sides, over shm://: one DMA from or to shared memory, or the
+ * staging pipeline for pageable memory (gvs_remote_shared_try_copy), no
+ * byte through the connection.  A synchronous copy on the per-thread
+ * stream is ordered there and waited for.  CUDA_ERROR_NOT_SUPPORTED
+ * when neither can be used: the caller sends the bytes. */
+static CUresult shared(const struct rect *r, int to_dev, uint64_t stream,
+                       int async)
+{
+    if (r->da.id != 0 || r->sa.id != 0 || r->depth != 1 ||
+        (r->rows > 1 && (r->dpitch != r->width || r->spitch != r->width)) ||
+        empty_box(r) || !cuda_fe_initialized())
+        return CUDA_ERROR_NOT_SUPPORTED;
+    unsigned flags = async            ? GVS_REMOTE_SHARED_ON_STREAM
+                     : stream == PTDS ? GVS_REMOTE_SHARED_ON_STREAM |
+                                            GVS_REMOTE_SHARED_WAIT
+                                      : 0;
+    uint64_t host = to_dev ? r->src : r->dst;
+    return (CUresult)gvs_remote_shared_try_copy(
+        &cuda_fe_shared, stream, flags, to_dev, to_dev ? r->dst : r->src,
+        (void *)(uintptr_t)host, r->width * r->rows);
+}
+
 /* A copy whose sides are in device memory or not as dst_dev and src_dev
  * say; a host side must be a real address. */
 static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
@@ -283,6 +308,11 @@ static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
                                      : CUDA_ERROR_NOT_INITIALIZED;
     if (dst_dev && src_dev)
         return arrays ? with_array(r, stream, async) : d2d(r, stream, async);
+    if (dst_dev != src_dev) {
+        CUresult e = shared(r, dst_dev, stream, async);
+        if (e != CUDA_ERROR_NOT_SUPPORTED)
+            return e;
+    }
     if (dst_dev)
         return h2d(r, stream, async);
     if (src_dev)

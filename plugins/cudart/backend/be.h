@@ -87,6 +87,10 @@ struct be_lane {
  * for every API of the session. */
 extern const struct gvs_remote_be *be_remote;
 
+/* shared_mem.c: the regions the runtime pinned for the layer's table of
+ * shared host memory (remote_be.h) go (session close). */
+void be_shared_free(void);
+
 struct be_session {
     const struct gvs_host_api *host;
     struct gvs_session *session; /* for host->notify */

@@ -52,6 +52,10 @@ static const struct gvs_remote_be api = {
     .texobj_keep = remote_be_texobj_keep,
     .texobj_destroy = remote_be_texobj_destroy,
     .texobj_desc = remote_be_texobj_desc,
+    .hostmem_share = remote_be_hostmem_share,
+    .hostmem_unshare = remote_be_hostmem_unshare,
+    .memcpy_shared = remote_be_memcpy_shared,
+    .shared_release = remote_be_shared_release,
 };
 
 /* Request: u64 context id. */
@@ -79,6 +83,7 @@ static int session_open(const struct gvs_host_api *host,
         return GVS_E_NOMEM;
     remote_be_quota_open(host, session);
     remote_be_callbacks_open(host, session);
+    remote_be_shared_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */
