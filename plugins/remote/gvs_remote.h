@@ -197,6 +197,26 @@ int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
+/* Bulk copies (frontend/bulk.c): a device-to-host copy in pieces of at
+ * most GVS_BULK_CHUNK bytes, pipelined: a window of piece requests in
+ * flight, so that the backend copies a piece while the one before
+ * travels, and each piece's bytes read by the client's receiver thread
+ * straight into the program's memory.  A piece's reply is i32 result,
+ * then on success u32 length and the bytes.  piece encodes piece i's
+ * request into req (reset for it), called for i = 0, 1, ... in order,
+ * and says where its len bytes go (one span).  Every reply sent for is
+ * collected, even after a failure; the first failure is the result (the
+ * API's), and the memory may then hold part of the bytes. */
+struct gvs_remote_d2h {
+    const struct gvs_remote_api *api;
+    uint16_t op;
+    size_t pieces;
+    int (*piece)(void *arg, size_t i, struct gvs_buf *req, void **dst,
+                 size_t *len);
+    void *arg;
+};
+int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o);
+
 /* Page-locked host memory (frontend/hostmem.c): one table per process of
  * what the program allocated or registered through either API. */
 struct gvs_remote_host {

@@ -46,6 +46,11 @@ struct gvs_remote_lane {
     /* The image STAGE pieces have brought for the lane's next load. */
     uint8_t *stage;
     size_t stage_len;
+    /* Pinned staging of the lane's device-to-host pieces (stage_d2h),
+     * made by d2h_pinner's API; d2h_unpinned once it could not be had. */
+    void *d2h_stage;
+    const struct gvs_remote_pinner *d2h_pinner;
+    int d2h_unpinned;
     /* Each API plugin's own state, indexed by its wire id; freed by the
      * plugin (lanes_each at its session_close). */
     void *slot[GVS_REMOTE_LANE_SLOTS];
@@ -122,6 +127,10 @@ struct gvs_remote_pinner {
      * enters the call, checks stream and range, copies. */
     int32_t (*copy)(struct gvs_call *call, uint64_t stream, uint32_t flags,
                     int h2d, uint64_t dev, void *host, uint64_t len);
+    /* Page-locked memory of n bytes that every device reaches (a lane's
+     * staging, stage_d2h); host_free frees it. */
+    int32_t (*host_alloc)(void **p, size_t n);
+    void (*host_free)(void *p);
 };
 
 struct gvs_remote_be {
@@ -320,6 +329,19 @@ struct gvs_remote_be {
     /* Unpins and unmaps every region pn pinned (the plugin's
      * session_close). */
     void (*shared_release)(const struct gvs_remote_pinner *pn);
+
+    /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
+     * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes
+     * of the lane of call, made with pn the first time: the lane's until
+     * its next bulk copy, so it may be the reply's tail (one DMA into it,
+     * sent from there); NULL when staging does not pay (below 1 MiB) or
+     * cannot be had (past 8 lanes, or no pinned memory): the caller then
+     * copies through the API's own staging.  The caller has entered the
+     * lane. */
+    void *(*stage_d2h)(struct gvs_call *call, size_t len,
+                       const struct gvs_remote_pinner *pn);
+    /* Frees the lanes' buffers pn made (the plugin's session_close). */
+    void (*stage_release)(const struct gvs_remote_pinner *pn);
 };
 
 #endif

@@ -4,7 +4,8 @@
  * (remote_be.h, "Shared host memory"); the driver pins them, in the
  * lane's current context and portable to every other, and copies from
  * and to them here, so that a copy between the GPU and such memory is
- * one DMA.
+ * one DMA.  The driver also makes the layer's pinned staging of D2H
+ * pieces (stage_d2h).
  */
 #include "be.h"
 
@@ -63,7 +64,17 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
     return r;
 }
 
-static const struct gvs_remote_pinner pinner = {
+static int32_t host_alloc(void **p, size_t n)
+{
+    return CUDA_DRV(cuMemHostAlloc)(p, n, CU_MEMHOSTALLOC_PORTABLE);
+}
+
+static void host_free(void *p)
+{
+    (void)CUDA_DRV(cuMemFreeHost)(p);
+}
+
+const struct gvs_remote_pinner cuda_be_pinner = {
     .success = CUDA_SUCCESS,
     .invalid = CUDA_ERROR_INVALID_VALUE,
     .nomem = CUDA_ERROR_OUT_OF_MEMORY,
@@ -75,24 +86,27 @@ static const struct gvs_remote_pinner pinner = {
     .unpin = unpin,
     .sync = sync_context,
     .copy = copy,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
 };
 
 int cuda_be_hostmem_share(struct gvs_call *call)
 {
-    return cuda_be_remote->hostmem_share(call, &pinner);
+    return cuda_be_remote->hostmem_share(call, &cuda_be_pinner);
 }
 
 int cuda_be_hostmem_unshare(struct gvs_call *call)
 {
-    return cuda_be_remote->hostmem_unshare(call, &pinner);
+    return cuda_be_remote->hostmem_unshare(call, &cuda_be_pinner);
 }
 
 int cuda_be_memcpy_shared(struct gvs_call *call)
 {
-    return cuda_be_remote->memcpy_shared(call, &pinner);
+    return cuda_be_remote->memcpy_shared(call, &cuda_be_pinner);
 }
 
 void cuda_be_shared_free(void)
 {
-    cuda_be_remote->shared_release(&pinner);
+    cuda_be_remote->shared_release(&cuda_be_pinner);
+    cuda_be_remote->stage_release(&cuda_be_pinner);
 }

@@ -4,7 +4,11 @@
  * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
  * a row fits.  Host to device, every piece but the last
  * is posted and the last one's reply carries the first failure; device
- * to host, each piece is a round trip whose reply holds its bytes. */
+ * to host, the pieces are pipelined (gvs_remote_bulk_d2h), each reply's
+ * bytes read straight into the program's memory, where each piece lands
+ * in one span of it (else each piece is a round trip).  Over shm:// a copy of
+ * one span on both sides moves no byte through the connection
+ * (gvs_remote_shared_try_copy). */
 #include "call.h"
 
 #include <string.h>
@@ -173,11 +177,82 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
     }
 }
 
+/* The request of a D2H piece p: header, then u64 src, u64 spitch, u64
+ * width, u64 rows, or from an array (MEMCPY3D_FROM) side, box; its op. */
+static uint16_t d2h_request(struct apigen_call *c, const struct rect *p)
+{
+    if (p->sa.id != 0) {
+        put_side(c, &p->sa, 0, 0, 0);
+        put_box(c, p->width, p->rows, 1);
+        return CUDA_OP_MEMCPY3D_FROM;
+    }
+    apigen_put_u64(c, p->src);
+    apigen_put_u64(c, p->spitch);
+    apigen_put_u64(c, p->width);
+    apigen_put_u64(c, p->rows);
+    return CUDA_OP_MEMCPY_D2H;
+}
+
+/* A pipelined D2H (gvs_remote_bulk_d2h): the pieces in order, each
+ * landing in one span of the program's memory. */
+struct pipelined {
+    const struct rect *r;
+    struct at a;
+    uint64_t stream;
+    int async;
+};
+
+static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
+                     size_t *len)
+{
+    struct pipelined *d = arg;
+    struct rect p;
+    struct apigen_call c = {req, NULL, 0};
+    (void)i;
+    piece(d->r, &d->a, &p);
+    (void)advance(d->r, &p, &d->a);
+    apigen_put_u64(&c, d->stream);
+    apigen_put_u8(&c, d->async ? PIECE_ASYNC : 0);
+    (void)d2h_request(&c, &p);
+    *dst = (void *)(uintptr_t)p.dst;
+    *len = p.width * p.rows;
+    return c.rc;
+}
+
+/* Whether every piece of r lands in one span of the program's memory
+ * (its rows follow each other there, or a piece is a part of one row). */
+static int spans(const struct rect *r)
+{
+    return !empty_box(r) && (r->rows == 1 || r->dpitch == r->width);
+}
+
+static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
+                              int async)
+{
+    struct pipelined d = {r, {0, 0, 0}, stream, async};
+    struct at a = {0, 0, 0};
+    struct rect p;
+    size_t n = 0;
+    do {
+        piece(r, &a, &p);
+        n++;
+    } while (advance(r, &p, &a));
+    struct gvs_remote_d2h o = {&cuda_fe_remote_api,
+                               r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
+                                             : CUDA_OP_MEMCPY_D2H,
+                               n, d2h_piece, &d};
+    return (CUresult)gvs_remote_bulk_d2h(&o);
+}
+
 /* Request: header, u64 src, u64 spitch, u64 width, u64 rows; from an
  * array (MEMCPY3D_FROM), header, side, box.  Reply: i32, blob the rows
- * packed. */
+ * packed.  Pipelined when every piece lands in one span; else each
+ * piece is a round trip, its rows copied out of the reply. */
 static CUresult d2h(const struct rect *r, uint64_t stream, int async)
 {
+    if (spans(r))
+        return cuda_fe_initialized() ? d2h_pipelined(r, stream, async)
+                                     : CUDA_ERROR_NOT_INITIALIZED;
     struct at a = {0, 0, 0};
     int empty = empty_box(r);
     for (;;) {
@@ -190,17 +265,7 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;
-        uint16_t op = CUDA_OP_MEMCPY_D2H;
-        if (p.sa.id != 0) {
-            op = CUDA_OP_MEMCPY3D_FROM;
-            put_side(&c, &p.sa, 0, 0, 0);
-            put_box(&c, p.width, p.rows, 1);
-        } else {
-            apigen_put_u64(&c, p.src);
-            apigen_put_u64(&c, p.spitch);
-            apigen_put_u64(&c, p.width);
-            apigen_put_u64(&c, p.rows);
-        }
+        uint16_t op = d2h_request(&c, &p);
         e = cuda_fe_run(&c, op, APIGEN_DEVICE);
         if (e == CUDA_SUCCESS)
             apigen_get_blob(&c, &bytes, &got);

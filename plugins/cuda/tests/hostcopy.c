@@ -5,7 +5,8 @@
  * worker: cuMemHostGetDevicePointer answers, and a copy from or to it is
  * one round trip that carries none of its bytes; pageable copies go
  * through the staging region, their bytes not through the connection
- * either.  Over the other transports the bytes travel.  Either way the
+ * either.  Over the other transports the bytes travel, a large
+ * device-to-host copy in pipelined pieces.  Either way the
  * bytes arrive, and a bad device range is reported at once.  Prints
  * "ok".
  */
@@ -140,6 +141,39 @@ static void pageable(CUdeviceptr d, int shm)
     free(q);
 }
 
+/* Larger than a piece (GVS_BULK_CHUNK, 8 MiB): on the socket
+ * transports a device-to-host copy of it is three pieces, pipelined,
+ * each one round trip. */
+#define LARGE (((size_t)20 << 20) + 4096)
+
+static void large(int shm)
+{
+    CUdeviceptr d;
+    uint8_t *p = malloc(LARGE), *q = malloc(LARGE);
+    EXPECT(p != NULL && q != NULL);
+    CHECK(cuMemAlloc(&d, LARGE));
+    pattern(p, LARGE, 6);
+    CHECK(cuMemcpyHtoD(d, p, LARGE));
+    struct stats s0 = now();
+    CHECK(cuMemcpyDtoH(q, d, LARGE));
+    struct stats s1 = now();
+    EXPECT(same(q, LARGE, 6));
+    if (!shm) {
+        EXPECT(s1.round_trips - s0.round_trips == 3);
+        EXPECT(s1.bytes_received - s0.bytes_received >= LARGE);
+    }
+    /* A range past the allocation: the failure, every reply collected
+     * (the next copy finds the connection in step). */
+    EXPECT(cuMemcpyDtoH(q, d + 4096, LARGE) == CUDA_ERROR_INVALID_VALUE);
+    memset(q, 0, LARGE);
+    CHECK(cuMemcpyDtoHAsync(q, d, LARGE, NULL));
+    CHECK(cuStreamSynchronize(NULL));
+    EXPECT(same(q, LARGE, 6));
+    CHECK(cuMemFree(d));
+    free(p);
+    free(q);
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -154,6 +188,7 @@ int main(void)
     CHECK(cuMemAlloc(&d, PINNED));
     pinned(d, shm);
     pageable(d, shm);
+    large(shm);
     CHECK(cuMemFree(d));
     CHECK(cuCtxDestroy(ctx));
     printf("ok\n");

@@ -551,6 +551,19 @@ static CUresult mock_host_register(void *p, size_t n, unsigned int flags)
     return p != NULL && n != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+static CUresult mock_host_alloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    *p = malloc(n);
+    return *p != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_free_host(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_host_unregister(void *p)
 {
     return p != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -959,6 +972,8 @@ static void fill_rest(void)
     cuda_be_drv.cuPointerGetAttribute = mock_pointer;
     cuda_be_drv.cuMemHostRegister_v2 = mock_host_register;
     cuda_be_drv.cuMemHostUnregister = mock_host_unregister;
+    cuda_be_drv.cuMemHostAlloc = mock_host_alloc;
+    cuda_be_drv.cuMemFreeHost = mock_free_host;
     cuda_be_drv.cuMemHostGetDevicePointer_v2 = mock_host_device_pointer;
     cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;
     cuda_be_drv.cuMemcpyHtoDAsync_v2 = mock_h2d_async;

@@ -3,7 +3,8 @@
  * the layer keeps the regions (remote_be.h, "Shared host memory"); the
  * runtime pins them and copies from and to them here, so that a copy
  * between the GPU and such memory is one DMA (docs/cudart.md, "Host
- * memory").
+ * memory").  The runtime also makes the layer's pinned staging of D2H
+ * chunks (stage_d2h).
  */
 #include "be.h"
 
@@ -65,7 +66,21 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
     return e;
 }
 
-static const struct gvs_remote_pinner pinner = {
+static int32_t host_alloc(void **p, size_t n)
+{
+    cudaError_t e = cudaHostAlloc(p, n, cudaHostAllocPortable);
+    /* Leaves nothing behind for a later cudaGetLastError. */
+    (void)cudaGetLastError();
+    return e;
+}
+
+static void host_free(void *p)
+{
+    (void)cudaFreeHost(p);
+    (void)cudaGetLastError();
+}
+
+const struct gvs_remote_pinner be_pinner = {
     .success = cudaSuccess,
     .invalid = cudaErrorInvalidValue,
     .nomem = cudaErrorMemoryAllocation,
@@ -77,24 +92,27 @@ static const struct gvs_remote_pinner pinner = {
     .unpin = unpin,
     .sync = sync_device,
     .copy = copy,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
 };
 
 int cudart_be_hostmem_share(struct gvs_call *call)
 {
-    return be_remote->hostmem_share(call, &pinner);
+    return be_remote->hostmem_share(call, &be_pinner);
 }
 
 int cudart_be_hostmem_unshare(struct gvs_call *call)
 {
-    return be_remote->hostmem_unshare(call, &pinner);
+    return be_remote->hostmem_unshare(call, &be_pinner);
 }
 
 int cudart_be_memcpy_shared(struct gvs_call *call)
 {
-    return be_remote->memcpy_shared(call, &pinner);
+    return be_remote->memcpy_shared(call, &be_pinner);
 }
 
 void be_shared_free(void)
 {
-    be_remote->shared_release(&pinner);
+    be_remote->shared_release(&be_pinner);
+    be_remote->stage_release(&be_pinner);
 }

@@ -112,4 +112,9 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
 void remote_be_shared_release(const struct gvs_remote_pinner *pn);
 
+/* pinned.c */
+void *remote_be_stage_d2h(struct gvs_call *call, size_t len,
+                          const struct gvs_remote_pinner *pn);
+void remote_be_stage_release(const struct gvs_remote_pinner *pn);
+
 #endif
