@@ -197,8 +197,26 @@ int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
-/* Bulk copies (frontend/bulk.c): a device-to-host copy in pieces of at
- * most GVS_BULK_CHUNK bytes, pipelined: a window of piece requests in
+/* Bulk copies (frontend/bulk.c).  A host-to-device copy in pieces of at
+ * most GVS_BULK_CHUNK bytes: piece encodes piece i's request into hdr
+ * (reset for it), called for i = 0, 1, ... in order, its last field the
+ * u32 length of its bytes, and names them (one span of the program's
+ * memory), which the request carries as they are.  Every piece but the
+ * last is posted; the backend keeps the first failure, which the last
+ * piece's reply (a result only) reports.  The bytes have left when it
+ * returns.  The API's result. */
+struct gvs_remote_h2d {
+    const struct gvs_remote_api *api;
+    uint16_t op;
+    size_t pieces;
+    int (*piece)(void *arg, size_t i, struct gvs_buf *hdr, const void **src,
+                 size_t *len);
+    void *arg;
+};
+int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o);
+
+/* A device-to-host copy in pieces of at most GVS_BULK_CHUNK bytes,
+ * pipelined: a window of piece requests in
  * flight, so that the backend copies a piece while the one before
  * travels, and each piece's bytes read by the client's receiver thread
  * straight into the program's memory.  A piece's reply is i32 result,

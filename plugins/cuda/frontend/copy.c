@@ -2,11 +2,13 @@
  * MEMCPY_*; docs/driver.md "Memory"): every 1D, 2D and 3D form is a box,
  * depth slices of rows (one slice of one row for a 1D copy), split into
  * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
- * a row fits.  Host to device, every piece but the last
- * is posted and the last one's reply carries the first failure; device
- * to host, the pieces are pipelined (gvs_remote_bulk_d2h), each reply's
- * bytes read straight into the program's memory, where each piece lands
- * in one span of it (else each piece is a round trip).  Over shm:// a copy of
+ * a row fits.  Host to device, every piece but the last is posted and
+ * the last one's reply carries the first failure, each piece's bytes
+ * sent from the program's memory as they are where they are one span of
+ * it (gvs_remote_bulk_h2d), else packed; device to host, the pieces are
+ * pipelined (gvs_remote_bulk_d2h), each reply's bytes read straight into
+ * the program's memory, where each piece lands in one span of it (else
+ * each piece is a round trip).  Over shm:// a copy of
  * one span on both sides moves no byte through the connection
  * (gvs_remote_shared_try_copy). */
 #include "call.h"
@@ -132,10 +134,104 @@ static CUresult begin(struct apigen_call *c, uint64_t stream, uint8_t flags)
     return CUDA_SUCCESS;
 }
 
+/* How many pieces r is cut into. */
+static size_t count_pieces(const struct rect *r)
+{
+    struct at a = {0, 0, 0};
+    struct rect p;
+    size_t n = 0;
+    do {
+        piece(r, &a, &p);
+        n++;
+    } while (advance(r, &p, &a));
+    return n;
+}
+
+/* Whether every piece of r comes from, or lands in, one span of the
+ * program's memory on the side whose pitch is pitch (its rows follow each
+ * other there, or a piece is a part of one row). */
+static int spans(const struct rect *r, uint64_t pitch)
+{
+    return !empty_box(r) && (r->rows == 1 || pitch == r->width);
+}
+
+/* A pipelined copy (gvs_remote_bulk_h2d, gvs_remote_bulk_d2h): the
+ * pieces of r in order. */
+struct pipelined {
+    const struct rect *r;
+    struct at a;
+    uint64_t stream;
+    int async;
+    size_t pieces;
+};
+
+/* The request of an H2D piece p ahead of its bytes: u64 dst, u64 dpitch,
+ * u64 width, u64 rows, or into an array (MEMCPY3D_TO) side, box; then
+ * the blob's u32 length.  Its op. */
+static uint16_t h2d_request(struct apigen_call *c, const struct rect *p)
+{
+    uint16_t op = CUDA_OP_MEMCPY_H2D;
+    if (p->da.id != 0) {
+        op = CUDA_OP_MEMCPY3D_TO;
+        put_side(c, &p->da, 0, 0, 0);
+        put_box(c, p->width, p->rows, 1);
+    } else {
+        apigen_put_u64(c, p->dst);
+        apigen_put_u64(c, p->dpitch);
+        apigen_put_u64(c, p->width);
+        apigen_put_u64(c, p->rows);
+    }
+    apigen_put_u32(c, (uint32_t)(p->width * p->rows));
+    return op;
+}
+
+/* The next piece of a pipelined copy, its request's header (u64 stream,
+ * u8 flags: stream-ordered, and last) put into c. */
+static struct rect next_piece(struct pipelined *d, struct apigen_call *c,
+                              uint8_t last)
+{
+    struct rect p;
+    piece(d->r, &d->a, &p);
+    (void)advance(d->r, &p, &d->a);
+    apigen_put_u64(c, d->stream);
+    apigen_put_u8(c, (uint8_t)((d->async ? PIECE_ASYNC : 0) | last));
+    return p;
+}
+
+static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
+                     const void **src, size_t *len)
+{
+    const struct pipelined *d = arg;
+    struct apigen_call c = {hdr, NULL, 0};
+    struct rect p =
+        next_piece(arg, &c, i + 1 == d->pieces ? PIECE_LAST : 0);
+    (void)h2d_request(&c, &p);
+    *src = (const void *)(uintptr_t)p.src;
+    *len = p.width * p.rows;
+    return c.rc;
+}
+
+/* Every piece's bytes straight from the program's memory. */
+static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
+                              int async)
+{
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
+    struct gvs_remote_h2d o = {
+        &cuda_fe_remote_api,
+        r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
+        h2d_piece, &d};
+    return (CUresult)gvs_remote_bulk_h2d(&o);
+}
+
 /* Request: header, u64 dst, u64 dpitch, u64 width, u64 rows, blob the
- * rows packed; into an array (MEMCPY3D_TO), header, side, box, blob. */
+ * rows packed; into an array (MEMCPY3D_TO), header, side, box, blob.
+ * Pipelined when every piece comes from one span; else each piece's
+ * rows are packed into its request. */
 static CUresult h2d(const struct rect *r, uint64_t stream, int async)
 {
+    if (spans(r, r->spitch))
+        return cuda_fe_initialized() ? h2d_pipelined(r, stream, async)
+                                     : CUDA_ERROR_NOT_INITIALIZED;
     struct at a = {0, 0, 0};
     int empty = empty_box(r);
     for (;;) {
@@ -150,18 +246,7 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
                                      (last ? PIECE_LAST : 0)));
         if (e != CUDA_SUCCESS)
             return e;
-        uint16_t op = CUDA_OP_MEMCPY_H2D;
-        if (p.da.id != 0) {
-            op = CUDA_OP_MEMCPY3D_TO;
-            put_side(&c, &p.da, 0, 0, 0);
-            put_box(&c, p.width, p.rows, 1);
-        } else {
-            apigen_put_u64(&c, p.dst);
-            apigen_put_u64(&c, p.dpitch);
-            apigen_put_u64(&c, p.width);
-            apigen_put_u64(&c, p.rows);
-        }
-        apigen_put_u32(&c, (uint32_t)(p.width * p.rows));
+        uint16_t op = h2d_request(&c, &p);
         if (c.rc == 0)
             c.rc = gvs_buf_reserve(c.put, p.width * p.rows, &out);
         for (uint64_t i = 0; c.rc == 0 && i < p.rows; i++)
@@ -193,54 +278,28 @@ static uint16_t d2h_request(struct apigen_call *c, const struct rect *p)
     return CUDA_OP_MEMCPY_D2H;
 }
 
-/* A pipelined D2H (gvs_remote_bulk_d2h): the pieces in order, each
- * landing in one span of the program's memory. */
-struct pipelined {
-    const struct rect *r;
-    struct at a;
-    uint64_t stream;
-    int async;
-};
-
+/* A D2H piece is never marked last: each is a round trip of its own. */
 static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
                      size_t *len)
 {
-    struct pipelined *d = arg;
-    struct rect p;
     struct apigen_call c = {req, NULL, 0};
     (void)i;
-    piece(d->r, &d->a, &p);
-    (void)advance(d->r, &p, &d->a);
-    apigen_put_u64(&c, d->stream);
-    apigen_put_u8(&c, d->async ? PIECE_ASYNC : 0);
+    struct rect p = next_piece(arg, &c, 0);
     (void)d2h_request(&c, &p);
     *dst = (void *)(uintptr_t)p.dst;
     *len = p.width * p.rows;
     return c.rc;
 }
 
-/* Whether every piece of r lands in one span of the program's memory
- * (its rows follow each other there, or a piece is a part of one row). */
-static int spans(const struct rect *r)
-{
-    return !empty_box(r) && (r->rows == 1 || r->dpitch == r->width);
-}
-
+/* Every piece's bytes straight into the program's memory. */
 static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async};
-    struct at a = {0, 0, 0};
-    struct rect p;
-    size_t n = 0;
-    do {
-        piece(r, &a, &p);
-        n++;
-    } while (advance(r, &p, &a));
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
     struct gvs_remote_d2h o = {&cuda_fe_remote_api,
                                r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
                                              : CUDA_OP_MEMCPY_D2H,
-                               n, d2h_piece, &d};
+                               d.pieces, d2h_piece, &d};
     return (CUresult)gvs_remote_bulk_d2h(&o);
 }
 
@@ -250,7 +309,7 @@ static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
  * piece is a round trip, its rows copied out of the reply. */
 static CUresult d2h(const struct rect *r, uint64_t stream, int async)
 {
-    if (spans(r))
+    if (spans(r, r->dpitch))
         return cuda_fe_initialized() ? d2h_pipelined(r, stream, async)
                                      : CUDA_ERROR_NOT_INITIALIZED;
     struct at a = {0, 0, 0};

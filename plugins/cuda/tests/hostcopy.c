@@ -142,8 +142,8 @@ static void pageable(CUdeviceptr d, int shm)
 }
 
 /* Larger than a piece (GVS_BULK_CHUNK, 8 MiB): on the socket
- * transports a device-to-host copy of it is three pieces, pipelined,
- * each one round trip. */
+ * transports a copy of it is three pieces, host to device all but the
+ * last posted, device to host pipelined, each one round trip. */
 #define LARGE (((size_t)20 << 20) + 4096)
 
 static void large(int shm)
@@ -153,15 +153,24 @@ static void large(int shm)
     EXPECT(p != NULL && q != NULL);
     CHECK(cuMemAlloc(&d, LARGE));
     pattern(p, LARGE, 6);
-    CHECK(cuMemcpyHtoD(d, p, LARGE));
     struct stats s0 = now();
-    CHECK(cuMemcpyDtoH(q, d, LARGE));
+    CHECK(cuMemcpyHtoD(d, p, LARGE));
     struct stats s1 = now();
+    CHECK(cuMemcpyDtoH(q, d, LARGE));
+    struct stats s2 = now();
     EXPECT(same(q, LARGE, 6));
     if (!shm) {
-        EXPECT(s1.round_trips - s0.round_trips == 3);
-        EXPECT(s1.bytes_received - s0.bytes_received >= LARGE);
+        /* Host to device: two pieces posted, the last waited for. */
+        EXPECT(s1.posts - s0.posts == 2);
+        EXPECT(s1.round_trips - s0.round_trips == 1);
+        EXPECT(s1.bytes_sent - s0.bytes_sent >= LARGE);
+        EXPECT(s2.round_trips - s1.round_trips == 3);
+        EXPECT(s2.posts == s1.posts);
+        EXPECT(s2.bytes_received - s1.bytes_received >= LARGE);
     }
+    /* A posted piece's failure is the last piece's answer. */
+    EXPECT(cuMemcpyHtoD(d + 4096, p, LARGE) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemcpyHtoD(d, p, LARGE));
     /* A range past the allocation: the failure, every reply collected
      * (the next copy finds the connection in step). */
     EXPECT(cuMemcpyDtoH(q, d + 4096, LARGE) == CUDA_ERROR_INVALID_VALUE);

@@ -16,48 +16,37 @@ static int put_stream(struct gvs_buf *b, const struct fe_bulk_op *o)
     return o->has_stream ? gvs_buf_put_u64(b, o->stream) : 0;
 }
 
+/* A chunk's request: (stream), u64 dst, u32 len, the bytes. */
+struct h2d {
+    const struct fe_bulk_op *o;
+    uint64_t dst;
+    const uint8_t *src;
+    size_t count;
+};
+
+static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
+                     const void **src, size_t *len)
+{
+    const struct h2d *h = arg;
+    size_t off = i * GVS_BULK_CHUNK;
+    *src = h->src + off;
+    *len = chunk_len(h->count, i);
+    int rc = put_stream(hdr, h->o);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(hdr, h->dst + off);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(hdr, (uint32_t)*len);
+    return rc;
+}
+
 cudaError_t fe_bulk_h2d(const struct fe_bulk_op *o, uint64_t dst,
                         const void *src, size_t count)
 {
-    struct gvs_client *cl;
-    cudaError_t e = fe_client(&cl);
-    if (e != cudaSuccess)
-        return e;
-    struct gvs_buf *hdr = gvs_buf_new(32);
-    struct gvs_buf *rep = gvs_buf_new(FE_SMALL_REPLY_MAX);
-    if (hdr == NULL || rep == NULL) {
-        gvs_buf_free(hdr);
-        gvs_buf_free(rep);
-        return cudaErrorMemoryAllocation;
-    }
-    size_t nchunks = (count + GVS_BULK_CHUNK - 1) / GVS_BULK_CHUNK;
-    uint64_t id = 0;
-    int rc = 0;
-    gvs_client_lock(cl);
-    for (size_t i = 0; i < nchunks && rc == 0; i++) {
-        size_t off = i * GVS_BULK_CHUNK, len = chunk_len(count, i);
-        gvs_buf_reset(hdr);
-        rc = put_stream(hdr, o);
-        if (rc == 0)
-            rc = gvs_buf_put_u64(hdr, dst + off);
-        if (rc == 0)
-            rc = gvs_buf_put_u32(hdr, (uint32_t)len);
-        if (rc < 0)
-            break;
-        struct iovec iov[2] = {
-            {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
-            {(void *)((const uint8_t *)src + off), len},
-        };
-        rc = fe_send_locked(cl, o->op, APIGEN_DEVICE, i + 1 < nchunks, iov, 2,
-                            &id);
-    }
-    gvs_client_unlock(cl);
-    if (rc == 0)
-        rc = gvs_client_wait(cl, id, rep);
-    e = rc < 0 ? fe_transport_error(rc) : fe_reply_result_only(rep);
-    gvs_buf_free(hdr);
-    gvs_buf_free(rep);
-    return e;
+    struct h2d h = {o, dst, src, count};
+    const struct gvs_remote_h2d r = {
+        &fe_remote_api, o->op, (count + GVS_BULK_CHUNK - 1) / GVS_BULK_CHUNK,
+        h2d_piece, &h};
+    return (cudaError_t)gvs_remote_bulk_h2d(&r);
 }
 
 /* A chunk's request: (stream), u64 src, u64 len. */

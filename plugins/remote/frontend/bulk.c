@@ -1,6 +1,8 @@
-/* Pipelined device-to-host copies (gvs_remote.h, "Bulk copies"): a
- * window of piece requests in flight, each piece's bytes read by the
- * client's receiver thread straight into the program's memory
+/* Bulk copies (gvs_remote.h, "Bulk copies").  Host to device, the
+ * pieces' requests carry the program's bytes as they are (no copy into a
+ * request buffer), all but the last posted.  Device to host, a window of
+ * piece requests in flight, each piece's bytes read by the client's
+ * receiver thread straight into the program's memory
  * (gvs_client_expect_into). */
 #include "remote_fe.h"
 
@@ -16,11 +18,62 @@
 #define D2H_WINDOW 4u
 /* A piece's reply ahead of its bytes: i32 result, u32 length. */
 #define D2H_HEAD 8u
-/* A piece's request (an API's header, two sides of an array copy and a
- * box fit many times over). */
-#define D2H_REQUEST_MAX 512u
+/* A piece's request without its bytes (an API's header, two sides of an
+ * array copy and a box fit many times over). */
+#define REQUEST_MAX 512u
 /* A piece's reply without its bytes: a result, or a bad reply. */
-#define D2H_REPLY_MAX ((size_t)64 << 10)
+#define REPLY_MAX ((size_t)64 << 10)
+
+static int32_t failure(const struct gvs_remote_api *api, int rc)
+{
+    return rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
+}
+
+EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
+{
+    const struct gvs_remote_api *api = o->api;
+    struct gvs_client *cl;
+    int32_t e = api->client(&cl);
+    if (e != api->success)
+        return e;
+    struct gvs_buf *hdr = gvs_buf_new(REQUEST_MAX);
+    struct gvs_buf *rep = gvs_buf_new(REPLY_MAX);
+    int rc = hdr != NULL && rep != NULL ? 0 : GVS_E_NOMEM;
+    uint64_t id = 0;
+    /* The pieces follow each other in the lane: a failure the backend
+     * keeps is the last piece's to report. */
+    if (rc == 0)
+        gvs_client_lock(cl);
+    for (size_t i = 0; i < o->pieces && rc == 0; i++) {
+        const void *src;
+        size_t len;
+        gvs_buf_reset(hdr);
+        rc = o->piece(o->arg, i, hdr, &src, &len);
+        if (rc < 0)
+            break;
+        struct iovec iov[2] = {
+            {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
+            {(void *)src, len},
+        };
+        rc = gvs_remote_send_locked(api, cl, o->op, APIGEN_DEVICE,
+                                    i + 1 < o->pieces, iov, 2, &id);
+    }
+    if (hdr != NULL && rep != NULL)
+        gvs_client_unlock(cl);
+    if (rc == 0 && o->pieces > 0)
+        rc = gvs_client_wait(cl, id, rep);
+    if (rc < 0) {
+        e = failure(api, rc);
+    } else if (o->pieces > 0) {
+        struct apigen_call c = {NULL, rep, 0};
+        e = gvs_remote_reply_result(api, &c);
+        if (apigen_end(&c) < 0)
+            e = api->unknown;
+    }
+    gvs_buf_free(hdr);
+    gvs_buf_free(rep);
+    return e;
+}
 
 /* Sends piece i's request and announces where its bytes go, before its
  * reply can have come: the receiver puts them there itself. */
@@ -67,8 +120,8 @@ EXPORT int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o)
     int32_t e = api->client(&cl);
     if (e != api->success)
         return e;
-    struct gvs_buf *req = gvs_buf_new(D2H_REQUEST_MAX);
-    struct gvs_buf *rep = gvs_buf_new(D2H_REPLY_MAX);
+    struct gvs_buf *req = gvs_buf_new(REQUEST_MAX);
+    struct gvs_buf *rep = gvs_buf_new(REPLY_MAX);
     if (req == NULL || rep == NULL) {
         gvs_buf_free(req);
         gvs_buf_free(rep);
@@ -103,7 +156,7 @@ EXPORT int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o)
         done++;
     }
     if (rc < 0)
-        e = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
+        e = failure(api, rc);
     gvs_buf_free(req);
     gvs_buf_free(rep);
     return e;
