@@ -183,6 +183,29 @@ static void large(int shm)
     free(q);
 }
 
+/* A failure posted before a page-locked allocation (whose sharing is a
+ * request of its own over shm://) is still the next synchronization's. */
+static void posted_failure(void)
+{
+    CUmodule mod;
+    CUfunction fill;
+    CUdeviceptr p;
+    uint32_t value = 1, n = 1024;
+    void *args[] = {&p, &value, &n};
+    CHECK(cuModuleLoadData(&mod, "//gvs-mock module\n"));
+    CHECK(cuModuleGetFunction(&fill, mod, "fill"));
+    CHECK(cuMemAlloc(&p, 1024 * sizeof(uint32_t)));
+    CHECK(cuLaunchKernel(fill, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    n = 1025;
+    CHECK(cuLaunchKernel(fill, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    void *h;
+    CHECK(cuMemHostAlloc(&h, 1 << 20, 0));
+    EXPECT(cuCtxSynchronize() == CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(cuMemFreeHost(h));
+    CHECK(cuMemFree(p));
+    CHECK(cuModuleUnload(mod));
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -198,6 +221,7 @@ int main(void)
     pinned(d, shm);
     pageable(d, shm);
     large(shm);
+    posted_failure();
     CHECK(cuMemFree(d));
     CHECK(cuCtxDestroy(ctx));
     printf("ok\n");
