@@ -1,8 +1,8 @@
 /* Pageable copies through a region shared with the backend (shared.c),
  * for every API frontend of the process: one region, shared through the
  * ops of the API that asked first (the backend's table is the
- * session's, and each API's copy op finds it).
- * The region is cut into slots; a chunk's request names its slot, and a
+ * session's, and each API's copy op finds it).  The region is cut into
+ * slots; a chunk's request names its slot, and a
  * slot is reused only once the reply of its last chunk has come, which
  * the backend sends once the DMA from or to it is done.  So up to
  * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
@@ -10,8 +10,8 @@
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
- * op (gvs_remote_staging_kick_locked), and its reply is collected by the first
- * copy that needs the region. */
+ * op (gvs_remote_staging_kick_locked), and its reply is collected by the
+ * first copy that needs the region. */
 #include "remote_fe.h"
 
 #include <pthread.h>
