@@ -253,6 +253,44 @@ int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
+/* Bulk copies (frontend/bulk.c).  A host-to-device copy in pieces of at
+ * most GVS_BULK_CHUNK bytes: piece encodes piece i's request into hdr
+ * (reset for it), called for i = 0, 1, ... in order, its last field the
+ * u32 length of its bytes, and names them (one span of the program's
+ * memory), which the request carries as they are.  Every piece but the
+ * last is posted; the backend keeps the first failure, which the last
+ * piece's reply (a result only) reports.  The bytes have left when it
+ * returns.  The API's result. */
+struct gvs_remote_h2d {
+    const struct gvs_remote_api *api;
+    uint16_t op;
+    size_t pieces;
+    int (*piece)(void *arg, size_t i, struct gvs_buf *hdr, const void **src,
+                 size_t *len);
+    void *arg;
+};
+int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o);
+
+/* A device-to-host copy in pieces of at most GVS_BULK_CHUNK bytes,
+ * pipelined: a window of piece requests in
+ * flight, so that the backend copies a piece while the one before
+ * travels, and each piece's bytes read by the client's receiver thread
+ * straight into the program's memory.  A piece's reply is i32 result,
+ * then on success u32 length and the bytes.  piece encodes piece i's
+ * request into req (reset for it), called for i = 0, 1, ... in order,
+ * and says where its len bytes go (one span).  Every reply sent for is
+ * collected, even after a failure; the first failure is the result (the
+ * API's), and the memory may then hold part of the bytes. */
+struct gvs_remote_d2h {
+    const struct gvs_remote_api *api;
+    uint16_t op;
+    size_t pieces;
+    int (*piece)(void *arg, size_t i, struct gvs_buf *req, void **dst,
+                 size_t *len);
+    void *arg;
+};
+int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o);
+
 /* Page-locked host memory (frontend/hostmem.c): one table per process of
  * what the program allocated or registered through either API. */
 struct gvs_remote_host {
@@ -271,25 +309,32 @@ enum gvs_remote_host_rc {
     GVS_RHOST_NOT_REGISTERED, /* unregistering what is not */
 };
 
-/* How an API shares host memory with its backend (shm://): map gives
- * size bytes of fresh zeroed memory mapped here and pinned there, *dev
- * the device address of the backend's mapping (0 when none): 0, or
- * nonzero to fall back to memory of the client's own; unmap undoes it
- * (the API's result). */
-struct gvs_remote_host_share {
-    int (*map)(size_t size, void **p, uint64_t *dev);
-    int32_t (*unmap)(void *p, size_t size);
+/* Shared host memory (frontend/shared.c, staging.c; docs/remoting.md,
+ * "Shared host memory"), on connections that can share it (shm://,
+ * GVS_CONN_CAP_FDS): the layer allocates a sealed memfd, maps it and
+ * passes it to the backend, which maps it too and pins it.  A copy
+ * between such memory and the GPU is then one DMA in the worker, with no
+ * byte crossing the connection; copies from and to pageable memory go
+ * through a shared staging region, chunk by chunk, the program's side of
+ * a chunk overlapping the GPU's side of the ones before.  An API names
+ * its three ops (the wire form of remote_be.h, "Shared host memory") and
+ * its code for what cannot be done so. */
+struct gvs_remote_shared {
+    const struct gvs_remote_api *api;
+    uint16_t share, unshare, copy;
+    int32_t notsup;
 };
 
 /* An allocation with the flags (portable, mapped, write-combined), shared
- * through share when not NULL and it can; *pp NULL for size 0. */
+ * through sh when not NULL and the connection can share it; *pp NULL for
+ * size 0. */
 enum gvs_remote_host_rc
 gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
-                      const struct gvs_remote_host_share *share);
-/* Frees an allocation by its base; *unmapped, the API's result of
- * share->unmap when it was shared. */
+                      const struct gvs_remote_shared *sh);
+/* Frees an allocation by its base; *unmapped, the API's result of the
+ * backend's unsharing when it was shared (through sh's ops). */
 enum gvs_remote_host_rc
-gvs_remote_host_free(void *p, const struct gvs_remote_host_share *share,
+gvs_remote_host_free(void *p, const struct gvs_remote_shared *sh,
                      int32_t *unmapped);
 /* Registers [p, p + size) with the flags (portable, mapped, I/O memory,
  * read-only): client memory, which the GPU cannot reach. */
@@ -300,5 +345,26 @@ enum gvs_remote_host_rc gvs_remote_host_unregister(void *p);
 /* Whether p lies in tracked memory: 1 and its base and record. */
 int gvs_remote_host_find(const void *p, uint64_t *base,
                          struct gvs_remote_host *out);
+/* Whether [p, p + len) lies in one region shared with the backend. */
+int gvs_remote_host_shared(const void *p, size_t len);
+
+/* A copy between device memory at dev and host memory of len bytes that
+ * moves no byte over the connection: one DMA when host lies in shared
+ * memory, else the staging pipeline (pageable memory, from 64 KiB).
+ * h2d: host to device, else device to host.  flags: the wire's
+ * (remote_be.h, GVS_REMOTE_SHARED_*): ON_STREAM ordered on stream (with
+ * pageable memory it returns once done, as natively, WAIT implied), else
+ * as a synchronous copy.  The API's result, or sh->notsup when neither
+ * way can be used: the caller then sends the bytes. */
+int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
+                                   uint64_t stream, unsigned flags, int h2d,
+                                   uint64_t dev, void *host, size_t len);
+/* Caller holds the client lock, about to send a device op with a device
+ * (or context) current: the first time on a connection that shares
+ * memory, sends the staging region's share ahead of it.  Pinning takes
+ * milliseconds and holds the driver: asked for early, no copy waits for
+ * it later.  Its failure only means no staging. */
+void gvs_remote_staging_kick_locked(const struct gvs_remote_shared *sh,
+                                    struct gvs_client *cl);
 
 #endif

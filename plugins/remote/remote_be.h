@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 3u
+#define GVS_REMOTE_BE_VERSION 4u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -51,6 +51,11 @@ struct gvs_remote_lane {
     /* The image STAGE pieces have brought for the lane's next load. */
     uint8_t *stage;
     size_t stage_len;
+    /* Pinned staging of the lane's device-to-host pieces (stage_d2h),
+     * made by d2h_pinner's API; d2h_unpinned once it could not be had. */
+    void *d2h_stage;
+    const struct gvs_remote_pinner *d2h_pinner;
+    int d2h_unpinned;
     /* Each API plugin's own state, indexed by its wire id; freed by the
      * plugin (lanes_each at its session_close). */
     void *slot[GVS_REMOTE_LANE_SLOTS];
@@ -112,6 +117,46 @@ struct gvs_remote_node {
     void *n; /* CUgraphNode */
     uint64_t id;
     struct gvs_remote_graph *graph;
+};
+
+/* Shared host memory (backend/shared.c; docs/remoting.md, "Shared host
+ * memory"): the wire form every API's ops carry alike.
+ *   HOSTMEM_SHARE:   u64 tag (of the memfd sent ahead), u64 client
+ *                    address, u64 size -> i32, u64 the device address
+ *                    of the pinned mapping (on success)
+ *   HOSTMEM_UNSHARE: u64 client address -> i32 (the device synchronized
+ *                    first: no copy still reads or writes the region)
+ *   MEMCPY_SHARED:   u64 stream, u32 flags, u32 kind, u64 device
+ *                    address, u64 client host address, u64 len -> i32 */
+enum {
+    GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
+    GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
+};
+enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
+
+/* What an API plugin gives the layer to pin, copy and unpin the regions
+ * it receives, in its own codes. */
+struct gvs_remote_pinner {
+    int32_t success, invalid, nomem, notsup;
+    int32_t registered; /* meets a region already shared */
+    int32_t direction;  /* a kind neither H2D nor D2H */
+    /* The plugin's first step of a call (lane, device or context). */
+    int32_t (*enter)(struct gvs_call *call);
+    /* Pins the worker's mapping p for every device, *dev its device
+     * address (0 when none); unpin undoes it and leaves no error behind. */
+    int32_t (*pin)(void *p, uint64_t size, uint64_t *dev);
+    void (*unpin)(void *p, uint64_t size);
+    /* Waits for the lane's device (before a region goes). */
+    int32_t (*sync)(struct gvs_call *call);
+    /* One copy between device memory at dev and host (inside the
+     * worker's mapping of a region), with the MEMCPY_SHARED flags:
+     * enters the call, checks stream and range, copies. */
+    int32_t (*copy)(struct gvs_call *call, uint64_t stream, uint32_t flags,
+                    int h2d, uint64_t dev, void *host, uint64_t len);
+    /* Page-locked memory of n bytes that every device reaches (a lane's
+     * staging, stage_d2h); host_free frees it. */
+    int32_t (*host_alloc)(void **p, size_t n);
+    void (*host_free)(void *p);
 };
 
 struct gvs_remote_be {
@@ -368,6 +413,32 @@ struct gvs_remote_be {
      * those under way have left when it returns (any plugin's
      * session_close, before it lets CUDA run destructors). */
     void (*notify_stop)(void);
+
+    /* Shared host memory (above, struct gvs_remote_pinner) --------------
+     * One table for the session: a region one API shared is found by
+     * either API's MEMCPY_SHARED.  Handler bodies of the three ops. */
+    int (*hostmem_share)(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
+    int (*hostmem_unshare)(struct gvs_call *call,
+                           const struct gvs_remote_pinner *pn);
+    int (*memcpy_shared)(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
+    /* Unpins and unmaps every region pn pinned (the plugin's
+     * session_close). */
+    void (*shared_release)(const struct gvs_remote_pinner *pn);
+
+    /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
+     * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes
+     * of the lane of call, made with pn the first time: the lane's until
+     * its next bulk copy, so it may be the reply's tail (one DMA into it,
+     * sent from there); NULL when staging does not pay (below 1 MiB) or
+     * cannot be had (past 8 lanes, or no pinned memory): the caller then
+     * copies through the API's own staging.  The caller has entered the
+     * lane. */
+    void *(*stage_d2h)(struct gvs_call *call, size_t len,
+                       const struct gvs_remote_pinner *pn);
+    /* Frees the lanes' buffers pn made (the plugin's session_close). */
+    void (*stage_release)(const struct gvs_remote_pinner *pn);
 };
 
 #endif

@@ -72,6 +72,11 @@
     X(cuStreamSetAttribute)                                                          \
     X(cuMemGetInfo_v2)                                                       \
     X(cuPointerGetAttribute)                                                 \
+    X(cuMemHostRegister_v2)                                                  \
+    X(cuMemHostAlloc)                                                        \
+    X(cuMemFreeHost)                                                         \
+    X(cuMemHostUnregister)                                                   \
+    X(cuMemHostGetDevicePointer_v2)                                          \
     X(cuMemcpyHtoD_v2)                                                       \
     X(cuMemcpyHtoDAsync_v2)                                                  \
     X(cuMemcpyDtoH_v2)                                                       \
@@ -276,6 +281,12 @@ uint64_t cuda_be_ctx_id_of(CUcontext ctx);
 /* How many times the context of id has lost its streams (a primary
  * context reset or released for good); 0 for an id that is not one. */
 uint64_t cuda_be_ctx_generation(uint64_t id);
+/* shared.c: how the driver pins, copies and stages for the layer's
+ * shared host memory and pinned staging (remote_be.h). */
+extern const struct gvs_remote_pinner cuda_be_pinner;
+/* The regions and staging buffers the driver pinned go (session
+ * close). */
+void cuda_be_shared_free(void);
 /* streams.c: a lane's per-thread default streams go. */
 void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* hostfunc.c: the parameters of a graph host node that runs the client's
@@ -338,8 +349,12 @@ void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
 int cuda_be_piece_fits(uint64_t width, uint64_t rows);
 /* The reply of a copy into it: CUDA_SUCCESS and a blob of len bytes,
  * which fill(rows, arg) copies on stream s, waited for when async (the
- * bytes leave with the reply); fill's failure alone when it fails. */
-int cuda_be_reply_rows(struct apigen_call *c, uint64_t len,
+ * bytes leave with the reply); fill's failure alone when it fails.  The
+ * rows go into the lane's pinned staging when it has or can have one
+ * (the layer's stage_d2h: one DMA, sent from there as the reply's
+ * tail), else into the reply. */
+int cuda_be_reply_rows(struct gvs_call *call, struct apigen_call *c,
+                       uint64_t len,
                        CUresult (*fill)(uint8_t *rows, void *arg), void *arg,
                        CUstream s, int async);
 

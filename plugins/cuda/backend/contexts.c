@@ -255,11 +255,15 @@ void cuda_be_posted_failure(struct gvs_call *call, int r)
 }
 
 /* What the synchronization made visible reaches the client first: the
- * device's printf output, a failure posted earlier. */
+ * device's printf output, a failure posted earlier.  Not in the reply of
+ * a HOSTMEM_SHARE, which the layer takes (a failure there only means
+ * memory of the client's own): the failure waits for the lane's next
+ * synchronizing call. */
 void cuda_be_after_blocking(struct gvs_call *call)
 {
     cuda_be_remote->output_flush();
-    cuda_be_remote->report_latched(call, CUDA_PLUGIN_ID, CUDA_SUCCESS);
+    if (call->op != CUDA_OP_HOSTMEM_SHARE)
+        cuda_be_remote->report_latched(call, CUDA_PLUGIN_ID, CUDA_SUCCESS);
 }
 
 void cuda_be_contexts_free(void)

@@ -133,11 +133,24 @@ int cuda_be_memcpy_h2d(struct gvs_call *call)
     return c.rc;
 }
 
-int cuda_be_reply_rows(struct apigen_call *c, uint64_t len,
+int cuda_be_reply_rows(struct gvs_call *call, struct apigen_call *c,
+                       uint64_t len,
                        CUresult (*fill)(uint8_t *rows, void *arg), void *arg,
                        CUstream s, int async)
 {
-    uint8_t *rows;
+    uint8_t *rows = cuda_be_remote->stage_d2h(call, len, &cuda_be_pinner);
+    if (rows != NULL) {
+        CUresult r = fill(rows, arg);
+        if (r == CUDA_SUCCESS && async)
+            r = CUDA_DRV(cuStreamSynchronize)(s);
+        apigen_put_i32(c, r);
+        if (r == CUDA_SUCCESS) {
+            apigen_put_u32(c, (uint32_t)len);
+            call->out_tail = rows;
+            call->out_tail_len = len;
+        }
+        return c->rc;
+    }
     apigen_put_i32(c, CUDA_SUCCESS);
     apigen_put_u32(c, (uint32_t)len);
     if (c->rc == 0)
@@ -194,8 +207,8 @@ int cuda_be_memcpy_d2h(struct gvs_call *call)
         apigen_put_i32(&c, r);
     } else {
         a.async = flags & PIECE_ASYNC;
-        (void)cuda_be_reply_rows(&c, a.width * a.rows, d2h_fill, &a, a.s,
-                                 a.async);
+        (void)cuda_be_reply_rows(call, &c, a.width * a.rows, d2h_fill, &a,
+                                 a.s, a.async);
     }
     if (entered)
         (void)CUDA_DRV(cuCtxSetCurrent)(NULL);

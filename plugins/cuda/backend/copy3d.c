@@ -150,7 +150,7 @@ int cuda_be_memcpy3d_from(struct gvs_call *call)
         return c.rc;
     }
     a.async = flags & CUDA_BE_PIECE_ASYNC;
-    return cuda_be_reply_rows(&c, a.b.w * a.b.h, from_fill, &a, a.s,
+    return cuda_be_reply_rows(call, &c, a.b.w * a.b.h, from_fill, &a, a.s,
                               a.async);
 }
 

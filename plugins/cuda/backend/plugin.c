@@ -38,6 +38,7 @@ static void session_close(void *state)
      * nothing. */
     cuda_be_remote->callbacks_release();
     cuda_be_remote->notify_stop();
+    cuda_be_shared_free();
     cuda_be_modules_free();
     cuda_be_contexts_free();
     cuda_be_lanes_free();

@@ -87,12 +87,17 @@ CUresult cuda_fe_transport(int rc)
 }
 
 /* A request that depends on the thread's context carries it, after the
- * host's writes to managed memory. */
+ * host's writes to managed memory.  With a context current, the layer's
+ * staging region is asked for ahead of the first such request
+ * (gvs_remote_staging_kick_locked): the driver pins it in that context,
+ * portable to the others. */
 static int before_send_locked(struct gvs_client *cl, unsigned flags)
 {
     if (!(flags & APIGEN_DEVICE))
         return 0;
     int rc = cuda_fe_ctx_sync_locked(cl);
+    if (rc == 0 && cuda_fe_ctx_current() != NULL)
+        gvs_remote_staging_kick_locked(&cuda_fe_shared, cl);
     return rc == 0 ? cuda_fe_managed_push_locked(cl) : rc;
 }
 
@@ -106,6 +111,10 @@ const struct gvs_remote_api cuda_fe_remote_api = {
     .transport_error = transport_code,
     .before_send_locked = before_send_locked,
 };
+
+const struct gvs_remote_shared cuda_fe_shared = {
+    &cuda_fe_remote_api, CUDA_OP_HOSTMEM_SHARE, CUDA_OP_HOSTMEM_UNSHARE,
+    CUDA_OP_MEMCPY_SHARED, CUDA_ERROR_NOT_SUPPORTED};
 
 /* Before cuInit the driver answers every call but these with
  * CUDA_ERROR_NOT_INITIALIZED. */

@@ -71,6 +71,9 @@ void cuda_fe_ctx_fork_child(void);
 
 /* call.c: the driver as the layer's round trips know it. */
 extern const struct gvs_remote_api cuda_fe_remote_api;
+/* call.c: the driver's ops of the layer's shared host memory
+ * (gvs_remote.h, "Shared host memory"). */
+extern const struct gvs_remote_shared cuda_fe_shared;
 
 /* managed.c: managed memory's shadows (the layer's).  push: caller
  * holds the client lock, before a device-dependent request, posts the

@@ -2,9 +2,15 @@
  * MEMCPY_*; docs/driver.md "Memory"): every 1D, 2D and 3D form is a box,
  * depth slices of rows (one slice of one row for a 1D copy), split into
  * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
- * a row fits.  Host to device, every piece but the last
- * is posted and the last one's reply carries the first failure; device
- * to host, each piece is a round trip whose reply holds its bytes. */
+ * a row fits.  Host to device, every piece but the last is posted and
+ * the last one's reply carries the first failure, each piece's bytes
+ * sent from the program's memory as they are where they are one span of
+ * it (gvs_remote_bulk_h2d), else packed; device to host, the pieces are
+ * pipelined (gvs_remote_bulk_d2h), each reply's bytes read straight into
+ * the program's memory, where each piece lands in one span of it (else
+ * each piece is a round trip).  Over shm:// a copy of
+ * one span on both sides moves no byte through the connection
+ * (gvs_remote_shared_try_copy). */
 #include "call.h"
 
 #include <string.h>
@@ -13,6 +19,8 @@
 #include "cuda_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "gvs_remote.h"
+#include "remote_be.h"
 
 #define PIECE_ASYNC 1u
 #define PIECE_LAST 2u
@@ -126,10 +134,104 @@ static CUresult begin(struct apigen_call *c, uint64_t stream, uint8_t flags)
     return CUDA_SUCCESS;
 }
 
+/* How many pieces r is cut into. */
+static size_t count_pieces(const struct rect *r)
+{
+    struct at a = {0, 0, 0};
+    struct rect p;
+    size_t n = 0;
+    do {
+        piece(r, &a, &p);
+        n++;
+    } while (advance(r, &p, &a));
+    return n;
+}
+
+/* Whether every piece of r comes from, or lands in, one span of the
+ * program's memory on the side whose pitch is pitch (its rows follow each
+ * other there, or a piece is a part of one row). */
+static int spans(const struct rect *r, uint64_t pitch)
+{
+    return !empty_box(r) && (r->rows == 1 || pitch == r->width);
+}
+
+/* A pipelined copy (gvs_remote_bulk_h2d, gvs_remote_bulk_d2h): the
+ * pieces of r in order. */
+struct pipelined {
+    const struct rect *r;
+    struct at a;
+    uint64_t stream;
+    int async;
+    size_t pieces;
+};
+
+/* The request of an H2D piece p ahead of its bytes: u64 dst, u64 dpitch,
+ * u64 width, u64 rows, or into an array (MEMCPY3D_TO) side, box; then
+ * the blob's u32 length.  Its op. */
+static uint16_t h2d_request(struct apigen_call *c, const struct rect *p)
+{
+    uint16_t op = CUDA_OP_MEMCPY_H2D;
+    if (p->da.id != 0) {
+        op = CUDA_OP_MEMCPY3D_TO;
+        put_side(c, &p->da, 0, 0, 0);
+        put_box(c, p->width, p->rows, 1);
+    } else {
+        apigen_put_u64(c, p->dst);
+        apigen_put_u64(c, p->dpitch);
+        apigen_put_u64(c, p->width);
+        apigen_put_u64(c, p->rows);
+    }
+    apigen_put_u32(c, (uint32_t)(p->width * p->rows));
+    return op;
+}
+
+/* The next piece of a pipelined copy, its request's header (u64 stream,
+ * u8 flags: stream-ordered, and last) put into c. */
+static struct rect next_piece(struct pipelined *d, struct apigen_call *c,
+                              uint8_t last)
+{
+    struct rect p;
+    piece(d->r, &d->a, &p);
+    (void)advance(d->r, &p, &d->a);
+    apigen_put_u64(c, d->stream);
+    apigen_put_u8(c, (uint8_t)((d->async ? PIECE_ASYNC : 0) | last));
+    return p;
+}
+
+static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
+                     const void **src, size_t *len)
+{
+    const struct pipelined *d = arg;
+    struct apigen_call c = {hdr, NULL, 0};
+    struct rect p =
+        next_piece(arg, &c, i + 1 == d->pieces ? PIECE_LAST : 0);
+    (void)h2d_request(&c, &p);
+    *src = (const void *)(uintptr_t)p.src;
+    *len = p.width * p.rows;
+    return c.rc;
+}
+
+/* Every piece's bytes straight from the program's memory. */
+static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
+                              int async)
+{
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
+    struct gvs_remote_h2d o = {
+        &cuda_fe_remote_api,
+        r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
+        h2d_piece, &d};
+    return (CUresult)gvs_remote_bulk_h2d(&o);
+}
+
 /* Request: header, u64 dst, u64 dpitch, u64 width, u64 rows, blob the
- * rows packed; into an array (MEMCPY3D_TO), header, side, box, blob. */
+ * rows packed; into an array (MEMCPY3D_TO), header, side, box, blob.
+ * Pipelined when every piece comes from one span; else each piece's
+ * rows are packed into its request. */
 static CUresult h2d(const struct rect *r, uint64_t stream, int async)
 {
+    if (spans(r, r->spitch))
+        return cuda_fe_initialized() ? h2d_pipelined(r, stream, async)
+                                     : CUDA_ERROR_NOT_INITIALIZED;
     struct at a = {0, 0, 0};
     int empty = empty_box(r);
     for (;;) {
@@ -144,18 +246,7 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
                                      (last ? PIECE_LAST : 0)));
         if (e != CUDA_SUCCESS)
             return e;
-        uint16_t op = CUDA_OP_MEMCPY_H2D;
-        if (p.da.id != 0) {
-            op = CUDA_OP_MEMCPY3D_TO;
-            put_side(&c, &p.da, 0, 0, 0);
-            put_box(&c, p.width, p.rows, 1);
-        } else {
-            apigen_put_u64(&c, p.dst);
-            apigen_put_u64(&c, p.dpitch);
-            apigen_put_u64(&c, p.width);
-            apigen_put_u64(&c, p.rows);
-        }
-        apigen_put_u32(&c, (uint32_t)(p.width * p.rows));
+        uint16_t op = h2d_request(&c, &p);
         if (c.rc == 0)
             c.rc = gvs_buf_reserve(c.put, p.width * p.rows, &out);
         for (uint64_t i = 0; c.rc == 0 && i < p.rows; i++)
@@ -171,11 +262,56 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
     }
 }
 
+/* The request of a D2H piece p: header, then u64 src, u64 spitch, u64
+ * width, u64 rows, or from an array (MEMCPY3D_FROM) side, box; its op. */
+static uint16_t d2h_request(struct apigen_call *c, const struct rect *p)
+{
+    if (p->sa.id != 0) {
+        put_side(c, &p->sa, 0, 0, 0);
+        put_box(c, p->width, p->rows, 1);
+        return CUDA_OP_MEMCPY3D_FROM;
+    }
+    apigen_put_u64(c, p->src);
+    apigen_put_u64(c, p->spitch);
+    apigen_put_u64(c, p->width);
+    apigen_put_u64(c, p->rows);
+    return CUDA_OP_MEMCPY_D2H;
+}
+
+/* A D2H piece is never marked last: each is a round trip of its own. */
+static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
+                     size_t *len)
+{
+    struct apigen_call c = {req, NULL, 0};
+    (void)i;
+    struct rect p = next_piece(arg, &c, 0);
+    (void)d2h_request(&c, &p);
+    *dst = (void *)(uintptr_t)p.dst;
+    *len = p.width * p.rows;
+    return c.rc;
+}
+
+/* Every piece's bytes straight into the program's memory. */
+static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
+                              int async)
+{
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
+    struct gvs_remote_d2h o = {&cuda_fe_remote_api,
+                               r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
+                                             : CUDA_OP_MEMCPY_D2H,
+                               d.pieces, d2h_piece, &d};
+    return (CUresult)gvs_remote_bulk_d2h(&o);
+}
+
 /* Request: header, u64 src, u64 spitch, u64 width, u64 rows; from an
  * array (MEMCPY3D_FROM), header, side, box.  Reply: i32, blob the rows
- * packed. */
+ * packed.  Pipelined when every piece lands in one span; else each
+ * piece is a round trip, its rows copied out of the reply. */
 static CUresult d2h(const struct rect *r, uint64_t stream, int async)
 {
+    if (spans(r, r->dpitch))
+        return cuda_fe_initialized() ? d2h_pipelined(r, stream, async)
+                                     : CUDA_ERROR_NOT_INITIALIZED;
     struct at a = {0, 0, 0};
     int empty = empty_box(r);
     for (;;) {
@@ -188,17 +324,7 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;
-        uint16_t op = CUDA_OP_MEMCPY_D2H;
-        if (p.sa.id != 0) {
-            op = CUDA_OP_MEMCPY3D_FROM;
-            put_side(&c, &p.sa, 0, 0, 0);
-            put_box(&c, p.width, p.rows, 1);
-        } else {
-            apigen_put_u64(&c, p.src);
-            apigen_put_u64(&c, p.spitch);
-            apigen_put_u64(&c, p.width);
-            apigen_put_u64(&c, p.rows);
-        }
+        uint16_t op = d2h_request(&c, &p);
         e = cuda_fe_run(&c, op, APIGEN_DEVICE);
         if (e == CUDA_SUCCESS)
             apigen_get_blob(&c, &bytes, &got);
@@ -269,6 +395,29 @@ static CUresult h2h(const struct rect *r)
     return CUDA_SUCCESS;
 }
 
+/* A copy between linear device memory and host memory of one span on
+ * both sides, over shm://: one DMA from or to shared memory, or the
+ * staging pipeline for pageable memory (gvs_remote_shared_try_copy), no
+ * byte through the connection.  A synchronous copy on the per-thread
+ * stream is ordered there and waited for.  CUDA_ERROR_NOT_SUPPORTED
+ * when neither can be used: the caller sends the bytes. */
+static CUresult shared(const struct rect *r, int to_dev, uint64_t stream,
+                       int async)
+{
+    if (r->da.id != 0 || r->sa.id != 0 || r->depth != 1 ||
+        (r->rows > 1 && (r->dpitch != r->width || r->spitch != r->width)) ||
+        empty_box(r) || !cuda_fe_initialized())
+        return CUDA_ERROR_NOT_SUPPORTED;
+    unsigned flags = async            ? GVS_REMOTE_SHARED_ON_STREAM
+                     : stream == PTDS ? GVS_REMOTE_SHARED_ON_STREAM |
+                                            GVS_REMOTE_SHARED_WAIT
+                                      : 0;
+    uint64_t host = to_dev ? r->src : r->dst;
+    return (CUresult)gvs_remote_shared_try_copy(
+        &cuda_fe_shared, stream, flags, to_dev, to_dev ? r->dst : r->src,
+        (void *)(uintptr_t)host, r->width * r->rows);
+}
+
 /* A copy whose sides are in device memory or not as dst_dev and src_dev
  * say; a host side must be a real address. */
 static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
@@ -283,6 +432,11 @@ static CUresult copy(const struct rect *r, int dst_dev, int src_dev,
                                      : CUDA_ERROR_NOT_INITIALIZED;
     if (dst_dev && src_dev)
         return arrays ? with_array(r, stream, async) : d2d(r, stream, async);
+    if (dst_dev != src_dev) {
+        CUresult e = shared(r, dst_dev, stream, async);
+        if (e != CUDA_ERROR_NOT_SUPPORTED)
+            return e;
+    }
     if (dst_dev)
         return h2d(r, stream, async);
     if (src_dev)

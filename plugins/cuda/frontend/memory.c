@@ -281,8 +281,11 @@ MEMSET_2D_ASYNC(cuMemsetD2D32Async, unsigned int, 4, 0)
 MEMSET_2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, 1)
 
 /* Page-locked host memory: the layer's table, one with the runtime
- * frontend's (gvs_remote.h).  It is the program's own memory, which the
- * GPU cannot reach: the backend copies it as any other. */
+ * frontend's (gvs_remote.h).  Over shm:// an allocation is shared with
+ * the backend, which pins it: the GPU reaches it and copies from and to
+ * it are one DMA there (copy.c).  Otherwise, and for registered memory,
+ * it is the program's own memory, which the GPU cannot reach: the
+ * backend copies it as any other. */
 static CUresult host_code(enum gvs_remote_host_rc rc)
 {
     switch (rc) {
@@ -303,7 +306,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
     if (!cuda_fe_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
-    return host_code(gvs_remote_host_alloc(pp, bytesize, flags, NULL));
+    return host_code(gvs_remote_host_alloc(pp, bytesize, flags, &cuda_fe_shared));
 }
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
@@ -319,7 +322,7 @@ CUresult cuMemFreeHost(void *p)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (p == NULL)
         return CUDA_SUCCESS;
-    CUresult r = host_code(gvs_remote_host_free(p, NULL, &unmapped));
+    CUresult r = host_code(gvs_remote_host_free(p, &cuda_fe_shared, &unmapped));
     return r == CUDA_SUCCESS ? (CUresult)unmapped : r;
 }
 
@@ -356,9 +359,8 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     return CUDA_SUCCESS;
 }
 
-/* The device address of memory shared with the backend (the runtime
- * frontend's, over shm://); other page-locked memory the GPU cannot
- * reach. */
+/* The device address of memory shared with the backend (over shm://);
+ * other page-locked memory the GPU cannot reach. */
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
                                       unsigned int Flags)
 {

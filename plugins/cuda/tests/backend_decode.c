@@ -420,6 +420,11 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_UPDATE_CAPTURE_DEPS, "qiiq", {0, 0, 1, H}, 0},
     {CUDA_OP_THREAD_CAPTURE_MODE, "i", {1}, 0},
     {CUDA_OP_GRAPH_DOT_PRINT, "qi", {H, 0}, 0},
+    /* Shared host memory: no descriptor comes (the harness's host passes
+     * none), no region is shared, so nothing is mapped or copied. */
+    {CUDA_OP_HOSTMEM_SHARE, "qqq", {1, 0x10000000, 4096}, 0},
+    {CUDA_OP_HOSTMEM_UNSHARE, "q", {0x10000000}, 0},
+    {CUDA_OP_MEMCPY_SHARED, "qiiqqq", {0, 1, 1, H, 0x10000000, 4}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -543,6 +543,41 @@ static CUresult mock_pointer(void *data, CUpointer_attribute a, CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
+/* Pinning shared host memory: the mock's device reaches the worker's
+ * memory at its own address. */
+static CUresult mock_host_register(void *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    return p != NULL && n != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_host_alloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    *p = malloc(n);
+    return *p != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mock_free_host(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_host_unregister(void *p)
+{
+    return p != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_host_device_pointer(CUdeviceptr *d, void *p,
+                                         unsigned int flags)
+{
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_h2d(CUdeviceptr d, const void *s, size_t n)
 {
     memcpy((void *)(uintptr_t)d, s, n);
@@ -1303,6 +1338,11 @@ static void fill_rest(void)
     cuda_be_drv.cuMemAllocPitch_v2 = mock_alloc_pitch;
     cuda_be_drv.cuMemGetInfo_v2 = mock_mem_info;
     cuda_be_drv.cuPointerGetAttribute = mock_pointer;
+    cuda_be_drv.cuMemHostRegister_v2 = mock_host_register;
+    cuda_be_drv.cuMemHostUnregister = mock_host_unregister;
+    cuda_be_drv.cuMemHostAlloc = mock_host_alloc;
+    cuda_be_drv.cuMemFreeHost = mock_free_host;
+    cuda_be_drv.cuMemHostGetDevicePointer_v2 = mock_host_device_pointer;
     cuda_be_drv.cuMemcpyHtoD_v2 = mock_h2d;
     cuda_be_drv.cuMemcpyHtoDAsync_v2 = mock_h2d_async;
     cuda_be_drv.cuMemcpyDtoH_v2 = mock_d2h;

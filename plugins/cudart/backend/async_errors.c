@@ -18,12 +18,14 @@ void cudart_be_posted_failure(struct gvs_call *call, int r)
 }
 
 /* A device reset discards a posted failure, as it discards every error
- * of the device's context. */
+ * of the device's context.  A HOSTMEM_SHARE's reply is the layer's (a
+ * failure there only means memory of the client's own): a posted failure
+ * waits for the lane's next synchronizing call. */
 void cudart_be_after_blocking(struct gvs_call *call)
 {
     be_remote->output_flush();
     if (call->op == CUDART_OP_cudaDeviceReset)
         be_remote->latch_clear(call);
-    else
+    else if (call->op != CUDART_OP_HOSTMEM_SHARE)
         be_remote->report_latched(call, CUDART_PLUGIN_ID, cudaSuccess);
 }

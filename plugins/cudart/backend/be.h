@@ -30,12 +30,6 @@
 #define BE_MAX_MODULES 4096u
 #define BE_MAX_NAMES 65536u
 #define BE_NAME_MAX_LEN 65536u
-/* Lanes of a session that may hold pinned staging for bulk copies (up to
- * 2 x GVS_BULK_CHUNK bytes each, staging.c); the others' copies go
- * through CUDA's own staging. */
-#define BE_STAGED_LANES_MAX 8u
-
-struct be_stage;
 
 struct be_param {
     uint32_t offset;
@@ -72,10 +66,6 @@ struct be_lane {
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
-    /* Pinned staging of the lane's bulk copies (staging.c), NULL until
-     * the first; unpinned once it could not be had. */
-    struct be_stage *pinned;
-    int unpinned;
 };
 
 /* The remoting layer's backend (remote_be.h), set at session open: the
@@ -83,13 +73,19 @@ struct be_lane {
  * for every API of the session. */
 extern const struct gvs_remote_be *be_remote;
 
+/* shared_mem.c: how the runtime pins, copies and stages for the layer's
+ * shared host memory and pinned staging (remote_be.h). */
+extern const struct gvs_remote_pinner be_pinner;
+/* The regions and staging buffers the runtime pinned go (session
+ * close). */
+void be_shared_free(void);
+
 struct be_session {
     const struct gvs_host_api *host;
     struct gvs_session *session; /* for host->notify */
     pthread_mutex_t mods_lock;   /* the table below */
     struct be_module **mods;     /* ids index this table, never reused */
     uint32_t nmods, cap_mods;
-    _Atomic unsigned staged_lanes; /* lanes holding pinned staging */
 };
 
 /* quota.c: the session's GPU memory quota -----------------------------
@@ -159,17 +155,6 @@ cudaError_t cudart_be_enter(struct gvs_call *call);
 /* Frees every lane's runtime state (a per-thread stream is the streams
  * code's to destroy). */
 void be_lanes_free(struct be_session *s);
-
-/* staging.c: pinned staging of a lane's D2H copies -------------------
- * The caller has entered the lane (cudart_be_enter). */
-
-/* A pinned buffer of GVS_BULK_CHUNK bytes for a D2H chunk of len bytes,
- * which stays the lane's until its next bulk copy (so it may be a reply's
- * tail), or NULL when staging does not pay or cannot be had: the caller
- * copies through CUDA's then. */
-void *be_stage_d2h(struct gvs_call *call, struct be_lane *l, size_t len);
-/* Frees the lane's staging. */
-void be_stage_free(struct be_session *s, struct be_lane *l);
 
 /* streams.c: session_close calls it first, after the layer's
  * callbacks_release ---------------------------------------------------- */

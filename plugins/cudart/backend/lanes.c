@@ -49,11 +49,10 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
 
 static void lane_free(struct gvs_remote_lane *rl, void *arg)
 {
-    struct be_session *s = arg;
+    (void)arg;
     struct be_lane *l = rl->slot[CUDART_PLUGIN_ID];
     if (l == NULL)
         return;
-    be_stage_free(s, l);
     gvs_free(l);
     rl->slot[CUDART_PLUGIN_ID] = NULL;
 }

@@ -151,15 +151,12 @@ int cudart_be_memcpy_d2h(struct gvs_call *call)
         return c.rc;
     if (len > GVS_BULK_CHUNK)
         return GVS_E_RANGE;
-    struct be_lane *l = be_lane(call);
-    if (l == NULL)
-        return GVS_E_NOMEM;
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
         e = be_check_device_range(src, len);
     void *stage = NULL;
     if (e == cudaSuccess)
-        stage = be_stage_d2h(call, l, len);
+        stage = be_remote->stage_d2h(call, len, &be_pinner);
     if (e == cudaSuccess && stage == NULL)
         return d2h_into_reply(&c, src, len);
     if (e == cudaSuccess && len > 0)

@@ -6,7 +6,6 @@
 #include "gvs/mem.h"
 #include "rdc.h"
 #include "remote_be.h"
-#include "shared_mem.h"
 
 const struct gvs_remote_be *be_remote;
 

@@ -144,7 +144,7 @@ static int before_send_locked(struct gvs_client *cl, unsigned flags)
         return 0;
     int rc = fe_device_sync_locked(cl);
     if (rc == 0)
-        fe_staging_kick_locked(cl);
+        gvs_remote_staging_kick_locked(&fe_shared, cl);
     return rc == 0 ? fe_managed_push_locked(cl) : rc;
 }
 

@@ -13,15 +13,8 @@
  */
 #include "shared.h"
 
-#include <pthread.h>
-
-#include "gvs_remote.h"
-
-/* The child's session is new: nothing is staged there. */
-__attribute__((constructor)) static void hostmem_init(void)
-{
-    pthread_atfork(NULL, NULL, fe_staging_fork_child);
-}
+#include "cudart_ops.h"
+#include "remote_be.h"
 
 static cudaError_t code(enum gvs_remote_host_rc rc)
 {
@@ -47,19 +40,18 @@ static cudaError_t runtime(void)
     return fe_client(&cl);
 }
 
-static int share_map(size_t size, void **p, uint64_t *dev)
-{
-    return fe_shared_possible() && fe_shared_map(size, p, dev) == cudaSuccess
-               ? 0
-               : -1;
-}
+const struct gvs_remote_shared fe_shared = {
+    &fe_remote_api, CUDART_OP_HOSTMEM_SHARE, CUDART_OP_HOSTMEM_UNSHARE,
+    CUDART_OP_MEMCPY_SHARED, cudaErrorNotSupported};
 
-static int32_t share_unmap(void *p, size_t size)
+cudaError_t fe_shared_try_copy(uint64_t stream, int async,
+                               enum cudaMemcpyKind kind, uint64_t dev,
+                               void *host, size_t len)
 {
-    return fe_shared_unmap(p, size);
+    return (cudaError_t)gvs_remote_shared_try_copy(
+        &fe_shared, stream, async ? GVS_REMOTE_SHARED_ON_STREAM : 0,
+        kind == cudaMemcpyHostToDevice, dev, host, len);
 }
-
-static const struct gvs_remote_host_share share = {share_map, share_unmap};
 
 static cudaError_t host_alloc(void **pHost, size_t size, unsigned int flags)
 {
@@ -67,7 +59,7 @@ static cudaError_t host_alloc(void **pHost, size_t size, unsigned int flags)
         return cudaErrorInvalidValue;
     cudaError_t e = runtime();
     if (e == cudaSuccess)
-        e = code(gvs_remote_host_alloc(pHost, size, flags, &share));
+        e = code(gvs_remote_host_alloc(pHost, size, flags, &fe_shared));
     return e;
 }
 
@@ -87,7 +79,7 @@ static cudaError_t free_host(void *ptr)
     int32_t unmapped = cudaSuccess;
     if (e != cudaSuccess || ptr == NULL)
         return e;
-    e = code(gvs_remote_host_free(ptr, &share, &unmapped));
+    e = code(gvs_remote_host_free(ptr, &fe_shared, &unmapped));
     return e == cudaSuccess ? (cudaError_t)unmapped : e;
 }
 
@@ -155,14 +147,6 @@ static cudaError_t host_get_device_pointer(void **pDevice, void *pHost,
         return cudaErrorNotSupported;
     *pDevice = (void *)(uintptr_t)(h.dev + ((uintptr_t)pHost - base));
     return cudaSuccess;
-}
-
-int fe_host_shared(const void *p, size_t len)
-{
-    struct gvs_remote_host h;
-    uint64_t base;
-    return gvs_remote_host_find(p, &base, &h) && h.shared &&
-           len <= h.size - ((uintptr_t)p - base);
 }
 
 int fe_host_contains(const void *p)

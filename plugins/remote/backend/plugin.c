@@ -73,6 +73,12 @@ static const struct gvs_remote_be api = {
     .user_object_get = remote_be_user_object_get,
     .notify_stop = remote_be_notify_stop,
     .capture_file = remote_be_capture_file,
+    .hostmem_share = remote_be_hostmem_share,
+    .hostmem_unshare = remote_be_hostmem_unshare,
+    .memcpy_shared = remote_be_memcpy_shared,
+    .shared_release = remote_be_shared_release,
+    .stage_d2h = remote_be_stage_d2h,
+    .stage_release = remote_be_stage_release,
 };
 
 /* Request: u64 context id. */
@@ -101,6 +107,7 @@ static int session_open(const struct gvs_host_api *host,
     remote_be_quota_open(host, session);
     remote_be_callbacks_open(host, session);
     remote_be_user_objects_open(host, session);
+    remote_be_shared_open(host, session);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */

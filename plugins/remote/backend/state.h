@@ -136,4 +136,20 @@ int remote_be_texobj_desc(uint16_t plugin, int surface, uint64_t value,
 /* session_close: the values kept go (CUDA's objects go with the worker). */
 void remote_be_texobjs_free(void);
 
+/* shared.c */
+void remote_be_shared_open(const struct gvs_host_api *host,
+                           struct gvs_session *session);
+int remote_be_hostmem_share(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn);
+int remote_be_hostmem_unshare(struct gvs_call *call,
+                              const struct gvs_remote_pinner *pn);
+int remote_be_memcpy_shared(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn);
+void remote_be_shared_release(const struct gvs_remote_pinner *pn);
+
+/* pinned.c */
+void *remote_be_stage_d2h(struct gvs_call *call, size_t len,
+                          const struct gvs_remote_pinner *pn);
+void remote_be_stage_release(const struct gvs_remote_pinner *pn);
+
 #endif

@@ -13,7 +13,7 @@
  * (CU_MEMHOSTALLOC_* = cudaHostAlloc*, CU_MEMHOSTREGISTER_* =
  * cudaHostRegister*).
  */
-#include "gvs_remote.h"
+#include "remote_fe.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -104,7 +104,7 @@ static enum gvs_remote_host_rc track(void *p,
  * addressing), and the flags say so. */
 EXPORT enum gvs_remote_host_rc
 gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
-                      const struct gvs_remote_host_share *share)
+                      const struct gvs_remote_shared *sh)
 {
     if (pp == NULL ||
         (flags & ~(ALLOC_PORTABLE | ALLOC_MAPPED | ALLOC_WRITECOMBINED)))
@@ -114,7 +114,8 @@ gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
         return GVS_RHOST_OK;
     struct gvs_remote_host h = {size, flags | ALLOC_MAPPED, 1, 0, 0};
     void *p = NULL;
-    h.shared = share != NULL && share->map(size, &p, &h.dev) == 0;
+    h.shared = sh != NULL && remote_fe_shared_possible(sh) &&
+               remote_fe_shared_map(sh, size, &p, &h.dev) == sh->api->success;
     if (!h.shared) {
         p = mmap(NULL, size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -124,7 +125,7 @@ gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
     enum gvs_remote_host_rc rc = track(p, &h);
     if (rc != GVS_RHOST_OK) {
         if (h.shared)
-            (void)share->unmap(p, size);
+            (void)remote_fe_shared_unmap(sh, p, size);
         else
             munmap(p, size);
         return rc;
@@ -134,7 +135,7 @@ gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
 }
 
 EXPORT enum gvs_remote_host_rc
-gvs_remote_host_free(void *p, const struct gvs_remote_host_share *share,
+gvs_remote_host_free(void *p, const struct gvs_remote_shared *sh,
                      int32_t *unmapped)
 {
     pthread_mutex_lock(&lock);
@@ -146,8 +147,8 @@ gvs_remote_host_free(void *p, const struct gvs_remote_host_share *share,
     pthread_mutex_unlock(&lock);
     if (r == NULL)
         return GVS_RHOST_INVALID;
-    if (r->shared && share != NULL)
-        *unmapped = share->unmap(p, r->size);
+    if (r->shared && sh != NULL)
+        *unmapped = remote_fe_shared_unmap(sh, p, r->size);
     else
         munmap(p, r->size);
     gvs_free(r);
@@ -200,4 +201,12 @@ EXPORT int gvs_remote_host_find(const void *p, uint64_t *base,
     }
     pthread_mutex_unlock(&lock);
     return r != NULL;
+}
+
+EXPORT int gvs_remote_host_shared(const void *p, size_t len)
+{
+    struct gvs_remote_host h;
+    uint64_t base;
+    return gvs_remote_host_find(p, &base, &h) && h.shared &&
+           len <= h.size - ((uintptr_t)p - base);
 }

@@ -7,6 +7,8 @@
 #ifndef REMOTE_FE_H
 #define REMOTE_FE_H
 
+#include "gvs_remote.h"
+
 /* output.c: device printf and assert output reaches the program's
  * stdout and stderr.  0 or a negative GVS_E_* code. */
 int remote_fe_output_init(void);
@@ -14,5 +16,48 @@ int remote_fe_output_init(void);
 /* callbacks.c: the backend's CALLBACK_RUN runs the program's host
  * callbacks on the notify thread.  0 or a negative GVS_E_* code. */
 int remote_fe_callbacks_init(void);
+
+/* shared.c: shared host memory (gvs_remote.h).  Whether the session's
+ * connection can share memory. */
+int remote_fe_shared_possible(const struct gvs_remote_shared *sh);
+/* Maps size bytes of fresh zeroed memory here and in the backend: *p
+ * (page-aligned), *dev the device address of the backend's pinned
+ * mapping (0 when CUDA gave none).  The API's result: sh->notsup when
+ * the connection cannot share memory. */
+int32_t remote_fe_shared_map(const struct gvs_remote_shared *sh, size_t size,
+                             void **p, uint64_t *dev);
+/* The same in two steps, for a caller that holds the client lock (and
+ * has sent what goes ahead of a device op): start sends the request,
+ * finish (without the lock) collects its reply. */
+struct remote_fe_shared_pending {
+    const struct gvs_remote_shared *sh;
+    uint64_t id;
+    void *p;
+    size_t len;
+};
+int32_t remote_fe_shared_start_locked(const struct gvs_remote_shared *sh,
+                                      struct gvs_client *cl, size_t size,
+                                      struct remote_fe_shared_pending *out);
+int32_t remote_fe_shared_finish(struct gvs_client *cl,
+                                const struct remote_fe_shared_pending *s,
+                                void **p, uint64_t *dev);
+/* Unshares (the backend first waits for the device) and unmaps a region
+ * of remote_fe_shared_map; the backend's result. */
+int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
+                               size_t size);
+/* Encodes one copy request (remote_be.h's wire form) into req, reset
+ * first; host lies in shared memory.  0 or GVS_E_NOMEM. */
+int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
+                                  unsigned flags, int h2d, uint64_t dev,
+                                  const void *host, size_t len);
+
+/* staging.c: a copy between device memory and pageable memory through
+ * the staging region, flags as the wire's (0: synchronous; ON_STREAM |
+ * WAIT: ordered on stream, returning once done).  sh->notsup when it
+ * cannot be used (no sharing, a copy too small to gain, the region busy
+ * with another thread's copy). */
+int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
+                              uint64_t stream, unsigned flags, int h2d,
+                              uint64_t dev, void *host, size_t len);
 
 #endif

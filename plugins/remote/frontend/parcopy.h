@@ -4,8 +4,8 @@
  * the GPU's DMA engines move 50 GB/s and more, so the program's side of
  * a staged copy is the bottleneck unless it is shared out.
  */
-#ifndef CUDART_FE_PARCOPY_H
-#define CUDART_FE_PARCOPY_H
+#ifndef REMOTE_FE_PARCOPY_H
+#define REMOTE_FE_PARCOPY_H
 
 #include <stddef.h>
 
@@ -15,9 +15,9 @@
  * beyond the first four) each copy a part; one such copy at a time,
  * others are done by their caller alone.  Never fails: without helpers
  * it is memcpy. */
-void fe_parallel_memcpy(void *dst, const void *src, size_t len);
+void remote_fe_parallel_memcpy(void *dst, const void *src, size_t len);
 
 /* fork(): the child has none of the parent's helper threads. */
-void fe_parallel_memcpy_fork_child(void);
+void remote_fe_parallel_memcpy_fork_child(void);
 
 #endif

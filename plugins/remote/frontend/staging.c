@@ -1,5 +1,8 @@
-/* Pageable copies through a region shared with the backend (shared.h).
- * The region is cut into slots; a chunk's request names its slot, and a
+/* Pageable copies through a region shared with the backend (shared.c),
+ * for every API frontend of the process: one region, shared through the
+ * ops of the API that asked first (the backend's table is the
+ * session's, and each API's copy op finds it).  The region is cut into
+ * slots; a chunk's request names its slot, and a
  * slot is reused only once the reply of its last chunk has come, which
  * the backend sends once the DMA from or to it is done.  So up to
  * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
@@ -7,19 +10,21 @@
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
- * op (fe_staging_kick_locked), and its reply is collected by the first
- * copy that needs the region. */
-#include "shared.h"
+ * op (gvs_remote_staging_kick_locked), and its reply is collected by the
+ * first copy that needs the region. */
+#include "remote_fe.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cudart_ops.h"
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "parcopy.h"
+
+#define EXPORT __attribute__((visibility("default")))
 
 #define STAGING_SLOTS 4u
 #define STAGING_SLOT ((size_t)2 << 20)
@@ -32,13 +37,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 enum { UNTRIED, PREPARING, READY, UNAVAILABLE };
 /* Moves from UNTRIED under the client lock, from PREPARING under lock. */
 static _Atomic int state;
-static struct fe_shared_pending pending;
+static struct remote_fe_shared_pending pending;
 static uint8_t *region;
 
 /* The child's session is new: the parent's region means nothing to its
  * backend.  A copy may have been running in another thread of the
  * parent: the lock starts afresh. */
-void fe_staging_fork_child(void)
+static void fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     if (atomic_load(&state) == READY)
@@ -47,19 +52,25 @@ void fe_staging_fork_child(void)
         munmap(pending.p, pending.len);
     atomic_store(&state, UNTRIED);
     region = NULL;
-    fe_parallel_memcpy_fork_child();
+    remote_fe_parallel_memcpy_fork_child();
+}
+
+__attribute__((constructor)) static void staging_init(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
 }
 
 struct pipeline {
+    const struct gvs_remote_shared *sh;
     struct gvs_client *cl;
     struct gvs_buf *req, *rep;
     uint64_t stream;
     unsigned flags;
-    enum cudaMemcpyKind kind;
+    int h2d;
     uint64_t dev;
     size_t len;
     uint64_t ids[STAGING_SLOTS];
-    cudaError_t e; /* the first failure */
+    int32_t e; /* the first failure */
     int rc;        /* a transport failure: nothing more is sent */
 };
 
@@ -77,14 +88,16 @@ static uint8_t *slot_of(size_t i)
 static void send_chunk(struct pipeline *p, size_t i)
 {
     size_t off = i * STAGING_SLOT;
-    p->rc = fe_shared_copy_request(p->req, p->stream, p->flags, p->kind,
-                                   p->dev + off, slot_of(i), chunk_len(p, i));
+    p->rc = remote_fe_shared_copy_request(p->req, p->stream, p->flags,
+                                          p->h2d, p->dev + off, slot_of(i),
+                                          chunk_len(p, i));
     if (p->rc < 0)
         return;
     struct iovec iov = {(void *)gvs_buf_ptr(p->req), gvs_buf_len(p->req)};
     gvs_client_lock(p->cl);
-    p->rc = fe_send_locked(p->cl, CUDART_OP_MEMCPY_SHARED, APIGEN_DEVICE, 0,
-                           &iov, 1, &p->ids[i % STAGING_SLOTS]);
+    p->rc = gvs_remote_send_locked(p->sh->api, p->cl, p->sh->copy,
+                                   APIGEN_DEVICE, 0, &iov, 1,
+                                   &p->ids[i % STAGING_SLOTS]);
     gvs_client_unlock(p->cl);
 }
 
@@ -92,19 +105,20 @@ static void send_chunk(struct pipeline *p, size_t i)
 static int wait_chunk(struct pipeline *p, size_t i)
 {
     int rc = gvs_client_wait(p->cl, p->ids[i % STAGING_SLOTS], p->rep);
-    cudaError_t e = cudaErrorUnknown;
+    const struct gvs_remote_api *api = p->sh->api;
+    int32_t e = api->unknown;
     if (rc < 0) {
         if (p->rc == 0)
             p->rc = rc;
     } else {
         struct apigen_call c = {NULL, p->rep, 0};
-        e = fe_reply_result(&c);
+        e = gvs_remote_reply_result(api, &c);
         if (apigen_end(&c) < 0)
-            e = cudaErrorUnknown;
+            e = api->unknown;
     }
-    if (e != cudaSuccess && p->e == cudaSuccess)
+    if (e != api->success && p->e == api->success)
         p->e = e;
-    return rc == 0 && e == cudaSuccess;
+    return rc == 0 && e == api->success;
 }
 
 /* Every chunk sent is waited for, even after a failure: each reply must
@@ -113,34 +127,40 @@ static void run(struct pipeline *p, uint8_t *host)
 {
     size_t n = (p->len + STAGING_SLOT - 1) / STAGING_SLOT;
     size_t sent = 0, done = 0;
-    int h2d = p->kind == cudaMemcpyHostToDevice;
+    int h2d = p->h2d;
+    int32_t ok = p->sh->api->success;
     while (done < n) {
         while (sent < n && sent - done < STAGING_SLOTS && p->rc == 0 &&
-               p->e == cudaSuccess) {
+               p->e == ok) {
             if (h2d)
-                fe_parallel_memcpy(slot_of(sent), host + sent * STAGING_SLOT,
-                                   chunk_len(p, sent));
+                remote_fe_parallel_memcpy(slot_of(sent),
+                                          host + sent * STAGING_SLOT,
+                                          chunk_len(p, sent));
             send_chunk(p, sent);
             if (p->rc == 0)
                 sent++;
         }
         if (done == sent)
             break;
-        if (wait_chunk(p, done) && !h2d && p->e == cudaSuccess)
-            fe_parallel_memcpy(host + done * STAGING_SLOT, slot_of(done),
-                               chunk_len(p, done));
+        if (wait_chunk(p, done) && !h2d && p->e == ok)
+            remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
+                                      slot_of(done), chunk_len(p, done));
         done++;
     }
 }
 
-void fe_staging_kick_locked(struct gvs_client *cl)
+EXPORT void
+gvs_remote_staging_kick_locked(const struct gvs_remote_shared *sh,
+                               struct gvs_client *cl)
 {
     if (atomic_load(&state) != UNTRIED)
         return;
-    cudaError_t e = cudaErrorNotSupported;
+    int32_t e = sh->notsup;
     if (gvs_client_caps(cl) & GVS_CONN_CAP_FDS)
-        e = fe_shared_start_locked(cl, STAGING_SLOTS * STAGING_SLOT, &pending);
-    atomic_store(&state, e == cudaSuccess ? PREPARING : UNAVAILABLE);
+        e = remote_fe_shared_start_locked(sh, cl,
+                                          STAGING_SLOTS * STAGING_SLOT,
+                                          &pending);
+    atomic_store(&state, e == sh->api->success ? PREPARING : UNAVAILABLE);
 }
 
 /* Caller holds lock.  Whether the region is there, collecting the
@@ -150,37 +170,41 @@ static int ready(struct gvs_client *cl)
     if (atomic_load(&state) == PREPARING) {
         uint64_t dev;
         void *p;
-        int ok = fe_shared_finish(cl, &pending, &p, &dev) == cudaSuccess;
+        int ok = remote_fe_shared_finish(cl, &pending, &p, &dev) ==
+                 pending.sh->api->success;
         region = ok ? p : NULL;
         atomic_store(&state, ok ? READY : UNAVAILABLE);
     }
     return atomic_load(&state) == READY;
 }
 
-cudaError_t fe_staged_copy(uint64_t stream, unsigned flags,
-                           enum cudaMemcpyKind kind, uint64_t dev,
-                           void *host, size_t len)
+int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
+                              uint64_t stream, unsigned flags, int h2d,
+                              uint64_t dev, void *host, size_t len)
 {
-    if (len < STAGING_MIN || !fe_shared_possible())
-        return cudaErrorNotSupported;
+    const struct gvs_remote_api *api = sh->api;
+    if (len < STAGING_MIN || !remote_fe_shared_possible(sh))
+        return sh->notsup;
     if (pthread_mutex_trylock(&lock) != 0)
-        return cudaErrorNotSupported;
-    struct pipeline p = {.stream = stream,
+        return sh->notsup;
+    struct pipeline p = {.sh = sh,
+                         .stream = stream,
                          .flags = flags,
-                         .kind = kind,
+                         .h2d = h2d,
                          .dev = dev,
-                         .len = len};
-    cudaError_t e = cudaErrorNotSupported;
-    if (fe_client(&p.cl) == cudaSuccess && ready(p.cl)) {
+                         .len = len,
+                         .e = api->success};
+    int32_t e = sh->notsup;
+    if (api->client(&p.cl) == api->success && ready(p.cl)) {
         p.req = gvs_buf_new(64);
         p.rep = gvs_buf_new(64);
         if (p.req != NULL && p.rep != NULL) {
             run(&p, host);
-            e = p.rc == GVS_E_NOMEM ? cudaErrorMemoryAllocation
-                : p.rc < 0          ? fe_transport_error(p.rc)
+            e = p.rc == GVS_E_NOMEM ? api->nomem
+                : p.rc < 0          ? api->transport_error(p.rc)
                                     : p.e;
         } else {
-            e = cudaErrorMemoryAllocation;
+            e = api->nomem;
         }
         gvs_buf_free(p.req);
         gvs_buf_free(p.rep);

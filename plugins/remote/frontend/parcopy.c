@@ -1,7 +1,5 @@
 #include "parcopy.h"
 
-#include "fe.h"
-
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -73,7 +71,7 @@ static void start_helpers(void)
         helpers++;
 }
 
-void fe_parallel_memcpy(void *dst, const void *src, size_t len)
+void remote_fe_parallel_memcpy(void *dst, const void *src, size_t len)
 {
     if (len < PAR_MIN || pthread_mutex_trylock(&busy) != 0) {
         memcpy(dst, src, len);
@@ -103,7 +101,7 @@ void fe_parallel_memcpy(void *dst, const void *src, size_t len)
     pthread_mutex_unlock(&busy);
 }
 
-void fe_parallel_memcpy_fork_child(void)
+void remote_fe_parallel_memcpy_fork_child(void)
 {
     pthread_mutex_init(&busy, NULL);
     pthread_mutex_init(&lock, NULL);

@@ -1,0 +1,112 @@
+/*
+ * Host memory the client shares with the worker (shm:// sessions only;
+ * cuda.api, HOSTMEM_SHARE..MEMCPY_SHARED): the layer keeps the regions
+ * (remote_be.h, "Shared host memory"); the driver pins them, in the
+ * lane's current context and portable to every other, and copies from
+ * and to them here, so that a copy between the GPU and such memory is
+ * one DMA.  The driver also makes the layer's pinned staging of D2H
+ * pieces (stage_d2h).
+ */
+#include "be.h"
+
+#include "cuda_be_gen.h"
+
+static int32_t enter(struct gvs_call *call)
+{
+    return cuda_be_enter(call);
+}
+
+static int32_t pin(void *p, uint64_t size, uint64_t *dev)
+{
+    CUdeviceptr d = 0;
+    CUresult r = CUDA_DRV(cuMemHostRegister_v2)(
+        p, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (r == CUDA_SUCCESS &&
+        CUDA_DRV(cuMemHostGetDevicePointer_v2)(&d, p, 0) != CUDA_SUCCESS)
+        d = 0;
+    *dev = d;
+    return r;
+}
+
+static void unpin(void *p, uint64_t size)
+{
+    (void)size;
+    (void)CUDA_DRV(cuMemHostUnregister)(p);
+}
+
+static int32_t sync_context(struct gvs_call *call)
+{
+    (void)call;
+    return CUDA_DRV(cuCtxSynchronize)();
+}
+
+/* As the driver's own copies: the stream and the device range are
+ * checked before anything moves. */
+static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
+                    int h2d, uint64_t dev, void *host, uint64_t len)
+{
+    CUstream s = NULL;
+    int on_stream = (flags & GVS_REMOTE_SHARED_ON_STREAM) != 0;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS && on_stream)
+        r = cuda_be_stream(call, stream, &s);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_check_device_range(dev, len);
+    if (r != CUDA_SUCCESS || len == 0)
+        return r;
+    if (!on_stream)
+        return h2d ? CUDA_DRV(cuMemcpyHtoD_v2)(dev, host, len)
+                   : CUDA_DRV(cuMemcpyDtoH_v2)(host, dev, len);
+    r = h2d ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(dev, host, len, s)
+            : CUDA_DRV(cuMemcpyDtoHAsync_v2)(host, dev, len, s);
+    if (r == CUDA_SUCCESS && (flags & GVS_REMOTE_SHARED_WAIT))
+        r = CUDA_DRV(cuStreamSynchronize)(s);
+    return r;
+}
+
+static int32_t host_alloc(void **p, size_t n)
+{
+    return CUDA_DRV(cuMemHostAlloc)(p, n, CU_MEMHOSTALLOC_PORTABLE);
+}
+
+static void host_free(void *p)
+{
+    (void)CUDA_DRV(cuMemFreeHost)(p);
+}
+
+const struct gvs_remote_pinner cuda_be_pinner = {
+    .success = CUDA_SUCCESS,
+    .invalid = CUDA_ERROR_INVALID_VALUE,
+    .nomem = CUDA_ERROR_OUT_OF_MEMORY,
+    .notsup = CUDA_ERROR_NOT_SUPPORTED,
+    .registered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+    .direction = CUDA_ERROR_INVALID_VALUE,
+    .enter = enter,
+    .pin = pin,
+    .unpin = unpin,
+    .sync = sync_context,
+    .copy = copy,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
+};
+
+int cuda_be_hostmem_share(struct gvs_call *call)
+{
+    return cuda_be_remote->hostmem_share(call, &cuda_be_pinner);
+}
+
+int cuda_be_hostmem_unshare(struct gvs_call *call)
+{
+    return cuda_be_remote->hostmem_unshare(call, &cuda_be_pinner);
+}
+
+int cuda_be_memcpy_shared(struct gvs_call *call)
+{
+    return cuda_be_remote->memcpy_shared(call, &cuda_be_pinner);
+}
+
+void cuda_be_shared_free(void)
+{
+    cuda_be_remote->shared_release(&cuda_be_pinner);
+    cuda_be_remote->stage_release(&cuda_be_pinner);
+}

@@ -1,0 +1,229 @@
+/*
+ * cuda.mock_hostcopy: copies between device memory and host memory
+ * through the driver frontend (gvs_remote.h, "Shared host memory").
+ * Over shm:// page-locked memory (cuMemHostAlloc) is shared with the
+ * worker: cuMemHostGetDevicePointer answers, and a copy from or to it is
+ * one round trip that carries none of its bytes; pageable copies go
+ * through the staging region, their bytes not through the connection
+ * either.  Over the other transports the bytes travel, a large
+ * device-to-host copy in pipelined pieces.  Either way the
+ * bytes arrive, and a bad device range is reported at once.  Prints
+ * "ok".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver_check.h"
+
+#define PINNED ((size_t)8 << 20)
+#define PAGEABLE ((size_t)5 << 20)
+/* What a request or reply of a copy carries besides the bytes. */
+#define SMALL 4096u
+
+static void pattern(uint8_t *p, size_t n, uint8_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(i * 7 + seed);
+}
+
+static int same(const uint8_t *p, size_t n, uint8_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (uint8_t)(i * 7 + seed))
+            return 0;
+    return 1;
+}
+
+/* There and back on stream st: the bytes of h arrive in h2. */
+static void on_stream(CUdeviceptr d, uint8_t *h, uint8_t *h2, size_t n,
+                      uint8_t seed, CUstream st)
+{
+    memset(h2, 0, n);
+    pattern(h, n, seed);
+    CHECK(cuMemcpyHtoDAsync(d, h, n, st));
+    CHECK(cuMemcpyDtoHAsync(h2, d, n, st));
+    CHECK(cuStreamSynchronize(st));
+    EXPECT(same(h2, n, seed));
+}
+
+/* Page-locked memory: zero-copy over shm://. */
+static void pinned(CUdeviceptr d, int shm)
+{
+    uint8_t *h, *h2;
+    CUdeviceptr dp = 0;
+    CHECK(cuMemHostAlloc((void **)&h, PINNED, 0));
+    CHECK(cuMemAllocHost((void **)&h2, PINNED));
+    CUresult r = cuMemHostGetDevicePointer(&dp, h + 4096, 0);
+    EXPECT(shm ? r == CUDA_SUCCESS && dp != 0 : r == CUDA_ERROR_NOT_SUPPORTED);
+    unsigned int flags = 0;
+    CHECK(cuMemHostGetFlags(&flags, h2));
+    EXPECT(flags & CU_MEMHOSTALLOC_DEVICEMAP);
+
+    pattern(h, PINNED, 1);
+    struct stats s0 = now();
+    CHECK(cuMemcpyHtoD(d, h, PINNED));
+    struct stats s1 = now();
+    CHECK(cuMemcpyDtoH(h2, d, PINNED));
+    struct stats s2 = now();
+    EXPECT(same(h2, PINNED, 1));
+    if (shm) {
+        EXPECT(s1.round_trips - s0.round_trips == 1);
+        EXPECT(s1.posts == s0.posts);
+        EXPECT(s1.bytes_sent - s0.bytes_sent < SMALL);
+        EXPECT(s2.round_trips - s1.round_trips == 1);
+        EXPECT(s2.bytes_received - s1.bytes_received < SMALL);
+    } else {
+        EXPECT(s1.bytes_sent - s0.bytes_sent >= PINNED);
+        EXPECT(s2.bytes_received - s1.bytes_received >= PINNED);
+    }
+
+    /* On a stream: one round trip, waited for by the stream. */
+    CUstream st;
+    CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    on_stream(d, h, h2, PINNED, 2, st);
+    /* A part of a region, at an offset. */
+    CHECK(cuMemcpyDtoHAsync(h2 + 4096, d, 4096, st));
+    CHECK(cuStreamSynchronize(st));
+    EXPECT(same(h2 + 4096, 4096, 2));
+
+    /* A device range past the allocation is refused at once, nothing
+     * copied; so is a bad stream. */
+    EXPECT(cuMemcpyHtoD(d + PINNED - 16, h, 32) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemcpyDtoHAsync(h2, d + PINNED - 16, 32, st) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuStreamDestroy(st));
+    EXPECT(cuMemcpyHtoDAsync(d, h, PINNED, st) == CUDA_ERROR_INVALID_HANDLE);
+
+    CHECK(cuMemFreeHost(h));
+    CHECK(cuMemFreeHost(h2));
+    EXPECT(cuMemFreeHost(h) == CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Pageable memory: staged over shm://, sent otherwise. */
+static void pageable(CUdeviceptr d, int shm)
+{
+    uint8_t *p = malloc(PAGEABLE), *q = malloc(PAGEABLE);
+    EXPECT(p != NULL && q != NULL);
+    pattern(p, PAGEABLE, 3);
+    struct stats s0 = now();
+    CHECK(cuMemcpyHtoD(d, p, PAGEABLE));
+    CHECK(cuMemcpyDtoH(q, d, PAGEABLE));
+    struct stats s1 = now();
+    EXPECT(same(q, PAGEABLE, 3));
+    uint64_t moved = (s1.bytes_sent - s0.bytes_sent) +
+                     (s1.bytes_received - s0.bytes_received);
+    EXPECT(shm ? moved < 16 * SMALL : moved >= 2 * PAGEABLE);
+    /* Three chunks each way, and the staging region's share collected. */
+    if (shm)
+        EXPECT(s1.round_trips - s0.round_trips <= 7);
+
+    CUstream st;
+    CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    on_stream(d, p, q, PAGEABLE, 4, st);
+    CHECK(cuStreamDestroy(st));
+
+    EXPECT(cuMemcpyHtoD(d + PINNED - (1u << 20), p, PAGEABLE) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemcpyDtoH(q, d + PINNED - (1u << 20), PAGEABLE) ==
+           CUDA_ERROR_INVALID_VALUE);
+
+    /* Registered memory is the program's own: the GPU cannot reach it,
+     * and copies from it arrive all the same. */
+    CUdeviceptr dp;
+    CHECK(cuMemHostRegister(p, PAGEABLE, 0));
+    EXPECT(cuMemHostGetDevicePointer(&dp, p, 0) == CUDA_ERROR_NOT_SUPPORTED);
+    pattern(p, PAGEABLE, 5);
+    CHECK(cuMemcpyHtoD(d, p, PAGEABLE));
+    CHECK(cuMemcpyDtoH(q, d, PAGEABLE));
+    EXPECT(same(q, PAGEABLE, 5));
+    CHECK(cuMemHostUnregister(p));
+    free(p);
+    free(q);
+}
+
+/* Larger than a piece (GVS_BULK_CHUNK, 8 MiB): on the socket
+ * transports a copy of it is three pieces, host to device all but the
+ * last posted, device to host pipelined, each one round trip. */
+#define LARGE (((size_t)20 << 20) + 4096)
+
+static void large(int shm)
+{
+    CUdeviceptr d;
+    uint8_t *p = malloc(LARGE), *q = malloc(LARGE);
+    EXPECT(p != NULL && q != NULL);
+    CHECK(cuMemAlloc(&d, LARGE));
+    pattern(p, LARGE, 6);
+    struct stats s0 = now();
+    CHECK(cuMemcpyHtoD(d, p, LARGE));
+    struct stats s1 = now();
+    CHECK(cuMemcpyDtoH(q, d, LARGE));
+    struct stats s2 = now();
+    EXPECT(same(q, LARGE, 6));
+    if (!shm) {
+        /* Host to device: two pieces posted, the last waited for. */
+        EXPECT(s1.posts - s0.posts == 2);
+        EXPECT(s1.round_trips - s0.round_trips == 1);
+        EXPECT(s1.bytes_sent - s0.bytes_sent >= LARGE);
+        EXPECT(s2.round_trips - s1.round_trips == 3);
+        EXPECT(s2.posts == s1.posts);
+        EXPECT(s2.bytes_received - s1.bytes_received >= LARGE);
+    }
+    /* A posted piece's failure is the last piece's answer. */
+    EXPECT(cuMemcpyHtoD(d + 4096, p, LARGE) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemcpyHtoD(d, p, LARGE));
+    /* A range past the allocation: the failure, every reply collected
+     * (the next copy finds the connection in step). */
+    EXPECT(cuMemcpyDtoH(q, d + 4096, LARGE) == CUDA_ERROR_INVALID_VALUE);
+    memset(q, 0, LARGE);
+    CHECK(cuMemcpyDtoHAsync(q, d, LARGE, NULL));
+    CHECK(cuStreamSynchronize(NULL));
+    EXPECT(same(q, LARGE, 6));
+    CHECK(cuMemFree(d));
+    free(p);
+    free(q);
+}
+
+/* A failure posted before a page-locked allocation (whose sharing is a
+ * request of its own over shm://) is still the next synchronization's. */
+static void posted_failure(void)
+{
+    CUmodule mod;
+    CUfunction fill;
+    CUdeviceptr p;
+    uint32_t value = 1, n = 1024;
+    void *args[] = {&p, &value, &n};
+    CHECK(cuModuleLoadData(&mod, "//gvs-mock module\n"));
+    CHECK(cuModuleGetFunction(&fill, mod, "fill"));
+    CHECK(cuMemAlloc(&p, 1024 * sizeof(uint32_t)));
+    CHECK(cuLaunchKernel(fill, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    n = 1025;
+    CHECK(cuLaunchKernel(fill, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    void *h;
+    CHECK(cuMemHostAlloc(&h, 1 << 20, 0));
+    EXPECT(cuCtxSynchronize() == CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(cuMemFreeHost(h));
+    CHECK(cuMemFree(p));
+    CHECK(cuModuleUnload(mod));
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr d;
+    const char *uri = getenv("GVS_SERVER");
+    int shm = uri != NULL && strncmp(uri, "shm://", 6) == 0;
+    stats_init();
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    CHECK(cuMemAlloc(&d, PINNED));
+    pinned(d, shm);
+    pageable(d, shm);
+    large(shm);
+    posted_failure();
+    CHECK(cuMemFree(d));
+    CHECK(cuCtxDestroy(ctx));
+    printf("ok\n");
+    return 0;
+}

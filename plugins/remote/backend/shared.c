@@ -1,0 +1,255 @@
+/*
+ * Host memory the client shares with the worker (shm:// sessions only;
+ * remote_be.h, "Shared host memory"): sealed memfds the frontend passes,
+ * mapped here and pinned by the API plugin that received them, so that a
+ * copy between the GPU and such memory is one DMA (docs/remoting.md,
+ * "Shared host memory").  One table for the session, whichever API
+ * shared a region: a copy through the driver API finds a region the
+ * runtime shared.  The client's addresses are keys into this table only:
+ * a copy names a client address, and only the part of the worker's own
+ * mapping it translates to is ever touched.
+ */
+#include "state.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "apigen_rt.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/u64map.h"
+
+/* Regions a session may share (a tenant must not pin the host's memory
+ * away; the bytes are bounded too, shared_bytes_max). */
+#define SHARED_REGIONS_MAX 4096u
+
+struct region {
+    uint64_t size;
+    void *p; /* the worker's mapping */
+    const struct gvs_remote_pinner *pinner;
+};
+
+/* Copies hold it shared for as long as they touch a region; unsharing
+ * holds it exclusive while it takes the region out.  One session per
+ * worker process, so the table is the process's. */
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct gvs_u64map regions; /* by client address */
+static uint64_t shared_bytes;
+static const struct gvs_host_api *host;
+static struct gvs_session *session;
+
+void remote_be_shared_open(const struct gvs_host_api *h,
+                           struct gvs_session *s)
+{
+    host = h;
+    session = s;
+}
+
+/* Half the host's memory at most may be pinned for one session. */
+static uint64_t shared_bytes_max(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : 0;
+}
+
+/* Caller holds lock.  The region holding [addr, addr + len), its base
+ * in *base. */
+static struct region *containing(uint64_t addr, uint64_t len, uint64_t *base)
+{
+    struct region *r = gvs_u64map_floor(&regions, addr, base);
+    if (r == NULL || addr - *base >= r->size || len > r->size - (addr - *base))
+        return NULL;
+    return r;
+}
+
+/* Caller holds lock.  Regions are disjoint: only the last one starting
+ * before the end of [addr, addr + size) can meet it. */
+static int overlaps(uint64_t addr, uint64_t size)
+{
+    uint64_t base;
+    struct region *r = gvs_u64map_floor(&regions, addr + size - 1, &base);
+    return r != NULL && base + r->size > addr;
+}
+
+/* The client's memfd must be a regular file it can no longer shrink: a
+ * page cut from under the mapping would fault the worker. */
+static int memfd_ok(int fd, uint64_t size)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+           (uint64_t)st.st_size >= size && seals >= 0 &&
+           (seals & F_SEAL_SHRINK);
+}
+
+/* At the client's own address when it is free here, so that the device
+ * address CUDA gives the mapping is often the client's pointer itself. */
+static void *map_at(int fd, uint64_t addr, uint64_t size)
+{
+    void *p = mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (p != MAP_FAILED && p != (void *)(uintptr_t)addr) {
+        /* A kernel without MAP_FIXED_NOREPLACE took it as a hint. */
+        munmap(p, size);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED)
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static int32_t share(const struct gvs_remote_pinner *pn, int fd,
+                     uint64_t addr, uint64_t size, uint64_t *dev)
+{
+    if (!memfd_ok(fd, size))
+        return pn->invalid;
+    int32_t e = pn->success;
+    pthread_rwlock_wrlock(&lock);
+    if (regions.n >= SHARED_REGIONS_MAX ||
+        size > shared_bytes_max() - shared_bytes)
+        e = pn->nomem;
+    else if (overlaps(addr, size))
+        e = pn->registered;
+    else
+        shared_bytes += size;
+    pthread_rwlock_unlock(&lock);
+    if (e != pn->success)
+        return e;
+    struct region *r = gvs_malloc(sizeof(*r));
+    void *p = r != NULL ? map_at(fd, addr, size) : NULL;
+    e = p != NULL ? pn->pin(p, size, dev) : pn->nomem;
+    int pinned = e == pn->success;
+    pthread_rwlock_wrlock(&lock);
+    if (pinned) {
+        *r = (struct region){size, p, pn};
+        if (gvs_u64map_put(&regions, addr, r) < 0)
+            e = pn->nomem;
+    }
+    if (e != pn->success)
+        shared_bytes -= size;
+    pthread_rwlock_unlock(&lock);
+    if (e != pn->success) {
+        if (pinned)
+            pn->unpin(p, size);
+        if (p != NULL)
+            munmap(p, size);
+        gvs_free(r);
+    }
+    return e;
+}
+
+/* The descriptor is taken before anything is checked, so that a refused
+ * request leaves none behind for later ones. */
+int remote_be_hostmem_share(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t tag, addr, size, dev = 0;
+    apigen_get_u64(&c, &tag);
+    apigen_get_u64(&c, &addr);
+    apigen_get_u64(&c, &size);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    int fd = -1;
+    int rc = host != NULL && host->recv_fd != NULL
+                 ? host->recv_fd(session, tag, &fd)
+                 : GVS_E_NOTSUP;
+    if (rc < 0 && rc != GVS_E_NOTSUP)
+        return rc;
+    int32_t e = rc < 0 ? pn->notsup : pn->enter(call);
+    if (e == pn->success && (size == 0 || addr + size < addr ||
+                             addr % (uint64_t)sysconf(_SC_PAGESIZE) != 0))
+        e = pn->invalid;
+    if (e == pn->success)
+        e = share(pn, fd, addr, size, &dev);
+    if (fd >= 0)
+        close(fd);
+    apigen_put_i32(&c, e);
+    if (e == pn->success)
+        apigen_put_u64(&c, dev);
+    return c.rc;
+}
+
+static void release(struct region *r)
+{
+    r->pinner->unpin(r->p, r->size);
+    munmap(r->p, r->size);
+    gvs_free(r);
+}
+
+int remote_be_hostmem_unshare(struct gvs_call *call,
+                              const struct gvs_remote_pinner *pn)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t addr;
+    apigen_get_u64(&c, &addr);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    int32_t e = pn->enter(call);
+    pthread_rwlock_wrlock(&lock);
+    struct region *r = gvs_u64map_remove(&regions, addr);
+    if (r != NULL)
+        shared_bytes -= r->size;
+    pthread_rwlock_unlock(&lock);
+    if (r == NULL) {
+        apigen_put_i32(&c, pn->invalid);
+        return c.rc;
+    }
+    /* As cudaFreeHost and cuMemFreeHost: no copy may still use the pages
+     * once they go. */
+    int32_t sync = pn->sync(call);
+    release(r);
+    apigen_put_i32(&c, e != pn->success ? e : sync);
+    return c.rc;
+}
+
+int remote_be_memcpy_shared(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, dev, addr, len;
+    uint32_t flags, kind;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u32(&c, &flags);
+    apigen_get_u32(&c, &kind);
+    apigen_get_u64(&c, &dev);
+    apigen_get_u64(&c, &addr);
+    apigen_get_u64(&c, &len);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (flags & ~(uint32_t)(GVS_REMOTE_SHARED_ON_STREAM |
+                            GVS_REMOTE_SHARED_WAIT))
+        return GVS_E_PROTO;
+    int32_t e = pn->direction;
+    if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
+        uint64_t base;
+        pthread_rwlock_rdlock(&lock);
+        struct region *r = containing(addr, len ? len : 1, &base);
+        e = r == NULL ? pn->invalid
+                      : pn->copy(call, stream, flags,
+                                 kind == GVS_REMOTE_SHARED_H2D, dev,
+                                 (uint8_t *)r->p + (addr - base), len);
+        pthread_rwlock_unlock(&lock);
+    }
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+void remote_be_shared_release(const struct gvs_remote_pinner *pn)
+{
+    pthread_rwlock_wrlock(&lock);
+    for (size_t i = 0; i < regions.n;) {
+        struct region *r = regions.e[i].val;
+        if (r->pinner != pn) {
+            i++;
+            continue;
+        }
+        shared_bytes -= r->size;
+        gvs_u64map_remove(&regions, regions.e[i].key);
+        release(r);
+    }
+    pthread_rwlock_unlock(&lock);
+}

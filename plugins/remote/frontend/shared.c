@@ -1,0 +1,248 @@
+/* Shared host memory, the client's side (gvs_remote.h, "Shared host
+ * memory"): sealed memfds mapped here and passed to the backend, which
+ * maps and pins them; copies between them and the GPU name a client
+ * address and move no byte over the connection. */
+#include "remote_fe.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gvs/comm.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "remote_be.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Tags only pair a descriptor with its request: unique per process. */
+static _Atomic uint64_t next_tag = 1;
+
+static int32_t failure(const struct gvs_remote_shared *sh, int rc)
+{
+    return rc == GVS_E_NOMEM ? sh->api->nomem : sh->api->transport_error(rc);
+}
+
+int remote_fe_shared_possible(const struct gvs_remote_shared *sh)
+{
+    struct gvs_client *cl;
+    return sh->api->client(&cl) == sh->api->success &&
+           (gvs_client_caps(cl) & GVS_CONN_CAP_FDS) != 0;
+}
+
+/* Sealed against shrinking and growing: the backend maps it too, and a
+ * page cut from under a mapping faults whoever touches it. */
+static int make_memfd(size_t len)
+{
+    int fd = memfd_create("gvs-pinned", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, (off_t)len) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) <
+            0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Caller holds the client lock.  Sends the descriptor, then the request
+ * naming it: the descriptor is there when the backend reads the
+ * request.  Plain gvs_client_send_locked: the caller has sent what must
+ * go ahead of a device op (api->before_send_locked), or is part of it. */
+static int send_share_locked(const struct gvs_remote_shared *sh,
+                             struct gvs_client *cl, int fd, void *p,
+                             size_t len, uint64_t *id)
+{
+    uint64_t tag = atomic_fetch_add(&next_tag, 1);
+    struct gvs_buf *req = gvs_buf_new(32);
+    if (req == NULL)
+        return GVS_E_NOMEM;
+    int rc = gvs_buf_put_u64(req, tag);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, (uint64_t)(uintptr_t)p);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, len);
+    struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
+    if (rc == 0)
+        rc = gvs_client_send_fd_locked(cl, fd, tag);
+    if (rc == 0)
+        rc = gvs_client_send_locked(cl, sh->api->plugin, sh->share, 0, &iov,
+                                    1, id);
+    gvs_buf_free(req);
+    return rc;
+}
+
+int32_t remote_fe_shared_start_locked(const struct gvs_remote_shared *sh,
+                                      struct gvs_client *cl, size_t size,
+                                      struct remote_fe_shared_pending *out)
+{
+    if (!(gvs_client_caps(cl) & GVS_CONN_CAP_FDS))
+        return sh->notsup;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (size == 0 || size > SIZE_MAX - page)
+        return sh->api->invalid;
+    size_t len = (size + page - 1) / page * page;
+    int fd = make_memfd(len);
+    void *m = fd < 0 ? MAP_FAILED
+                     : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                            fd, 0);
+    if (m == MAP_FAILED) {
+        if (fd >= 0)
+            close(fd);
+        return sh->api->nomem;
+    }
+    int rc = send_share_locked(sh, cl, fd, m, len, &out->id);
+    close(fd);
+    if (rc < 0) {
+        munmap(m, len);
+        return failure(sh, rc);
+    }
+    out->sh = sh;
+    out->p = m;
+    out->len = len;
+    return sh->api->success;
+}
+
+int32_t remote_fe_shared_finish(struct gvs_client *cl,
+                                const struct remote_fe_shared_pending *s,
+                                void **p, uint64_t *dev)
+{
+    const struct gvs_remote_api *api = s->sh->api;
+    struct gvs_buf *rep = gvs_buf_new(64);
+    int rc = rep != NULL ? gvs_client_wait(cl, s->id, rep) : GVS_E_NOMEM;
+    int32_t e;
+    if (rc < 0) {
+        e = failure(s->sh, rc);
+    } else {
+        struct apigen_call c = {NULL, rep, 0};
+        e = gvs_remote_reply_result(api, &c);
+        if (e == api->success)
+            apigen_get_u64(&c, dev);
+        if (apigen_end(&c) < 0)
+            e = api->unknown;
+    }
+    gvs_buf_free(rep);
+    if (e != api->success) {
+        munmap(s->p, s->len);
+        return e;
+    }
+    /* The backend's pinning has allocated every page; mapping them here
+     * now spares the program a fault per page on first use. */
+    (void)madvise(s->p, s->len, MADV_POPULATE_WRITE);
+    *p = s->p;
+    return e;
+}
+
+int32_t remote_fe_shared_map(const struct gvs_remote_shared *sh, size_t size,
+                             void **p, uint64_t *dev)
+{
+    const struct gvs_remote_api *api = sh->api;
+    struct gvs_client *cl;
+    struct remote_fe_shared_pending s;
+    int32_t e = api->client(&cl);
+    if (e != api->success)
+        return e;
+    gvs_client_lock(cl);
+    int rc = api->before_send_locked != NULL
+                 ? api->before_send_locked(cl, APIGEN_DEVICE)
+                 : 0;
+    e = rc < 0 ? failure(sh, rc)
+               : remote_fe_shared_start_locked(sh, cl, size, &s);
+    gvs_client_unlock(cl);
+    return e == api->success ? remote_fe_shared_finish(cl, &s, p, dev) : e;
+}
+
+/* One request of sh's with a reply that is only a result: the API's
+ * result. */
+static int32_t round_trip(const struct gvs_remote_shared *sh, uint16_t op,
+                          const struct gvs_buf *req)
+{
+    const struct gvs_remote_api *api = sh->api;
+    struct gvs_client *cl;
+    int32_t e = api->client(&cl);
+    if (e != api->success)
+        return e;
+    struct gvs_buf *rep = gvs_buf_new(64);
+    if (rep == NULL)
+        return api->nomem;
+    uint64_t id;
+    struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
+    gvs_client_lock(cl);
+    int rc = gvs_remote_send_locked(api, cl, op, APIGEN_DEVICE, 0, &iov, 1,
+                                    &id);
+    gvs_client_unlock(cl);
+    if (rc == 0)
+        rc = gvs_client_wait(cl, id, rep);
+    if (rc < 0) {
+        e = failure(sh, rc);
+    } else {
+        struct apigen_call c = {NULL, rep, 0};
+        e = gvs_remote_reply_result(api, &c);
+        if (apigen_end(&c) < 0)
+            e = api->unknown;
+    }
+    gvs_buf_free(rep);
+    return e;
+}
+
+int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
+                               size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (size + page - 1) / page * page;
+    struct gvs_buf *req = gvs_buf_new(16);
+    int32_t e = sh->api->nomem;
+    if (req != NULL && gvs_buf_put_u64(req, (uint64_t)(uintptr_t)p) == 0)
+        e = round_trip(sh, sh->unshare, req);
+    gvs_buf_free(req);
+    munmap(p, len);
+    return e;
+}
+
+int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
+                                  unsigned flags, int h2d, uint64_t dev,
+                                  const void *host, size_t len)
+{
+    gvs_buf_reset(req);
+    int rc = gvs_buf_put_u64(req, stream);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(req, flags);
+    if (rc == 0)
+        rc = gvs_buf_put_u32(req, h2d ? GVS_REMOTE_SHARED_H2D
+                                      : GVS_REMOTE_SHARED_D2H);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, dev);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, (uint64_t)(uintptr_t)host);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, len);
+    return rc;
+}
+
+/* One copy between device memory and shared memory, waited for. */
+static int32_t shared_copy(const struct gvs_remote_shared *sh,
+                           uint64_t stream, unsigned flags, int h2d,
+                           uint64_t dev, const void *host, size_t len)
+{
+    struct gvs_buf *req = gvs_buf_new(64);
+    int32_t e = sh->api->nomem;
+    if (req != NULL && remote_fe_shared_copy_request(req, stream, flags, h2d,
+                                                     dev, host, len) == 0)
+        e = round_trip(sh, sh->copy, req);
+    gvs_buf_free(req);
+    return e;
+}
+
+EXPORT int32_t
+gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
+                           uint64_t stream, unsigned flags, int h2d,
+                           uint64_t dev, void *host, size_t len)
+{
+    if (gvs_remote_host_shared(host, len))
+        return shared_copy(sh, stream, flags, h2d, dev, host, len);
+    if (flags & GVS_REMOTE_SHARED_ON_STREAM)
+        flags |= GVS_REMOTE_SHARED_WAIT;
+    return remote_fe_staged_copy(sh, stream, flags, h2d, dev, host, len);
+}
