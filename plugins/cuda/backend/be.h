@@ -137,7 +137,9 @@
     X(cuTexObjectCreate)                                                     \
     X(cuTexObjectDestroy)                                                    \
     X(cuSurfObjectCreate)                                                    \
-    X(cuSurfObjectDestroy)
+    X(cuSurfObjectDestroy)                                                   \
+    X(cuMemcpyPeer)                                                          \
+    X(cuMemcpyPeerAsync)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

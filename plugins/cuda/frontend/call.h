@@ -73,4 +73,10 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
 
+/* copy.c: begins a copy's or memset's request with the header the
+ * backend reads first (cuda_be_enter_stream), u64 stream and u8 flags;
+ * CUDA_ERROR_NOT_INITIALIZED before cuInit. */
+CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
+                            uint8_t flags);
+
 #endif

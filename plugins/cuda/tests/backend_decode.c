@@ -379,6 +379,12 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_TEXOBJ_CREATE, "cR", {1, H}, 0},
     {CUDA_OP_TEXOBJ_DESTROY, "cq", {0, 1}, 0},
     {CUDA_OP_TEXOBJ_DESC, "cq", {1, 1}, 0},
+    /* Peers: contexts no table holds, ranges that are no device memory,
+     * a count past any. */
+    {CUDA_OP_cuCtxEnablePeerAccess, "qi", {H, 0}, 0},
+    {CUDA_OP_cuCtxDisablePeerAccess, "q", {H}, 0},
+    {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {0, 0, H, 0, H, 0, 4}, 0},
+    {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {H, 1, H, H, H, H, UINT64_MAX}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

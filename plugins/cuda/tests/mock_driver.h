@@ -18,5 +18,7 @@ CUresult mock_callbacks_wait(void);
 /* mock_arrays.c: arrays, mipmapped arrays, 3D copies, texture and
  * surface objects. */
 void mock_arrays_fill(void);
+/* mock_peer.c: peer access and peer copies. */
+void mock_peer_fill(void);
 
 #endif
