@@ -139,7 +139,11 @@
     X(cuSurfObjectCreate)                                                    \
     X(cuSurfObjectDestroy)                                                   \
     X(cuMemcpyPeer)                                                          \
-    X(cuMemcpyPeerAsync)
+    X(cuMemcpyPeerAsync)                                                     \
+    X(cuLinkCreate_v2)                                                       \
+    X(cuLinkAddData_v2)                                                      \
+    X(cuLinkComplete)                                                        \
+    X(cuLinkDestroy)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -235,6 +239,8 @@ struct cuda_be_lane *cuda_be_lane(struct gvs_call *call);
  * objects go with the worker). */
 void cuda_be_contexts_free(void);
 void cuda_be_modules_free(void);
+/* link.c: the session's link states go. */
+void cuda_be_links_free(void);
 void cuda_be_lanes_free(void);
 
 struct apigen_call;
@@ -250,6 +256,11 @@ uint64_t cuda_be_ctx_id_of(CUcontext ctx);
 /* How many times the context of id has lost its streams (a primary
  * context reset or released for good); 0 for an id that is not one. */
 uint64_t cuda_be_ctx_generation(uint64_t id);
+/* streams.c: a destroying op.  Request: u64 id.  Reply: i32.  The
+ * object of type leaves the table and is destroyed;
+ * CUDA_ERROR_INVALID_HANDLE for an id the table does not hold so. */
+int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
+                           CUresult (*destroy)(void *));
 /* streams.c: a lane's per-thread default streams go. */
 void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* streams.c: the stream of a wire value (0 the legacy default stream,

@@ -36,6 +36,7 @@ static void session_close(void *state)
     /* Nothing below may wait for a callback that waits for the client. */
     cuda_be_remote->callbacks_release();
     cuda_be_modules_free();
+    cuda_be_links_free();
     cuda_be_contexts_free();
     cuda_be_lanes_free();
     gvs_free(state);

@@ -385,6 +385,18 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuCtxDisablePeerAccess, "q", {H}, 0},
     {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {0, 0, H, 0, H, 0, 4}, 0},
     {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {H, 1, H, H, H, H, UINT64_MAX}, 0},
+    /* JIT linking: link states no table holds (a name and data of
+     * "junk"), options that point into the client's memory, options
+     * the driver does not know, log sizes past the backend's. */
+    {CUDA_OP_LINK_ADD, "qibiiqcb", {H, CU_JIT_INPUT_PTX, 0, 1, 7, 1, 0}, 0},
+    {CUDA_OP_LINK_COMPLETE, "q", {H}, 0},
+    {CUDA_OP_LINK_IMAGE, "qq", {H, UINT64_MAX}, 0},
+    {CUDA_OP_LINK_DESTROY, "q", {H}, 0},
+    {CUDA_OP_LINK_CREATE, "iiq", {1, CU_JIT_GLOBAL_SYMBOL_NAMES, H}, 0},
+    {CUDA_OP_LINK_CREATE, "iiq", {1, -1, H}, 0},
+    {CUDA_OP_LINK_CREATE, "iiqiq",
+     {2, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, UINT64_MAX,
+      CU_JIT_INFO_LOG_BUFFER, H}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

@@ -20,5 +20,10 @@ CUresult mock_callbacks_wait(void);
 void mock_arrays_fill(void);
 /* mock_peer.c: peer access and peer copies. */
 void mock_peer_fill(void);
+/* mock_link.c: JIT linking. */
+void mock_link_fill(void);
+
+/* Text starting so is a module (or library) image (mock_driver.c). */
+#define MOCK_IMAGE "//gvs-mock"
 
 #endif
