@@ -143,7 +143,10 @@
     X(cuLinkCreate_v2)                                                       \
     X(cuLinkAddData_v2)                                                      \
     X(cuLinkComplete)                                                        \
-    X(cuLinkDestroy)
+    X(cuLinkDestroy)                                                         \
+    X(cuMemPrefetchBatchAsync)                                               \
+    X(cuMemDiscardBatchAsync)                                                \
+    X(cuMemDiscardAndPrefetchBatchAsync)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push

@@ -197,7 +197,12 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data,
     uint64_t id = id_of(state);
     if (!known(id))
         return CUDA_ERROR_INVALID_HANDLE;
-    if (data == NULL || size == 0)
+    if (data == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* No size: the image's own header or text says it. */
+    const uint8_t *start;
+    if (size == 0 && ((size = gvs_remote_image_size(data, &start)) == 0 ||
+                      start != data))
         return CUDA_ERROR_INVALID_VALUE;
     if (size >= GVS_BUF_MAX_CEILING)
         return CUDA_ERROR_OUT_OF_MEMORY;

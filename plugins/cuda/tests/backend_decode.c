@@ -394,6 +394,12 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_LINK_DESTROY, "q", {H}, 0},
     {CUDA_OP_LINK_CREATE, "iiq", {1, CU_JIT_GLOBAL_SYMBOL_NAMES, H}, 0},
     {CUDA_OP_LINK_CREATE, "iiq", {1, -1, H}, 0},
+    /* Batched prefetches and discards: ranges that are no device
+     * memory, no ranges at all. */
+    {CUDA_OP_MEM_BATCH, "qccqiqqiiiq", {0, 0, 0, 0, 1, H, 4, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_BATCH, "qccqii", {H, 0, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_BATCH, "qccqiqqiiiq",
+     {0, 0, 2, 0, 1, H, UINT64_MAX, 1, 1, 0, UINT64_MAX}, 0},
     {CUDA_OP_LINK_CREATE, "iiqiq",
      {2, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, UINT64_MAX,
       CU_JIT_INFO_LOG_BUFFER, H}, 0},

@@ -82,7 +82,8 @@ static void link_data(void)
     EXPECT(cuLinkComplete(s, &cubin, &size) == CUDA_ERROR_INVALID_HANDLE);
 }
 
-/* A file input, no options, and a small image in one reply. */
+/* A file input, an input without its size, no options, and a small
+ * image in one reply. */
 static void link_file(void)
 {
     char path[] = "/tmp/gvs-jit-XXXXXX";
@@ -98,12 +99,15 @@ static void link_file(void)
     EXPECT(cuLinkAddFile(s, CU_JIT_INPUT_PTX, "/nonexistent/x.ptx", 0, NULL,
                          NULL) == CUDA_ERROR_FILE_NOT_FOUND);
     unlink(path);
+    /* Text with no size: its own length. */
+    CHECK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)"// no size\n", 0, "t",
+                        0, NULL, NULL));
     void *cubin;
     size_t size;
     uint64_t before = now().round_trips;
     CHECK(cuLinkComplete(s, &cubin, &size));
     EXPECT(now().round_trips - before == 1);
-    EXPECT(strcmp(cubin, "//gvs-mock\n// file unit\n") == 0);
+    EXPECT(strcmp(cubin, "//gvs-mock\n// file unit\n// no size\n") == 0);
     CHECK(cuLinkDestroy(s));
 }
 

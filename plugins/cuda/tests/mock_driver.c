@@ -979,6 +979,7 @@ static void fill_rest(void)
     mock_arrays_fill();
     mock_peer_fill();
     mock_link_fill();
+    mock_batch_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

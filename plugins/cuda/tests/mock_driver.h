@@ -22,6 +22,8 @@ void mock_arrays_fill(void);
 void mock_peer_fill(void);
 /* mock_link.c: JIT linking. */
 void mock_link_fill(void);
+/* mock_batch.c: batched prefetches and discards. */
+void mock_batch_fill(void);
 
 /* Text starting so is a module (or library) image (mock_driver.c). */
 #define MOCK_IMAGE "//gvs-mock"
