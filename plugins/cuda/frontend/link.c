@@ -8,6 +8,7 @@
 #include "call.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda_ops.h"
@@ -18,6 +19,8 @@
 #include "gvs_remote.h"
 
 #define MAX_OPTIONS 64u
+/* The longest input name the backend takes (cuda.api, LINK_ADD). */
+#define NAME_MAX_LEN 4096u
 
 struct fe_link {
     unsigned n;
@@ -211,13 +214,16 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data,
         r = cuda_fe_client(&cl);
     if (r != CUDA_SUCCESS)
         return r;
+    /* The name is the logs' only: a longer one goes cut. */
+    char cut[NAME_MAX_LEN + 1];
+    snprintf(cut, sizeof(cut), "%s", name != NULL ? name : "");
     apigen_put_u64(&c, id);
     apigen_put_u32(&c, (uint32_t)type);
-    apigen_put_str(&c, name != NULL ? name : "");
+    apigen_put_str(&c, cut);
     r = put_options(&c, numOptions, options, optionValues);
     if (r != CUDA_SUCCESS)
         return r;
-    int staged = size + 64 > GVS_BULK_CHUNK;
+    int staged = size + strlen(cut) + 64 + 12 * numOptions > GVS_BULK_CHUNK;
     apigen_put_u8(&c, (uint8_t)staged);
     if (staged) {
         gvs_client_lock(cl);

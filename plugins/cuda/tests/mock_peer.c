@@ -1,7 +1,9 @@
 /*
  * The mock driver's peer access and peer copies (mock_driver.c): access
  * is enabled per peer context, once; a context is no peer of itself, as
- * a one-GPU machine answers; a copy is a move between host memory.
+ * a one-GPU machine answers; a copy is a move between host memory.  A
+ * context's API version, which NVIDIA's runtime asks of a peer's before
+ * enabling access to it.
  */
 #include "be.h"
 
@@ -79,8 +81,19 @@ static CUresult mock_copy_peer_async(CUdeviceptr d, CUcontext dc,
     return mock_copy_peer(d, dc, s, sc, n);
 }
 
+static CUresult mock_api_version(CUcontext ctx, unsigned int *version)
+{
+    CUcontext cur = NULL;
+    (void)CUDA_DRV(cuCtxGetCurrent)(&cur);
+    if (ctx == NULL && cur == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}
+
 void mock_peer_fill(void)
 {
+    cuda_be_drv.cuCtxGetApiVersion = mock_api_version;
     cuda_be_drv.cuCtxEnablePeerAccess = mock_enable;
     cuda_be_drv.cuCtxDisablePeerAccess = mock_disable;
     cuda_be_drv.cuMemcpyPeer = mock_copy_peer;
