@@ -84,6 +84,7 @@ enum gvs_remote_handle_type {
     GVS_RH_KERNEL,   /* the driver plugin's struct cuda_be_kernel */
     GVS_RH_FUNCTION, /* the driver plugin's struct cuda_be_kernel */
     GVS_RH_MODULE,   /* the driver plugin's struct cuda_be_library */
+    GVS_RH_LINK,     /* the driver plugin's struct cuda_be_link */
 };
 
 /* The key spaces of the allocations the quota counts: device addresses

@@ -170,7 +170,16 @@
     X(cuStreamBeginCaptureToGraph)                                           \
     X(cuStreamUpdateCaptureDependencies)                                     \
     X(cuThreadExchangeStreamCaptureMode)                                     \
-    X(cuGraphDebugDotPrint)
+    X(cuGraphDebugDotPrint)                                                  \
+    X(cuMemcpyPeer)                                                          \
+    X(cuMemcpyPeerAsync)                                                     \
+    X(cuLinkCreate_v2)                                                       \
+    X(cuLinkAddData_v2)                                                      \
+    X(cuLinkComplete)                                                        \
+    X(cuLinkDestroy)                                                         \
+    X(cuMemPrefetchBatchAsync)                                               \
+    X(cuMemDiscardBatchAsync)                                                \
+    X(cuMemDiscardAndPrefetchBatchAsync)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -266,6 +275,8 @@ struct cuda_be_lane *cuda_be_lane(struct gvs_call *call);
  * objects go with the worker). */
 void cuda_be_contexts_free(void);
 void cuda_be_modules_free(void);
+/* link.c: the session's link states go. */
+void cuda_be_links_free(void);
 void cuda_be_lanes_free(void);
 
 struct apigen_call;
@@ -287,6 +298,11 @@ extern const struct gvs_remote_pinner cuda_be_pinner;
 /* The regions and staging buffers the driver pinned go (session
  * close). */
 void cuda_be_shared_free(void);
+/* streams.c: a destroying op.  Request: u64 id.  Reply: i32.  The
+ * object of type leaves the table and is destroyed;
+ * CUDA_ERROR_INVALID_HANDLE for an id the table does not hold so. */
+int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
+                           CUresult (*destroy)(void *));
 /* streams.c: a lane's per-thread default streams go. */
 void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* hostfunc.c: the parameters of a graph host node that runs the client's

@@ -40,6 +40,7 @@ static void session_close(void *state)
     cuda_be_remote->notify_stop();
     cuda_be_shared_free();
     cuda_be_modules_free();
+    cuda_be_links_free();
     cuda_be_contexts_free();
     cuda_be_lanes_free();
     gvs_free(state);

@@ -120,10 +120,8 @@ static CUresult enter_object(uint16_t type, void *obj, CUresult r,
     return r;
 }
 
-/* Request: u64 id.  Reply: i32.  The object of type leaves the table and
- * is destroyed. */
-static int destroy_object(struct gvs_call *call, uint16_t type,
-                          CUresult (*destroy)(void *))
+int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
+                           CUresult (*destroy)(void *))
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id;
@@ -174,7 +172,7 @@ int cuda_be_stream_create(struct gvs_call *call)
 
 int cuda_be_stream_destroy(struct gvs_call *call)
 {
-    return destroy_object(call, GVS_RH_STREAM, stream_destroy);
+    return cuda_be_destroy_object(call, GVS_RH_STREAM, stream_destroy);
 }
 
 /* Request: u32 flags.  Reply: i32, u64 id. */
@@ -197,7 +195,7 @@ int cuda_be_event_create(struct gvs_call *call)
 
 int cuda_be_event_destroy(struct gvs_call *call)
 {
-    return destroy_object(call, GVS_RH_EVENT, event_destroy);
+    return cuda_be_destroy_object(call, GVS_RH_EVENT, event_destroy);
 }
 
 /* A request of one u64 stream: -1 when it is malformed (c->rc says

@@ -101,5 +101,10 @@ int cuda_fe_mem_is_device(uint64_t p);
  * on the client each time the graph runs the node, with the context
  * current here; its callback id in *id. */
 CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id);
+/* copy.c: begins a copy's or memset's request with the header the
+ * backend reads first (cuda_be_enter_stream), u64 stream and u8 flags;
+ * CUDA_ERROR_NOT_INITIALIZED before cuInit. */
+CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
+                            uint8_t flags);
 
 #endif

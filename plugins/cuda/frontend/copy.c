@@ -121,8 +121,8 @@ static void put_box(struct apigen_call *c, uint64_t w, uint64_t h,
     apigen_put_u64(c, d);
 }
 
-/* The request's header: u64 stream, u8 flags. */
-static CUresult begin(struct apigen_call *c, uint64_t stream, uint8_t flags)
+CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
+                            uint8_t flags)
 {
     CUresult r = cuda_fe_begin(c);
     if (r == CUDA_SUCCESS && !cuda_fe_initialized())
@@ -241,7 +241,7 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
         if (!empty)
             piece(r, &a, &p);
         int last = empty || !advance(r, &p, &a);
-        CUresult e = begin(&c, stream,
+        CUresult e = cuda_fe_copy_begin(&c, stream,
                            (uint8_t)((async ? PIECE_ASYNC : 0) |
                                      (last ? PIECE_LAST : 0)));
         if (e != CUDA_SUCCESS)
@@ -321,7 +321,7 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         size_t got = 0;
         if (!empty)
             piece(r, &a, &p);
-        CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+        CUresult e = cuda_fe_copy_begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;
         uint16_t op = d2h_request(&c, &p);
@@ -349,7 +349,7 @@ static CUresult d2d(const struct rect *r, uint64_t stream, int async)
     uint64_t n = r->depth ? r->depth : 1;
     for (uint64_t z = 0; z < n; z++) {
         struct apigen_call c;
-        CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+        CUresult e = cuda_fe_copy_begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;
         apigen_put_u64(&c, r->dst + z * r->dslice);
@@ -371,7 +371,7 @@ static CUresult d2d(const struct rect *r, uint64_t stream, int async)
 static CUresult with_array(const struct rect *r, uint64_t stream, int async)
 {
     struct apigen_call c;
-    CUresult e = begin(&c, stream, async ? PIECE_ASYNC : 0);
+    CUresult e = cuda_fe_copy_begin(&c, stream, async ? PIECE_ASYNC : 0);
     if (e != CUDA_SUCCESS)
         return e;
     put_side(&c, &r->da, r->dst, r->dpitch, r->dslice);

@@ -213,13 +213,9 @@ static CUresult memset_any(uint64_t dst, uint64_t pitch, uint32_t v,
                            int async)
 {
     struct apigen_call c;
-    CUresult r = cuda_fe_begin(&c);
-    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
-        r = CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = cuda_fe_copy_begin(&c, stream, (uint8_t)async);
     if (r != CUDA_SUCCESS)
         return r;
-    apigen_put_u64(&c, stream);
-    apigen_put_u8(&c, (uint8_t)async);
     apigen_put_u8(&c, (uint8_t)size);
     apigen_put_u64(&c, dst);
     apigen_put_u64(&c, pitch);

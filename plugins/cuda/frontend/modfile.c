@@ -1,6 +1,7 @@
-/* Modules and libraries from files (cuModuleLoad, cuLibraryLoadFromFile):
- * the file is the client's, read here and loaded as the data calls load
- * an image (modules.c).  A PTX file gets the NUL its text form needs. */
+/* Modules, libraries and link inputs from files (cuModuleLoad,
+ * cuLibraryLoadFromFile, cuLinkAddFile): the file is the client's, read
+ * here and handed on as the data calls take an image (modules.c,
+ * link.c).  A PTX file gets the NUL its text form needs. */
 #include "call.h"
 
 #include <errno.h>
@@ -11,9 +12,10 @@
 #include "gvs/buf.h"
 #include "gvs/mem.h"
 
-/* The whole file at path, NUL-terminated, into *image (gvs_free it);
- * the driver's codes for a file it cannot read. */
-static CUresult read_image(const char *path, uint8_t **image)
+/* The whole file at path, NUL-terminated, into *image (gvs_free it),
+ * its length (without the NUL) in *size; the driver's codes for a file
+ * it cannot read. */
+static CUresult read_image(const char *path, uint8_t **image, size_t *size)
 {
     struct stat st;
     *image = NULL;
@@ -47,15 +49,17 @@ static CUresult read_image(const char *path, uint8_t **image)
     }
     buf[len] = 0;
     *image = buf;
+    *size = len;
     return CUDA_SUCCESS;
 }
 
 CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
     uint8_t *image;
+    size_t len;
     if (module == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = read_image(fname, &image);
+    CUresult r = read_image(fname, &image, &len);
     if (r == CUDA_SUCCESS)
         r = cuModuleLoadData(module, image);
     gvs_free(image);
@@ -71,13 +75,30 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                unsigned int numLibraryOptions)
 {
     uint8_t *image;
+    size_t len;
     if (library == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = read_image(fileName, &image);
+    CUresult r = read_image(fileName, &image, &len);
     if (r == CUDA_SUCCESS)
         r = cuLibraryLoadData(library, image, jitOptions, jitOptionsValues,
                               numJitOptions, libraryOptions,
                               libraryOptionValues, numLibraryOptions);
+    gvs_free(image);
+    return r;
+}
+
+/* A PTX input is its text with the NUL; other inputs are their bytes. */
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type,
+                          const char *path, unsigned int numOptions,
+                          CUjit_option *options, void **optionValues)
+{
+    uint8_t *image;
+    size_t len;
+    CUresult r = read_image(path, &image, &len);
+    if (r == CUDA_SUCCESS)
+        r = cuLinkAddData_v2(state, type, image,
+                             type == CU_JIT_INPUT_PTX ? len + 1 : len, path,
+                             numOptions, options, optionValues);
     gvs_free(image);
     return r;
 }

@@ -425,6 +425,30 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_HOSTMEM_SHARE, "qqq", {1, 0x10000000, 4096}, 0},
     {CUDA_OP_HOSTMEM_UNSHARE, "q", {0x10000000}, 0},
     {CUDA_OP_MEMCPY_SHARED, "qiiqqq", {0, 1, 1, H, 0x10000000, 4}, 0},
+    /* Peers: contexts no table holds, ranges that are no device memory,
+     * a count past any. */
+    {CUDA_OP_cuCtxEnablePeerAccess, "qi", {H, 0}, 0},
+    {CUDA_OP_cuCtxDisablePeerAccess, "q", {H}, 0},
+    {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {0, 0, H, 0, H, 0, 4}, 0},
+    {CUDA_OP_MEMCPY_PEER, "qcqqqqq", {H, 1, H, H, H, H, UINT64_MAX}, 0},
+    /* JIT linking: link states no table holds (a name and data of
+     * "junk"), options that point into the client's memory, options
+     * the driver does not know, log sizes past the backend's. */
+    {CUDA_OP_LINK_ADD, "qibiiqcb", {H, CU_JIT_INPUT_PTX, 0, 1, 7, 1, 0}, 0},
+    {CUDA_OP_LINK_COMPLETE, "q", {H}, 0},
+    {CUDA_OP_LINK_IMAGE, "qq", {H, UINT64_MAX}, 0},
+    {CUDA_OP_LINK_DESTROY, "q", {H}, 0},
+    {CUDA_OP_LINK_CREATE, "iiq", {1, CU_JIT_GLOBAL_SYMBOL_NAMES, H}, 0},
+    {CUDA_OP_LINK_CREATE, "iiq", {1, -1, H}, 0},
+    /* Batched prefetches and discards: ranges that are no device
+     * memory, no ranges at all. */
+    {CUDA_OP_MEM_BATCH, "qccqiqqiiiq", {0, 0, 0, 0, 1, H, 4, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_BATCH, "qccqii", {H, 0, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_BATCH, "qccqiqqiiiq",
+     {0, 0, 2, 0, 1, H, UINT64_MAX, 1, 1, 0, UINT64_MAX}, 0},
+    {CUDA_OP_LINK_CREATE, "iiqiq",
+     {2, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, UINT64_MAX,
+      CU_JIT_INFO_LOG_BUFFER, H}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

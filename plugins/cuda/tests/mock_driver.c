@@ -709,8 +709,6 @@ static CUresult mock_set2d32a(CUdeviceptr d, size_t pitch, unsigned v,
 /* Images: text starting "//gvs-mock" is a module (or library) of two
  * kernels the mock runs on the host: fill(u32 *p, u32 value, u32 n) and
  * add(u32 *p, u32 n, u32 delta) (launch.c).  Anything else is no image. */
-#define MOCK_IMAGE "//gvs-mock"
-
 struct mock_kernel {
     const char *name;
     unsigned nparams;
@@ -1408,6 +1406,9 @@ static void fill_rest(void)
     cuda_be_drv.cuGraphLaunch = mock_graph_launch;
     cuda_be_drv.cuGraphGetNodes = mock_graph_nodes;
     cuda_be_drv.cuGraphDebugDotPrint = mock_dot;
+    mock_peer_fill();
+    mock_link_fill();
+    mock_batch_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

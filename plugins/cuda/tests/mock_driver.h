@@ -18,5 +18,14 @@ CUresult mock_callbacks_wait(void);
 /* mock_arrays.c: arrays, mipmapped arrays, 3D copies, texture and
  * surface objects. */
 void mock_arrays_fill(void);
+/* mock_peer.c: peer access and peer copies. */
+void mock_peer_fill(void);
+/* mock_link.c: JIT linking. */
+void mock_link_fill(void);
+/* mock_batch.c: batched prefetches and discards. */
+void mock_batch_fill(void);
+
+/* Text starting so is a module (or library) image (mock_driver.c). */
+#define MOCK_IMAGE "//gvs-mock"
 
 #endif
