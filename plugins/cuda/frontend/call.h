@@ -92,5 +92,8 @@ int cuda_fe_mem_is_device(uint64_t p);
  * on the client each time the graph runs the node, with the context
  * current here; its callback id in *id. */
 CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id);
+/* The program's function and data of a host node's callback id, as it
+ * gave them: CUDA_ERROR_INVALID_VALUE for an id that is none. */
+CUresult cuda_fe_host_node_params(uint64_t id, CUDA_HOST_NODE_PARAMS *out);
 
 #endif

@@ -420,6 +420,27 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_UPDATE_CAPTURE_DEPS, "qiiq", {0, 0, 1, H}, 0},
     {CUDA_OP_THREAD_CAPTURE_MODE, "i", {1}, 0},
     {CUDA_OP_GRAPH_DOT_PRINT, "qi", {H, 0}, 0},
+    /* The rest of the graph API: memory alloc (one access descriptor),
+     * free and conditional nodes in a graph that is none; queries and
+     * attributes of a node that is none; graph memory of device 0. */
+    {CUDA_OP_GRAPH_ADD_NODE, "qiciiiiqiqiiii",
+     {H, 0, CU_GRAPH_NODE_TYPE_MEM_ALLOC, 1, 0, 1, 0, 0, 0, 64, 1, 1, 0, 3},
+     0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicq", {H, 0, CU_GRAPH_NODE_TYPE_MEM_FREE, H},
+     0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicqii",
+     {H, 0, CU_GRAPH_NODE_TYPE_CONDITIONAL, 1, 0, 2}, 0},
+    {CUDA_OP_NODE_GET_PARAMS, "q", {H}, 0},
+    {CUDA_OP_KERNEL_NODE_ATTRIBUTE, "cqi", {0, H, 8}, 0},
+    {CUDA_OP_KERNEL_NODE_ATTRIBUTE, "cqiqqqqqqqq",
+     {1, H, 8, 1, 0, 0, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_cuGraphKernelNodeCopyAttributes, "qq", {H, H}, 0},
+    {CUDA_OP_GRAPH_MEM_ATTRIBUTE, "cii",
+     {0, 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH}, 0},
+    {CUDA_OP_GRAPH_MEM_ATTRIBUTE, "ciiq",
+     {1, 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, 0}, 0},
+    {CUDA_OP_cuDeviceGraphMemTrim, "i", {0}, 0},
+    {CUDA_OP_COND_HANDLE_CREATE, "qii", {H, 1, 0}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 

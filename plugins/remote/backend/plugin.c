@@ -73,6 +73,8 @@ static const struct gvs_remote_be api = {
     .user_object_get = remote_be_user_object_get,
     .notify_stop = remote_be_notify_stop,
     .capture_file = remote_be_capture_file,
+    .graph_range_add = remote_be_graph_range_add,
+    .graph_range_has = remote_be_graph_range_has,
 };
 
 /* Request: u64 context id. */
