@@ -81,8 +81,10 @@ static CUresult query(struct apigen_call *c, CUgraphNode node,
     r = cuda_fe_run(c, CUDA_OP_NODE_GET_PARAMS, APIGEN_DEVICE);
     if (r == CUDA_SUCCESS)
         apigen_get_u8(c, &type);
-    if (r == CUDA_SUCCESS && c->rc == 0 && type != (uint8_t)want)
+    if (r == CUDA_SUCCESS && c->rc == 0 && type != (uint8_t)want) {
         r = CUDA_ERROR_INVALID_VALUE;
+        c->get = NULL; /* the rest of the reply is dropped */
+    }
     return r;
 }
 
