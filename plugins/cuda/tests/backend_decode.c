@@ -441,6 +441,7 @@ static const struct raw_case raw_cases[] = {
      {1, 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, 0}, 0},
     {CUDA_OP_cuDeviceGraphMemTrim, "i", {0}, 0},
     {CUDA_OP_COND_HANDLE_CREATE, "qii", {H, 1, 0}, 0},
+    {CUDA_OP_cuGraphExecGetFlags, "q", {H}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
