@@ -83,11 +83,13 @@ static uint64_t box_rows(uint64_t slice_rows, uint64_t height,
     return rows;
 }
 
-/* Memcpy: device memory on both sides, checked to be so. */
+/* Memcpy: device memory on both sides, checked to be so, named unified
+ * where the program did. */
 static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
 {
     CUDA_MEMCPY3D *p = &m->copyParams;
     uint64_t dst, dpitch, dheight, src, spitch, sheight, w, h, d;
+    uint8_t unified;
     apigen_get_u64(c, &dst);
     apigen_get_u64(c, &dpitch);
     apigen_get_u64(c, &dheight);
@@ -97,13 +99,18 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     apigen_get_u64(c, &w);
     apigen_get_u64(c, &h);
     apigen_get_u64(c, &d);
+    apigen_get_u8(c, &unified);
+    if (c->rc == 0 && unified > 3)
+        c->rc = GVS_E_RANGE;
     if (c->rc < 0)
         return CUDA_SUCCESS;
-    p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->dstMemoryType = (unified & 1) ? CU_MEMORYTYPE_UNIFIED
+                                     : CU_MEMORYTYPE_DEVICE;
     p->dstDevice = dst;
     p->dstPitch = dpitch;
     p->dstHeight = dheight;
-    p->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->srcMemoryType = (unified & 2) ? CU_MEMORYTYPE_UNIFIED
+                                     : CU_MEMORYTYPE_DEVICE;
     p->srcDevice = src;
     p->srcPitch = spitch;
     p->srcHeight = sheight;

@@ -107,6 +107,9 @@ static CUresult put_memcpy(struct apigen_call *c, CUgraphNode n)
     apigen_put_u64(c, p.WidthInBytes);
     apigen_put_u64(c, p.Height);
     apigen_put_u64(c, p.Depth);
+    apigen_put_u8(c, (uint8_t)((p.dstMemoryType == CU_MEMORYTYPE_UNIFIED) |
+                               (p.srcMemoryType == CU_MEMORYTYPE_UNIFIED)
+                                   << 1));
     return CUDA_SUCCESS;
 }
 

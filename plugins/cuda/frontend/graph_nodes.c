@@ -84,6 +84,10 @@ static CUresult put_memcpy(struct apigen_call *c, const CUDA_MEMCPY3D *p)
     apigen_put_u64(c, p->WidthInBytes);
     apigen_put_u64(c, p->Height);
     apigen_put_u64(c, p->Depth);
+    /* Kept for the queries, which the runtime turns back into a kind. */
+    apigen_put_u8(c, (uint8_t)((p->dstMemoryType == CU_MEMORYTYPE_UNIFIED) |
+                               (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED)
+                                   << 1));
     return CUDA_SUCCESS;
 }
 

@@ -192,26 +192,32 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
     return CUDA_SUCCESS;
 }
 
-/* Device memory on both sides, positions folded in (cuda.api). */
+/* Device memory on both sides, positions folded in, unified where the
+ * program said so (cuda.api). */
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode,
                                     CUDA_MEMCPY3D *nodeParams)
 {
     struct apigen_call c;
     uint64_t v[9] = {0};
+    uint8_t unified = 0;
     if (nodeParams == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = query(&c, hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
     for (int i = 0; r == CUDA_SUCCESS && i < 9; i++)
         apigen_get_u64(&c, &v[i]);
+    if (r == CUDA_SUCCESS)
+        apigen_get_u8(&c, &unified);
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
     memset(nodeParams, 0, sizeof(*nodeParams));
-    nodeParams->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    nodeParams->dstMemoryType = (unified & 1) ? CU_MEMORYTYPE_UNIFIED
+                                              : CU_MEMORYTYPE_DEVICE;
     nodeParams->dstDevice = v[0];
     nodeParams->dstPitch = v[1];
     nodeParams->dstHeight = v[2];
-    nodeParams->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    nodeParams->srcMemoryType = (unified & 2) ? CU_MEMORYTYPE_UNIFIED
+                                              : CU_MEMORYTYPE_DEVICE;
     nodeParams->srcDevice = v[3];
     nodeParams->srcPitch = v[4];
     nodeParams->srcHeight = v[5];

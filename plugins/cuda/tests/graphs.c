@@ -137,6 +137,11 @@ static void graph_memory(CUdeviceptr p)
     c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
     CHECK(cuGraphAddMemcpyNode(&cp, g, &set, 1, &c, NULL));
     CHECK(cuGraphAddMemFreeNode(&fr, g, &cp, 1, ap.dptr));
+    CUDA_MEMCPY3D cq;
+    CHECK(cuGraphMemcpyNodeGetParams(cp, &cq));
+    EXPECT(cq.srcDevice == ap.dptr &&
+           cq.srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
+           cq.dstMemoryType == CU_MEMORYTYPE_UNIFIED);
     CUDA_MEM_ALLOC_NODE_PARAMS aq;
     CHECK(cuGraphMemAllocNodeGetParams(alloc, &aq));
     EXPECT(aq.dptr == ap.dptr && aq.bytesize == ap.bytesize &&

@@ -922,6 +922,7 @@ struct mock_node {
     void *user;
     void *args[3]; /* a kernel's, into params, as queries answer them */
     int priority;  /* the one kernel node attribute the mock keeps */
+    CUmemorytype types[2]; /* a copy's destination and source */
     unsigned ndeps;
     const struct mock_node *deps[4];
 };
@@ -1095,14 +1096,19 @@ static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
     }
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
         const CUDA_MEMCPY3D *c = &p->memcpy.copyParams;
-        if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-            c->dstMemoryType != CU_MEMORYTYPE_DEVICE || c->Depth != 1 ||
+        if ((c->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
+             c->srcMemoryType != CU_MEMORYTYPE_UNIFIED) ||
+            (c->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
+             c->dstMemoryType != CU_MEMORYTYPE_UNIFIED) ||
+            c->Depth != 1 ||
             c->Height != 1 || !node_mem(c->dstDevice) ||
             !node_mem(c->srcDevice))
             return CUDA_ERROR_INVALID_VALUE;
         n->dst = c->dstDevice;
         n->src = c->srcDevice;
         n->width = c->WidthInBytes;
+        n->types[0] = c->dstMemoryType;
+        n->types[1] = c->srcMemoryType;
         return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_MEMSET:
@@ -1191,7 +1197,8 @@ static CUresult mock_memcpy_params(CUgraphNode node, CUDA_MEMCPY3D *p)
     if (n == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof(*p));
-    p->srcMemoryType = p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->dstMemoryType = n->types[0];
+    p->srcMemoryType = n->types[1];
     p->srcDevice = n->src;
     p->dstDevice = n->dst;
     p->WidthInBytes = n->width;
