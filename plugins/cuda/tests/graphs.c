@@ -11,8 +11,8 @@
  * graph lets the last reference go; the thread's capture mode; what is
  * refused (host memory in a copy node, a node of another graph, a
  * destroyed graph); node parameter queries and kernel node attributes;
- * graph memory (alloc and free nodes, the device's attributes).  Prints
- * "ok".
+ * graph memory (alloc and free nodes, the device's attributes); a
+ * conditional node and its body.  Prints "ok".
  */
 #include "driver_check.h"
 
@@ -169,6 +169,42 @@ static void graph_memory(CUdeviceptr p)
     used = 1;
     EXPECT(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
                                         &used) == CUDA_ERROR_INVALID_VALUE);
+}
+
+/* A conditional node: its handle, the body graph CUDA made, which the
+ * program fills through its id. */
+static void conditional(CUcontext ctx)
+{
+    CUgraph g, body[1] = {NULL};
+    CUgraphNode cond, inner;
+    CUgraphExec x;
+    CUgraphConditionalHandle h = 0;
+    CHECK(cuGraphCreate(&g, 0));
+    CHECK(cuGraphConditionalHandleCreate(&h, g, ctx, 1,
+                                         CU_GRAPH_COND_ASSIGN_DEFAULT));
+    EXPECT(h != 0);
+    CUgraphNodeParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    cp.conditional.handle = h;
+    cp.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    cp.conditional.size = 1;
+    cp.conditional.phGraph_out = body;
+    cp.conditional.ctx = ctx;
+    CHECK(cuGraphAddNode(&cond, g, NULL, NULL, 0, &cp));
+    EXPECT(body[0] != NULL && body[0] != g);
+    CHECK(cuGraphAddEmptyNode(&inner, body[0], NULL, 0));
+    size_t count = 0;
+    CHECK(cuGraphGetNodes(body[0], NULL, &count));
+    EXPECT(count == 1);
+    cp.conditional.size = 0;
+    EXPECT(cuGraphAddNode(&cond, g, NULL, NULL, 0, &cp) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphInstantiate(&x, g, 0));
+    CHECK(cuGraphLaunch(x, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuGraphExecDestroy(x));
+    CHECK(cuGraphDestroy(g));
 }
 
 int main(void)
@@ -389,6 +425,7 @@ int main(void)
     EXPECT(cuThreadExchangeStreamCaptureMode(&m) == CUDA_ERROR_INVALID_VALUE);
 
     graph_memory(p);
+    conditional(ctx);
     CHECK(cuMemFree(p));
     CHECK(cuMemFree(q));
     CHECK(cuModuleUnload(mod));

@@ -1064,6 +1064,35 @@ static struct mock_graph *graph_of_node(const struct mock_node *n)
     return NULL;
 }
 
+/* Conditional nodes: a handle the mock handed out, in the current
+ * context, of one or two bodies (not run: the mock's graphs run their
+ * own nodes only); the bodies stay until the worker exits. */
+static unsigned long long cond_handles;
+
+static CUresult mock_cond_handle(CUgraphConditionalHandle *h, CUgraph g,
+                                 CUcontext ctx, unsigned value,
+                                 unsigned flags)
+{
+    (void)value;
+    if (g == NULL || ctx != current || flags > CU_GRAPH_COND_ASSIGN_DEFAULT)
+        return CUDA_ERROR_INVALID_VALUE;
+    *h = ++cond_handles;
+    return CUDA_SUCCESS;
+}
+
+static CUresult conditional_of(const CUDA_CONDITIONAL_NODE_PARAMS *k,
+                               struct mock_node *n)
+{
+    if (k->handle == 0 || k->handle > cond_handles || k->ctx != current ||
+        k->size == 0 || k->size > 2 || k->phGraph_out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < k->size; i++)
+        if (mock_graph_create(&k->phGraph_out[i], 0) != CUDA_SUCCESS)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    n->value = (unsigned)k->handle;
+    return CUDA_SUCCESS;
+}
+
 /* The node's parameters from the driver's generic ones. */
 static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
 {
@@ -1140,6 +1169,8 @@ static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
         n->dst = p->free.dptr;
         return graph_mem_of(n->dst) >= 0 ? CUDA_SUCCESS
                                          : CUDA_ERROR_INVALID_VALUE;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        return conditional_of(&p->conditional, n);
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
     }
@@ -1591,6 +1622,7 @@ static void fill_rest(void)
     cuda_be_drv.cuDeviceGetGraphMemAttribute = mock_graph_mem_get;
     cuda_be_drv.cuDeviceSetGraphMemAttribute = mock_graph_mem_set;
     cuda_be_drv.cuDeviceGraphMemTrim = mock_graph_mem_trim;
+    cuda_be_drv.cuGraphConditionalHandleCreate = mock_cond_handle;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;
