@@ -480,20 +480,32 @@ uint64_t cuda_be_kernel_id_of(CUkernel kernel, CUfunction func,
         id = known != NULL ? *known : 0;
         pthread_mutex_unlock(&funcs_lock);
     }
+    int is_kernel = kernel != NULL;
     pthread_mutex_lock(&loaded_lock);
     for (size_t i = 0; id == 0 && i < loaded.n; i++) {
         const struct cuda_be_library *lib = loaded.e[i].val;
-        for (uint32_t j = 0; lib->kind == kind && j < lib->nkernels; j++) {
+        for (uint32_t j = 0; id == 0 && j < lib->nkernels; j++) {
             struct cuda_be_kernel *c = cuda_be_kernel_get(
-                kind == KIND_LIBRARY, lib->kernels[j]);
-            if (c != NULL && c->handle == want) {
+                lib->kind == KIND_LIBRARY, lib->kernels[j]);
+            CUfunction f = NULL;
+            if (c == NULL)
+                continue;
+            if (lib->kind == kind && c->handle == want) {
                 id = lib->kernels[j];
-                break;
+            } else if (kernel == NULL && lib->kind == KIND_LIBRARY &&
+                       CUDA_DRV(cuKernelGetFunction)(&f, c->handle) ==
+                           CUDA_SUCCESS &&
+                       f == func) {
+                /* A library kernel's function in the current context,
+                 * which the driver may report for a node made of the
+                 * kernel. */
+                id = lib->kernels[j];
+                is_kernel = 1;
             }
         }
     }
     pthread_mutex_unlock(&loaded_lock);
-    *k = id != 0 ? cuda_be_kernel_get(kernel != NULL, id) : NULL;
+    *k = id != 0 ? cuda_be_kernel_get(is_kernel, id) : NULL;
     return *k != NULL ? id : 0;
 }
 
