@@ -380,7 +380,8 @@ CUresult cuda_be_func(uint64_t wire, CUfunction *out);
 CUresult cuda_be_kernel_handle(uint64_t wire, CUkernel *out);
 /* The id of the session's kernel (kernel != NULL) or function, its
  * record in *k; 0 when the session has none.  A function that is a
- * library kernel's in the current context answers the kernel. */
+ * library kernel (which the driver takes as a function), or its
+ * function in the current context, answers the kernel. */
 uint64_t cuda_be_kernel_id_of(CUkernel kernel, CUfunction func,
                               struct cuda_be_kernel **k);
 

@@ -18,10 +18,11 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
                            CUDA_KERNEL_NODE_PARAMS_v3 *k)
 {
     uint64_t id;
-    uint8_t form;
+    uint8_t named, form;
     const uint8_t *params;
     size_t plen;
     apigen_get_u64(c, &id);
+    apigen_get_u8(c, &named);
     apigen_get_u32(c, &k->gridDimX);
     apigen_get_u32(c, &k->gridDimY);
     apigen_get_u32(c, &k->gridDimZ);
@@ -31,19 +32,21 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
     apigen_get_u32(c, &k->sharedMemBytes);
     apigen_get_u8(c, &form);
     apigen_get_blob(c, &params, &plen);
-    if (c->rc == 0 && (form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX))
+    if (c->rc == 0 &&
+        (named > 1 || form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX))
         c->rc = GVS_E_RANGE;
     if (c->rc < 0)
         return CUDA_SUCCESS;
+    /* In the field the program set, as the driver keeps it: a library's
+     * kernel named as the kernel runs in the current context (ctx NULL);
+     * the driver takes a kernel where it takes a function. */
     struct cuda_be_kernel *kn = cuda_be_kernel_get(0, id);
-    if (kn != NULL) {
-        k->func = (CUfunction)kn->handle;
-    } else if ((kn = cuda_be_kernel_get(1, id)) != NULL) {
-        /* A library's kernel, in the current context (ctx NULL). */
+    if (kn == NULL && (kn = cuda_be_kernel_get(1, id)) != NULL && named)
         k->kern = (CUkernel)kn->handle;
-    } else {
+    else if (kn != NULL)
+        k->func = (CUfunction)kn->handle;
+    else
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     if (form == FORM_PARAMS && kn->status != CUDA_SUCCESS)
         return kn->status;
     if (form == FORM_PARAMS && plen != kn->param_bytes) {

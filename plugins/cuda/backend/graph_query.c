@@ -15,16 +15,16 @@
 #define FORM_PARAMS 0
 #define FORM_EXTRA 1
 
-/* The session's kernel CUDA names, by its library kernel, else by its
- * function. */
+/* The session's ids of what CUDA reports in each field (0 for none),
+ * and the record whose layout packs the arguments: the kernel's, else
+ * the function's; NULL when the session knows neither. */
 static struct cuda_be_kernel *kernel_of(const CUDA_KERNEL_NODE_PARAMS_v2 *p,
-                                        uint64_t *id)
+                                        uint64_t *fid, uint64_t *kid)
 {
-    struct cuda_be_kernel *k = NULL;
-    *id = p->kern != NULL ? cuda_be_kernel_id_of(p->kern, NULL, &k) : 0;
-    if (*id == 0 && p->func != NULL)
-        *id = cuda_be_kernel_id_of(NULL, p->func, &k);
-    return *id != 0 ? k : NULL;
+    struct cuda_be_kernel *k = NULL, *f = NULL;
+    *kid = p->kern != NULL ? cuda_be_kernel_id_of(p->kern, NULL, &k) : 0;
+    *fid = p->func != NULL ? cuda_be_kernel_id_of(NULL, p->func, &f) : 0;
+    return k != NULL ? k : f;
 }
 
 static CUresult put_kernel(struct apigen_call *c, CUgraphNode n)
@@ -33,12 +33,12 @@ static CUresult put_kernel(struct apigen_call *c, CUgraphNode n)
     uint8_t block[CUDA_BE_PARAM_MAX];
     const void *data = block;
     size_t len;
-    uint64_t id;
+    uint64_t fid, kid;
     memset(&p, 0, sizeof(p));
     CUresult r = CUDA_DRV(cuGraphKernelNodeGetParams_v2)(n, &p);
     if (r != CUDA_SUCCESS)
         return r;
-    struct cuda_be_kernel *k = kernel_of(&p, &id);
+    struct cuda_be_kernel *k = kernel_of(&p, &fid, &kid);
     void **extra = p.extra;
     uint8_t form = p.kernelParams != NULL ? FORM_PARAMS : FORM_EXTRA;
     if (k == NULL || (form == FORM_PARAMS && k->status != CUDA_SUCCESS))
@@ -59,7 +59,8 @@ static CUresult put_kernel(struct apigen_call *c, CUgraphNode n)
     }
     apigen_put_i32(c, CUDA_SUCCESS);
     apigen_put_u8(c, CU_GRAPH_NODE_TYPE_KERNEL);
-    apigen_put_u64(c, id);
+    apigen_put_u64(c, fid);
+    apigen_put_u64(c, kid);
     apigen_put_u32(c, p.gridDimX);
     apigen_put_u32(c, p.gridDimY);
     apigen_put_u32(c, p.gridDimZ);

@@ -493,12 +493,13 @@ uint64_t cuda_be_kernel_id_of(CUkernel kernel, CUfunction func,
             if (lib->kind == kind && c->handle == want) {
                 id = lib->kernels[j];
             } else if (kernel == NULL && lib->kind == KIND_LIBRARY &&
-                       CUDA_DRV(cuKernelGetFunction)(&f, c->handle) ==
-                           CUDA_SUCCESS &&
-                       f == func) {
-                /* A library kernel's function in the current context,
-                 * which the driver may report for a node made of the
-                 * kernel. */
+                       (c->handle == (void *)func ||
+                        (CUDA_DRV(cuKernelGetFunction)(&f, c->handle) ==
+                             CUDA_SUCCESS &&
+                         f == func))) {
+                /* A library kernel given as a function, or its function
+                 * in the current context, which the driver may report
+                 * for a node made of the kernel. */
                 id = lib->kernels[j];
                 is_kernel = 1;
             }

@@ -39,6 +39,7 @@ static CUresult put_kernel(struct apigen_call *c,
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(c, kn->id);
+    apigen_put_u8(c, k->func == NULL);
     apigen_put_u32(c, k->gridDimX);
     apigen_put_u32(c, k->gridDimY);
     apigen_put_u32(c, k->gridDimZ);

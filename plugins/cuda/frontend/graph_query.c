@@ -105,11 +105,12 @@ static CUresult query_u64(CUgraphNode node, CUgraphNodeType want,
 static CUresult get_kernel(struct apigen_call *c,
                            CUDA_KERNEL_NODE_PARAMS_v2 *k)
 {
-    uint64_t id = 0;
+    uint64_t fid = 0, kid = 0;
     uint8_t form = 0;
     const uint8_t *data;
     size_t len;
-    apigen_get_u64(c, &id);
+    apigen_get_u64(c, &fid);
+    apigen_get_u64(c, &kid);
     apigen_get_u32(c, &k->gridDimX);
     apigen_get_u32(c, &k->gridDimY);
     apigen_get_u32(c, &k->gridDimZ);
@@ -121,7 +122,8 @@ static CUresult get_kernel(struct apigen_call *c,
     apigen_get_blob(c, &data, &len);
     if (c->rc < 0)
         return CUDA_SUCCESS;
-    const struct cuda_fe_kernel *kn = cuda_fe_kernel_find(id);
+    const struct cuda_fe_kernel *kn =
+        cuda_fe_kernel_find(kid != 0 ? kid : fid);
     struct query_buf *b = kn != NULL ? query_room(kn->nparams) : NULL;
     if (kn == NULL || form > CUDA_FE_FORM_EXTRA || len > CUDA_FE_PARAM_MAX ||
         (form == CUDA_FE_FORM_PARAMS && len != kn->param_bytes)) {
@@ -132,10 +134,9 @@ static CUresult get_kernel(struct apigen_call *c,
         return CUDA_ERROR_OUT_OF_MEMORY;
     memcpy(b->block, data, len);
     b->size = len;
-    /* The program's handle, as a function and, for a library's kernel,
-     * as the kernel too. */
-    k->func = (CUfunction)(uintptr_t)id;
-    k->kern = kn->is_kernel ? (CUkernel)(uintptr_t)id : NULL;
+    /* The program's handles, in the fields the driver reports. */
+    k->func = (CUfunction)(uintptr_t)fid;
+    k->kern = (CUkernel)(uintptr_t)kid;
     k->ctx = NULL;
     if (form == CUDA_FE_FORM_EXTRA) {
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, b->block,

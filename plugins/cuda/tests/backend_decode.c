@@ -383,8 +383,9 @@ static const struct raw_case raw_cases[] = {
      * one that is no node. */
     {CUDA_OP_GRAPH_CREATE, "i", {0}, 0},
     {CUDA_OP_GRAPH_DESTROY, "q", {H}, 0},
-    {CUDA_OP_GRAPH_ADD_NODE, "qiqcqiiiiiiicb",
-     {H, 1, H, CU_GRAPH_NODE_TYPE_KERNEL, H, 1, 1, 1, 32, 1, 1, 0, 0, 0}, 0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qiqcqciiiiiiicb",
+     {H, 1, H, CU_GRAPH_NODE_TYPE_KERNEL, H, 1, 1, 1, 1, 32, 1, 1, 0, 0, 0},
+     0},
     {CUDA_OP_GRAPH_ADD_NODE, "qicqqqqqqqqqc",
      {H, 0, CU_GRAPH_NODE_TYPE_MEMCPY, H, 64, 1, H, 64, 1, 64, 2, 1, 2}, 0},
     {CUDA_OP_GRAPH_ADD_NODE, "qicqqiiqq",
