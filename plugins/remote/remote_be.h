@@ -440,6 +440,12 @@ struct gvs_remote_be {
                        const struct gvs_remote_pinner *pn);
     /* Frees the lanes' buffers pn made (the plugin's session_close). */
     void (*stage_release)(const struct gvs_remote_pinner *pn);
+    /* Graph memory: the address range a memory alloc node reserved,
+     * device memory for the session's checks (which CUDA's pointer
+     * attributes do not know while the graph is not running);
+     * graph_range_has says whether [p, p + len) lies in one. */
+    void (*graph_range_add)(uint64_t p, uint64_t len);
+    int (*graph_range_has)(uint64_t p, uint64_t len);
 };
 
 #endif

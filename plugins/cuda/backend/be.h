@@ -179,7 +179,21 @@
     X(cuLinkDestroy)                                                         \
     X(cuMemPrefetchBatchAsync)                                               \
     X(cuMemDiscardBatchAsync)                                                \
-    X(cuMemDiscardAndPrefetchBatchAsync)
+    X(cuMemDiscardAndPrefetchBatchAsync)                                     \
+    X(cuGraphKernelNodeGetParams_v2)                                         \
+    X(cuGraphMemcpyNodeGetParams)                                            \
+    X(cuGraphMemsetNodeGetParams)                                            \
+    X(cuGraphHostNodeGetParams)                                              \
+    X(cuGraphChildGraphNodeGetGraph)                                         \
+    X(cuGraphEventRecordNodeGetEvent)                                        \
+    X(cuGraphEventWaitNodeGetEvent)                                          \
+    X(cuGraphMemAllocNodeGetParams)                                          \
+    X(cuGraphMemFreeNodeGetParams)                                           \
+    X(cuGraphKernelNodeGetAttribute)                                         \
+    X(cuGraphKernelNodeSetAttribute)                                         \
+    X(cuDeviceGetGraphMemAttribute)                                          \
+    X(cuDeviceSetGraphMemAttribute)                                          \
+    X(cuGraphConditionalHandleCreate)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -309,6 +323,9 @@ void cuda_be_lane_streams_free(struct cuda_be_lane *l);
  * callback id each time the graph does (its record kept for the
  * session), or CUDA_ERROR_OUT_OF_MEMORY. */
 CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out);
+/* The client's callback id of a host node's parameters as CUDA reports
+ * them; 0 for a function not ours. */
+uint64_t cuda_be_host_node_id(const CUDA_HOST_NODE_PARAMS *h);
 /* streams.c: the stream of a wire value (0 the legacy default stream,
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD the lane's own in its current
  * context, else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.
@@ -319,6 +336,11 @@ CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
 CUresult cuda_be_pool(uint64_t wire, CUmemoryPool *out);
 /* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_event(uint64_t wire, CUevent *out);
+/* Enters an event the session made in the table, its id in *id: 0, or
+ * -1 when out of memory. */
+int cuda_be_event_enter(CUevent e, uint64_t *id);
+/* The id of one of the session's events, 0 for none. */
+uint64_t cuda_be_event_id_of(CUevent e);
 /* memory.c: the device of the lane's current context, for the quota's
  * records; named to gvsd by its UUID the first time it holds an
  * allocation. */
@@ -387,6 +409,18 @@ struct cuda_be_kernel *cuda_be_kernel_get(int kind, uint64_t id);
 CUresult cuda_be_func(uint64_t wire, CUfunction *out);
 /* The kernel of id; CUDA_ERROR_INVALID_HANDLE if it is none. */
 CUresult cuda_be_kernel_handle(uint64_t wire, CUkernel *out);
+/* The id of the session's kernel (kernel != NULL) or function, its
+ * record in *k; 0 when the session has none.  A function that is a
+ * library kernel (which the driver takes as a function), or its
+ * function in the current context, answers the kernel. */
+uint64_t cuda_be_kernel_id_of(CUkernel kernel, CUfunction func,
+                              struct cuda_be_kernel **k);
+
+/* launch.c: n launch attributes off the wire (cuda.api, LAUNCH), events
+ * made the session's own: the first failure CUDA would report (an
+ * attribute that carries a pointer is refused); malformed: c->rc. */
+CUresult cuda_be_get_launch_attrs(struct apigen_call *c,
+                                  CUlaunchAttribute *a, uint32_t n);
 
 /* graphs.c: the executable graph or graph node of a layer's id (remote_be.h,
  * "Graphs"); CUDA_ERROR_INVALID_VALUE for an id that is none. */

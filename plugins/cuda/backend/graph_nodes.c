@@ -18,10 +18,11 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
                            CUDA_KERNEL_NODE_PARAMS_v3 *k)
 {
     uint64_t id;
-    uint8_t form;
+    uint8_t named, form;
     const uint8_t *params;
     size_t plen;
     apigen_get_u64(c, &id);
+    apigen_get_u8(c, &named);
     apigen_get_u32(c, &k->gridDimX);
     apigen_get_u32(c, &k->gridDimY);
     apigen_get_u32(c, &k->gridDimZ);
@@ -31,19 +32,21 @@ static CUresult get_kernel(struct apigen_call *c, struct cuda_be_node_buf *nb,
     apigen_get_u32(c, &k->sharedMemBytes);
     apigen_get_u8(c, &form);
     apigen_get_blob(c, &params, &plen);
-    if (c->rc == 0 && (form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX))
+    if (c->rc == 0 &&
+        (named > 1 || form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX))
         c->rc = GVS_E_RANGE;
     if (c->rc < 0)
         return CUDA_SUCCESS;
+    /* In the field the program set, as the driver keeps it: a library's
+     * kernel named as the kernel runs in the current context (ctx NULL);
+     * the driver takes a kernel where it takes a function. */
     struct cuda_be_kernel *kn = cuda_be_kernel_get(0, id);
-    if (kn != NULL) {
-        k->func = (CUfunction)kn->handle;
-    } else if ((kn = cuda_be_kernel_get(1, id)) != NULL) {
-        /* A library's kernel, in the current context (ctx NULL). */
+    if (kn == NULL && (kn = cuda_be_kernel_get(1, id)) != NULL && named)
         k->kern = (CUkernel)kn->handle;
-    } else {
+    else if (kn != NULL)
+        k->func = (CUfunction)kn->handle;
+    else
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     if (form == FORM_PARAMS && kn->status != CUDA_SUCCESS)
         return kn->status;
     if (form == FORM_PARAMS && plen != kn->param_bytes) {
@@ -83,11 +86,13 @@ static uint64_t box_rows(uint64_t slice_rows, uint64_t height,
     return rows;
 }
 
-/* Memcpy: device memory on both sides, checked to be so. */
+/* Memcpy: device memory on both sides, checked to be so, named unified
+ * where the program did. */
 static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
 {
     CUDA_MEMCPY3D *p = &m->copyParams;
     uint64_t dst, dpitch, dheight, src, spitch, sheight, w, h, d;
+    uint8_t unified;
     apigen_get_u64(c, &dst);
     apigen_get_u64(c, &dpitch);
     apigen_get_u64(c, &dheight);
@@ -97,13 +102,18 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     apigen_get_u64(c, &w);
     apigen_get_u64(c, &h);
     apigen_get_u64(c, &d);
+    apigen_get_u8(c, &unified);
+    if (c->rc == 0 && unified > 3)
+        c->rc = GVS_E_RANGE;
     if (c->rc < 0)
         return CUDA_SUCCESS;
-    p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->dstMemoryType = (unified & 1) ? CU_MEMORYTYPE_UNIFIED
+                                     : CU_MEMORYTYPE_DEVICE;
     p->dstDevice = dst;
     p->dstPitch = dpitch;
     p->dstHeight = dheight;
-    p->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->srcMemoryType = (unified & 2) ? CU_MEMORYTYPE_UNIFIED
+                                     : CU_MEMORYTYPE_DEVICE;
     p->srcDevice = src;
     p->srcPitch = spitch;
     p->srcHeight = sheight;
@@ -143,6 +153,123 @@ static CUresult get_memset(struct apigen_call *c,
     return cuda_be_check_device_rect(dst, h > 1 ? pitch : bytes, bytes, h);
 }
 
+/* Memory alloc: the pool's properties and access descriptors, checked
+ * by CUDA (which reads no pointer of them but the descriptors). */
+static CUresult get_mem_alloc(struct apigen_call *c,
+                              struct cuda_be_node_buf *nb,
+                              CUDA_MEM_ALLOC_NODE_PARAMS_v2 *a)
+{
+    int32_t type, handles, ltype, lid;
+    uint64_t max, bytes;
+    uint32_t usage, n;
+    apigen_get_i32(c, &type);
+    apigen_get_i32(c, &handles);
+    apigen_get_i32(c, &ltype);
+    apigen_get_i32(c, &lid);
+    apigen_get_u64(c, &max);
+    apigen_get_u32(c, &usage);
+    apigen_get_u64(c, &bytes);
+    apigen_get_u32(c, &n);
+    if (c->rc == 0 && (n > CUDA_BE_MAX_ACCESS || usage > 0xffff))
+        c->rc = GVS_E_RANGE;
+    for (uint32_t i = 0; c->rc == 0 && i < n; i++) {
+        int32_t t, id, f;
+        apigen_get_i32(c, &t);
+        apigen_get_i32(c, &id);
+        apigen_get_i32(c, &f);
+        nb->access[i].location.type = (CUmemLocationType)t;
+        nb->access[i].location.id = id;
+        nb->access[i].flags = (CUmemAccess_flags)f;
+    }
+    if (c->rc < 0)
+        return CUDA_SUCCESS;
+    a->poolProps.allocType = (CUmemAllocationType)type;
+    a->poolProps.handleTypes = (CUmemAllocationHandleType)handles;
+    a->poolProps.location.type = (CUmemLocationType)ltype;
+    a->poolProps.location.id = lid;
+    a->poolProps.maxSize = max;
+    a->poolProps.usage = (unsigned short)usage;
+    a->accessDescs = n > 0 ? nb->access : NULL;
+    a->accessDescCount = n;
+    a->bytesize = bytes;
+    return CUDA_SUCCESS;
+}
+
+/* Conditional: CUDA fills the bodies into nb. */
+static CUresult get_conditional(struct apigen_call *c,
+                                struct cuda_be_node_buf *nb,
+                                CUDA_CONDITIONAL_NODE_PARAMS *k)
+{
+    uint64_t handle;
+    uint32_t type, size;
+    apigen_get_u64(c, &handle);
+    apigen_get_u32(c, &type);
+    apigen_get_u32(c, &size);
+    if (c->rc == 0 && (size == 0 || size > CUDA_BE_COND_SIZE_MAX))
+        c->rc = GVS_E_RANGE;
+    if (c->rc < 0)
+        return CUDA_SUCCESS;
+    nb->bodies = gvs_calloc(size, sizeof(*nb->bodies));
+    if (nb->bodies == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    k->handle = handle;
+    k->type = (CUgraphConditionalNodeType)type;
+    k->size = size;
+    k->phGraph_out = nb->bodies;
+    /* The node runs in the lane's context, the handle's. */
+    return CUDA_DRV(cuCtxGetCurrent)(&k->ctx);
+}
+
+CUresult cuda_be_graph_mem_take(const CUgraphNodeParams *p)
+{
+    if (p->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        return CUDA_SUCCESS;
+    return cuda_be_remote->quota_take(p->alloc.bytesize) == 0
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Counted from the node's making, as the runtime's are (docs/cudart.md,
+ * "Memory quota"): the graph holds the address range, and the memory
+ * while it runs, until the graph is destroyed. */
+void cuda_be_graph_mem_settle(const CUgraphNodeParams *p, CUresult r,
+                              void *cg)
+{
+    if (p->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        return;
+    cuda_be_remote->quota_settle(r == CUDA_SUCCESS, GVS_RQ_PTR,
+                                 p->alloc.dptr, cuda_be_quota_device(),
+                                 (uint64_t)(uintptr_t)cg, p->alloc.bytesize,
+                                 p->alloc.bytesize);
+    if (r == CUDA_SUCCESS)
+        cuda_be_remote->graph_range_add(p->alloc.dptr, p->alloc.bytesize);
+}
+
+void cuda_be_node_reply(struct apigen_call *c, CUresult r, uint64_t nid,
+                        const CUgraphNodeParams *p)
+{
+    const CUDA_CONDITIONAL_NODE_PARAMS *k = &p->conditional;
+    /* The bodies are the node's: ids, not the session's to destroy.  One
+     * that gets none fails the call; the node stays (CUDA takes it back
+     * only by destroying it). */
+    for (uint32_t i = 0; r == CUDA_SUCCESS &&
+                         p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL &&
+                         i < k->size;
+         i++)
+        if (cuda_be_remote->graph_of(k->phGraph_out[i], 0) == NULL)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    cuda_be_reply_id(c, r, nid);
+    if (r != CUDA_SUCCESS)
+        return;
+    if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        apigen_put_u64(c, p->alloc.dptr);
+    if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return;
+    apigen_put_u32(c, k->size);
+    for (uint32_t i = 0; i < k->size; i++)
+        apigen_put_u64(c, cuda_be_remote->graph_known(k->phGraph_out[i])->id);
+}
+
 CUresult cuda_be_get_node_params(struct apigen_call *c,
                                  struct cuda_be_node_buf *nb,
                                  CUgraphNodeParams *p)
@@ -151,6 +278,7 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
     uint64_t id;
     memset(p, 0, sizeof(*p));
     nb->args = NULL;
+    nb->bodies = NULL;
     apigen_get_u8(c, &type);
     if (c->rc < 0)
         return CUDA_SUCCESS;
@@ -186,6 +314,14 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
         p->graph.graph = g->g;
         return CUDA_SUCCESS;
     }
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        return get_mem_alloc(c, nb, &p->alloc);
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        apigen_get_u64(c, &id);
+        p->free.dptr = id;
+        return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        return get_conditional(c, nb, &p->conditional);
     default:
         c->rc = GVS_E_PROTO;
         return CUDA_SUCCESS;
@@ -196,4 +332,6 @@ void cuda_be_node_buf_free(struct cuda_be_node_buf *nb)
 {
     gvs_free(nb->args);
     nb->args = NULL;
+    gvs_free(nb->bodies);
+    nb->bodies = NULL;
 }

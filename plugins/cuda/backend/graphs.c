@@ -157,20 +157,22 @@ int cuda_be_graph_add_node(struct gvs_call *call)
                             : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         r = pr;
-    if (apigen_end(&c) == 0 && r == CUDA_SUCCESS)
+    if (apigen_end(&c) == 0 && r == CUDA_SUCCESS &&
+        (r = cuda_be_graph_mem_take(&p)) == CUDA_SUCCESS) {
         r = CUDA_DRV(cuGraphAddNode)(&node, g->g, deps, ndeps, &p);
+        cuda_be_graph_mem_settle(&p, r, g->g);
+    }
     if (c.rc == 0 && r == CUDA_SUCCESS &&
         (nid = cuda_be_remote->node_id(g, node)) == 0) {
         (void)CUDA_DRV(cuGraphDestroyNode)(node);
         r = CUDA_ERROR_OUT_OF_MEMORY;
     }
+    if (c.rc == 0)
+        cuda_be_node_reply(&c, r, nid, &p);
     cuda_be_remote->graphs_unlock();
     cuda_be_node_buf_free(nb);
     gvs_free(nb);
     gvs_free(deps);
-    if (c.rc < 0)
-        return c.rc;
-    cuda_be_reply_id(&c, r, nid);
     return c.rc;
 }
 

@@ -30,6 +30,13 @@ CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out)
     return CUDA_SUCCESS;
 }
 
+uint64_t cuda_be_host_node_id(const CUDA_HOST_NODE_PARAMS *h)
+{
+    if (h->fn != run_host_fn || h->userData == NULL)
+        return 0;
+    return cuda_be_remote->callback_id(h->userData);
+}
+
 static int capturing(CUstream s)
 {
     CUstreamCaptureStatus st;

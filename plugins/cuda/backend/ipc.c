@@ -85,9 +85,7 @@ int cuda_be_ipc_open_event_handle(struct gvs_call *call)
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuIpcOpenEventHandle)(&ev, h);
-    if (r == CUDA_SUCCESS &&
-        gvs_handles_add(cuda_be_remote->handles(), GVS_RH_EVENT, ev, &id) <
-            0) {
+    if (r == CUDA_SUCCESS && cuda_be_event_enter(ev, &id) < 0) {
         (void)CUDA_DRV(cuEventDestroy_v2)(ev);
         r = CUDA_ERROR_OUT_OF_MEMORY;
     }

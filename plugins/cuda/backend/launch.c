@@ -19,10 +19,8 @@
 _Static_assert(sizeof(CUlaunchAttributeValue) == ATTR_VALUE_LEN,
                "a launch attribute's value is 64 bytes on the wire");
 
-/* The attributes of the request, events made the session's own: an
- * attribute that carries a pointer is refused. */
-static CUresult get_attrs(struct apigen_call *c, CUlaunchAttribute *a,
-                          uint32_t n)
+CUresult cuda_be_get_launch_attrs(struct apigen_call *c,
+                                  CUlaunchAttribute *a, uint32_t n)
 {
     CUresult r = CUDA_SUCCESS;
     for (uint32_t i = 0; i < n && c->rc == 0; i++) {
@@ -90,7 +88,8 @@ int cuda_be_launch(struct gvs_call *call)
     if (c.rc == 0 && (form > FORM_EXTRA || plen > CUDA_BE_PARAM_MAX ||
                       nattrs > ATTRS_MAX))
         c.rc = GVS_E_RANGE;
-    CUresult r = c.rc == 0 ? get_attrs(&c, attrs, nattrs) : CUDA_SUCCESS;
+    CUresult r = c.rc == 0 ? cuda_be_get_launch_attrs(&c, attrs, nattrs)
+                            : CUDA_SUCCESS;
     if (apigen_end(&c) < 0)
         return c.rc;
     CUstream s = NULL;
@@ -161,7 +160,8 @@ int cuda_be_occupancy_clusters(struct gvs_call *call)
     apigen_get_u32(&c, &nattrs);
     if (c.rc == 0 && (which > 1 || nattrs > ATTRS_MAX))
         c.rc = GVS_E_RANGE;
-    CUresult r = c.rc == 0 ? get_attrs(&c, attrs, nattrs) : CUDA_SUCCESS;
+    CUresult r = c.rc == 0 ? cuda_be_get_launch_attrs(&c, attrs, nattrs)
+                            : CUDA_SUCCESS;
     if (apigen_end(&c) < 0)
         return c.rc;
     if (r == CUDA_SUCCESS)

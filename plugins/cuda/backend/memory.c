@@ -25,7 +25,10 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
 {
     if (len == 0)
         return CUDA_SUCCESS;
-    if (p + len < p || !is_device(p) || !is_device(p + len - 1))
+    if (p + len < p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((!is_device(p) || !is_device(p + len - 1)) &&
+        !cuda_be_remote->graph_range_has(p, len))
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
 }

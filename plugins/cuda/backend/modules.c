@@ -468,6 +468,48 @@ int cuda_be_func_set_attribute(struct gvs_call *call)
     return c.rc;
 }
 
+uint64_t cuda_be_kernel_id_of(CUkernel kernel, CUfunction func,
+                              struct cuda_be_kernel **k)
+{
+    uint64_t id = 0;
+    void *want = kernel != NULL ? (void *)kernel : (void *)func;
+    int kind = kernel != NULL ? KIND_LIBRARY : KIND_MODULE;
+    if (kernel == NULL) {
+        pthread_mutex_lock(&funcs_lock);
+        uint64_t *known = gvs_u64map_get(&funcs, (uint64_t)(uintptr_t)func);
+        id = known != NULL ? *known : 0;
+        pthread_mutex_unlock(&funcs_lock);
+    }
+    int is_kernel = kernel != NULL;
+    pthread_mutex_lock(&loaded_lock);
+    for (size_t i = 0; id == 0 && i < loaded.n; i++) {
+        const struct cuda_be_library *lib = loaded.e[i].val;
+        for (uint32_t j = 0; id == 0 && j < lib->nkernels; j++) {
+            struct cuda_be_kernel *c = cuda_be_kernel_get(
+                lib->kind == KIND_LIBRARY, lib->kernels[j]);
+            CUfunction f = NULL;
+            if (c == NULL)
+                continue;
+            if (lib->kind == kind && c->handle == want) {
+                id = lib->kernels[j];
+            } else if (kernel == NULL && lib->kind == KIND_LIBRARY &&
+                       (c->handle == (void *)func ||
+                        (CUDA_DRV(cuKernelGetFunction)(&f, c->handle) ==
+                             CUDA_SUCCESS &&
+                         f == func))) {
+                /* A library kernel given as a function, or its function
+                 * in the current context, which the driver may report
+                 * for a node made of the kernel. */
+                id = lib->kernels[j];
+                is_kernel = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&loaded_lock);
+    *k = id != 0 ? cuda_be_kernel_get(is_kernel, id) : NULL;
+    return *k != NULL ? id : 0;
+}
+
 void cuda_be_modules_free(void)
 {
     struct gvs_handles *t = cuda_be_remote->handles();

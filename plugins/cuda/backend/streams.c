@@ -3,12 +3,15 @@
  * to the other. */
 #include "be.h"
 
+#include <pthread.h>
+
 #include <string.h>
 
 #include "apigen_rt.h"
 #include "cuda_ops.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/u64map.h"
 
 /* The handlers run on threads every lane shares, where the driver's
  * CU_STREAM_PER_THREAD would be the handler thread's stream, not the
@@ -107,13 +110,43 @@ CUresult cuda_be_event(uint64_t wire, CUevent *out)
     return CUDA_SUCCESS;
 }
 
+/* The events' ids by CUevent, for the driver's answers that name one
+ * (a graph node's event). */
+static pthread_mutex_t event_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gvs_u64map event_ids;
+
+uint64_t cuda_be_event_id_of(CUevent e)
+{
+    pthread_mutex_lock(&event_ids_lock);
+    void *id = gvs_u64map_get(&event_ids, (uint64_t)(uintptr_t)e);
+    pthread_mutex_unlock(&event_ids_lock);
+    return (uint64_t)(uintptr_t)id;
+}
+
+int cuda_be_event_enter(CUevent e, uint64_t *id)
+{
+    struct gvs_handles *t = cuda_be_remote->handles();
+    if (gvs_handles_add(t, GVS_RH_EVENT, e, id) < 0)
+        return -1;
+    pthread_mutex_lock(&event_ids_lock);
+    int rc = gvs_u64map_put(&event_ids, (uint64_t)(uintptr_t)e,
+                            (void *)(uintptr_t)*id);
+    pthread_mutex_unlock(&event_ids_lock);
+    if (rc < 0)
+        gvs_handles_remove(t, GVS_RH_EVENT, *id);
+    return rc < 0 ? -1 : 0;
+}
+
 /* A new stream or event of the driver's, entered in the table: its id,
  * or CUDA_ERROR_OUT_OF_MEMORY (the object destroyed again). */
 static CUresult enter_object(uint16_t type, void *obj, CUresult r,
                              CUresult (*destroy)(void *), uint64_t *id)
 {
     if (r == CUDA_SUCCESS &&
-        gvs_handles_add(cuda_be_remote->handles(), type, obj, id) < 0) {
+        (type == GVS_RH_EVENT
+             ? cuda_be_event_enter(obj, id)
+             : gvs_handles_add(cuda_be_remote->handles(), type, obj, id)) <
+            0) {
         (void)destroy(obj);
         r = CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -134,6 +167,11 @@ int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
         (obj = gvs_handles_remove(cuda_be_remote->handles(), type, id)) ==
             NULL)
         r = CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS && type == GVS_RH_EVENT) {
+        pthread_mutex_lock(&event_ids_lock);
+        gvs_u64map_remove(&event_ids, (uint64_t)(uintptr_t)obj);
+        pthread_mutex_unlock(&event_ids_lock);
+    }
     if (r == CUDA_SUCCESS)
         r = destroy(obj);
     apigen_put_i32(&c, r);

@@ -106,5 +106,8 @@ CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id);
  * CUDA_ERROR_NOT_INITIALIZED before cuInit. */
 CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
                             uint8_t flags);
+/* The program's function and data of a host node's callback id, as it
+ * gave them: CUDA_ERROR_INVALID_VALUE for an id that is none. */
+CUresult cuda_fe_host_node_params(uint64_t id, CUDA_HOST_NODE_PARAMS *out);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_ops.h"
+#include "gvs/err.h"
 
 CUresult cuda_fe_put_nodes(struct apigen_call *c, const CUgraphNode *nodes,
                            size_t n)
@@ -38,6 +39,7 @@ static CUresult put_kernel(struct apigen_call *c,
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(c, kn->id);
+    apigen_put_u8(c, k->func == NULL);
     apigen_put_u32(c, k->gridDimX);
     apigen_put_u32(c, k->gridDimY);
     apigen_put_u32(c, k->gridDimZ);
@@ -83,7 +85,67 @@ static CUresult put_memcpy(struct apigen_call *c, const CUDA_MEMCPY3D *p)
     apigen_put_u64(c, p->WidthInBytes);
     apigen_put_u64(c, p->Height);
     apigen_put_u64(c, p->Depth);
+    /* Kept for the queries, which the runtime turns back into a kind. */
+    apigen_put_u8(c, (uint8_t)((p->dstMemoryType == CU_MEMORYTYPE_UNIFIED) |
+                               (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED)
+                                   << 1));
     return CUDA_SUCCESS;
+}
+
+/* Most access descriptors the backend takes (cuda.api). */
+#define MAX_ACCESS 64u
+
+static CUresult put_mem_alloc(struct apigen_call *c,
+                              const CUDA_MEM_ALLOC_NODE_PARAMS_v2 *a)
+{
+    const CUmemPoolProps *pp = &a->poolProps;
+    if (a->accessDescCount > MAX_ACCESS ||
+        (a->accessDescCount > 0 && a->accessDescs == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    /* A pointer of the program's: Windows only. */
+    if (pp->win32SecurityAttributes != NULL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_put_i32(c, pp->allocType);
+    apigen_put_i32(c, pp->handleTypes);
+    apigen_put_i32(c, pp->location.type);
+    apigen_put_i32(c, pp->location.id);
+    apigen_put_u64(c, pp->maxSize);
+    apigen_put_u32(c, pp->usage);
+    apigen_put_u64(c, a->bytesize);
+    apigen_put_u32(c, (uint32_t)a->accessDescCount);
+    for (size_t i = 0; i < a->accessDescCount; i++) {
+        apigen_put_i32(c, a->accessDescs[i].location.type);
+        apigen_put_i32(c, a->accessDescs[i].location.id);
+        apigen_put_i32(c, a->accessDescs[i].flags);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* What GRAPH_ADD_NODE's reply adds for p's type (cuda.api) into p: a
+ * memory alloc node's address, known here as device memory from now on;
+ * a conditional node's body graphs. */
+static void get_added(struct apigen_call *c, CUgraphNodeParams *p)
+{
+    uint64_t v = 0;
+    uint32_t n = 0;
+    if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+        apigen_get_u64(c, &v);
+        if (c->rc < 0)
+            return;
+        p->alloc.dptr = v;
+        cuda_fe_mem_note(v, p->alloc.bytesize,
+                         (CUdevice)p->alloc.poolProps.location.id);
+        return;
+    }
+    if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return;
+    apigen_get_u32(c, &n);
+    if (c->rc == 0 && n != p->conditional.size)
+        c->rc = GVS_E_PROTO;
+    for (uint32_t i = 0; c->rc == 0 && i < n; i++) {
+        apigen_get_u64(c, &v);
+        p->conditional.phGraph_out[i] = (CUgraph)(uintptr_t)v;
+    }
 }
 
 static CUresult put_params(struct apigen_call *c, const CUgraphNodeParams *p,
@@ -116,6 +178,22 @@ static CUresult put_params(struct apigen_call *c, const CUgraphNodeParams *p,
             return CUDA_ERROR_NOT_SUPPORTED;
         apigen_put_u64(c, cuda_fe_id(p->graph.graph));
         return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        return put_mem_alloc(c, &p->alloc);
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        apigen_put_u64(c, p->free.dptr);
+        return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+        const CUDA_CONDITIONAL_NODE_PARAMS *k = &p->conditional;
+        if (k->phGraph_out == NULL || k->size == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (k->ctx != NULL && k->ctx != cuda_fe_ctx_current())
+            return CUDA_ERROR_NOT_SUPPORTED;
+        apigen_put_u64(c, k->handle);
+        apigen_put_u32(c, (uint32_t)k->type);
+        apigen_put_u32(c, k->size);
+        return CUDA_SUCCESS;
+    }
     case CU_GRAPH_NODE_TYPE_HOST: {
         /* Host functions run on the client (hostfunc.c), each time the
          * graph runs the node. */
@@ -162,8 +240,10 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
         r = put_params(&c, nodeParams, block);
     if (r == CUDA_SUCCESS)
         r = cuda_fe_run(&c, CUDA_OP_GRAPH_ADD_NODE, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         apigen_get_u64(&c, &id);
+        get_added(&c, nodeParams);
+    }
     r = cuda_fe_end(&c, r);
     if (r == CUDA_SUCCESS)
         *phGraphNode = (CUgraphNode)(uintptr_t)id;
@@ -493,4 +573,37 @@ CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec,
 {
     return set_handle(1, hGraphExec, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
                       childGraph);
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies,
+                                size_t numDependencies,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+    CUgraphNodeParams p;
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    p.alloc.poolProps = nodeParams->poolProps;
+    p.alloc.accessDescs = nodeParams->accessDescs;
+    p.alloc.accessDescCount = nodeParams->accessDescCount;
+    p.alloc.bytesize = nodeParams->bytesize;
+    CUresult r = cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
+                                   numDependencies, &p);
+    if (r == CUDA_SUCCESS)
+        nodeParams->dptr = p.alloc.dptr;
+    return r;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                               const CUgraphNode *dependencies,
+                               size_t numDependencies, CUdeviceptr dptr)
+{
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    p.free.dptr = dptr;
+    return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
+                             numDependencies, &p);
 }

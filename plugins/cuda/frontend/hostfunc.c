@@ -61,6 +61,16 @@ CUresult cuda_fe_host_node(CUhostFn fn, void *user, uint64_t *id)
     return *id != 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+CUresult cuda_fe_host_node_params(uint64_t id, CUDA_HOST_NODE_PARAMS *out)
+{
+    struct gvs_remote_callback cb;
+    if (gvs_remote_callback_find(id, &cb) < 0 || cb.run != run_host_fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    out->fn = (CUhostFn)cb.fn;
+    out->userData = cb.user;
+    return CUDA_SUCCESS;
+}
+
 static CUresult enqueue(CUstream stream, int per_thread, void (*fn)(void),
                         void *user, uint32_t kind, uint32_t flags)
 {

@@ -10,7 +10,9 @@
  * after the node before it; user objects, their destructors run here when the program or a
  * graph lets the last reference go; the thread's capture mode; what is
  * refused (host memory in a copy node, a node of another graph, a
- * destroyed graph).  Prints "ok".
+ * destroyed graph); node parameter queries and kernel node attributes;
+ * graph memory (alloc and free nodes, the device's attributes); a
+ * conditional node and its body.  Prints "ok".
  */
 #include "driver_check.h"
 
@@ -68,6 +70,141 @@ static CUDA_MEMCPY3D d2d(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
     c.Height = 1;
     c.Depth = 1;
     return c;
+}
+
+/* What the nodes of g answer: its memset, kernel (arguments as last
+ * set), copy; kernel node attributes copied from k1 to k2. */
+static void queries(CUgraphNode set, CUgraphNode k1, CUgraphNode cp,
+                    CUgraphNode k2, CUfunction ffill, CUdeviceptr p,
+                    CUdeviceptr q, uint32_t value)
+{
+    CUDA_KERNEL_NODE_PARAMS kq;
+    CHECK(cuGraphKernelNodeGetParams(k1, &kq));
+    EXPECT(kq.func == ffill && kq.gridDimX == 1 && kq.blockDimX == 256 &&
+           kq.kernelParams != NULL && kq.extra == NULL);
+    EXPECT(*(CUdeviceptr *)kq.kernelParams[0] == p &&
+           *(uint32_t *)kq.kernelParams[1] == value &&
+           *(uint32_t *)kq.kernelParams[2] == N);
+    CUDA_MEMSET_NODE_PARAMS mq;
+    CHECK(cuGraphMemsetNodeGetParams(set, &mq));
+    EXPECT(mq.dst == q && mq.value == 100 && mq.elementSize == 4 &&
+           mq.width == N && mq.height == 1);
+    EXPECT(cuGraphMemsetNodeGetParams(k1, &mq) == CUDA_ERROR_INVALID_VALUE);
+    CUDA_MEMCPY3D cq;
+    CHECK(cuGraphMemcpyNodeGetParams(cp, &cq));
+    EXPECT(cq.dstDevice == q && cq.srcDevice == p &&
+           cq.dstMemoryType == CU_MEMORYTYPE_DEVICE &&
+           cq.WidthInBytes == N * sizeof(uint32_t) && cq.Depth == 1);
+    CUkernelNodeAttrValue av;
+    memset(&av, 0, sizeof(av));
+    av.priority = 3;
+    CHECK(cuGraphKernelNodeSetAttribute(k1, CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                                        &av));
+    CHECK(cuGraphKernelNodeCopyAttributes(k2, k1));
+    memset(&av, 0, sizeof(av));
+    CHECK(cuGraphKernelNodeGetAttribute(k2, CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                                        &av));
+    EXPECT(av.priority == 3);
+    EXPECT(cuGraphKernelNodeGetAttribute(set, CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                                         &av) == CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Graph memory: an alloc node's address, device memory to the nodes
+ * after it (a memset, a unified copy out of it) though the driver's
+ * pointer attributes do not know it; a free node; the device's graph
+ * memory attributes. */
+static void graph_memory(CUdeviceptr p)
+{
+    CUgraph g;
+    CUgraphNode alloc, set, cp, fr;
+    CUgraphExec x;
+    CHECK(cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof(ap));
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = N * sizeof(uint32_t);
+    CHECK(cuGraphAddMemAllocNode(&alloc, g, NULL, 0, &ap));
+    EXPECT(ap.dptr != 0);
+    CUDA_MEMSET_NODE_PARAMS mp = {0};
+    mp.dst = ap.dptr;
+    mp.value = 3;
+    mp.elementSize = 4;
+    mp.width = N;
+    mp.height = 1;
+    CHECK(cuGraphAddMemsetNode(&set, g, &alloc, 1, &mp, NULL));
+    CUDA_MEMCPY3D c = d2d(p, ap.dptr, N * sizeof(uint32_t));
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    CHECK(cuGraphAddMemcpyNode(&cp, g, &set, 1, &c, NULL));
+    CHECK(cuGraphAddMemFreeNode(&fr, g, &cp, 1, ap.dptr));
+    CUDA_MEMCPY3D cq;
+    CHECK(cuGraphMemcpyNodeGetParams(cp, &cq));
+    EXPECT(cq.srcDevice == ap.dptr &&
+           cq.srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
+           cq.dstMemoryType == CU_MEMORYTYPE_UNIFIED);
+    CUDA_MEM_ALLOC_NODE_PARAMS aq;
+    CHECK(cuGraphMemAllocNodeGetParams(alloc, &aq));
+    EXPECT(aq.dptr == ap.dptr && aq.bytesize == ap.bytesize &&
+           aq.poolProps.allocType == CU_MEM_ALLOCATION_TYPE_PINNED &&
+           aq.accessDescCount == 0);
+    CUdeviceptr fp = 0;
+    CHECK(cuGraphMemFreeNodeGetParams(fr, &fp));
+    EXPECT(fp == ap.dptr);
+    EXPECT(cuGraphMemFreeNodeGetParams(alloc, &fp) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphInstantiate(&x, g, 0));
+    CHECK(cuGraphLaunch(x, NULL));
+    CHECK(cuCtxSynchronize());
+    expect_all(p, 3);
+    cuuint64_t used = 0;
+    CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+                                       &used));
+    EXPECT(used >= N * sizeof(uint32_t));
+    CHECK(cuGraphExecDestroy(x));
+    CHECK(cuGraphDestroy(g));
+    CHECK(cuDeviceGraphMemTrim(0));
+    used = 0;
+    CHECK(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+                                       &used));
+    used = 1;
+    EXPECT(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+                                        &used) == CUDA_ERROR_INVALID_VALUE);
+}
+
+/* A conditional node: its handle, the body graph CUDA made, which the
+ * program fills through its id. */
+static void conditional(CUcontext ctx)
+{
+    CUgraph g, body[1] = {NULL};
+    CUgraphNode cond, inner;
+    CUgraphExec x;
+    CUgraphConditionalHandle h = 0;
+    CHECK(cuGraphCreate(&g, 0));
+    CHECK(cuGraphConditionalHandleCreate(&h, g, ctx, 1,
+                                         CU_GRAPH_COND_ASSIGN_DEFAULT));
+    EXPECT(h != 0);
+    CUgraphNodeParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    cp.conditional.handle = h;
+    cp.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    cp.conditional.size = 1;
+    cp.conditional.phGraph_out = body;
+    cp.conditional.ctx = ctx;
+    CHECK(cuGraphAddNode(&cond, g, NULL, NULL, 0, &cp));
+    EXPECT(body[0] != NULL && body[0] != g);
+    CHECK(cuGraphAddEmptyNode(&inner, body[0], NULL, 0));
+    size_t count = 0;
+    CHECK(cuGraphGetNodes(body[0], NULL, &count));
+    EXPECT(count == 1);
+    cp.conditional.size = 0;
+    EXPECT(cuGraphAddNode(&cond, g, NULL, NULL, 0, &cp) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphInstantiate(&x, g, 0));
+    CHECK(cuGraphLaunch(x, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuGraphExecDestroy(x));
+    CHECK(cuGraphDestroy(g));
 }
 
 int main(void)
@@ -177,6 +314,7 @@ int main(void)
     CHECK(cuGraphLaunch(x2, NULL));
     CHECK(cuCtxSynchronize());
     expect_all(q, 22);
+    queries(set, k1, cp, k2, ffill, p, q, value);
 
     /* A library's kernel (CUkernel) in a node of its own graph. */
     CUlibrary lib;
@@ -219,6 +357,9 @@ int main(void)
     CHECK(cuGraphLaunch(x4, NULL));
     CHECK(cuCtxSynchronize());
     EXPECT(atomic_load(&host_runs) == 2);
+    CUDA_HOST_NODE_PARAMS hq = {NULL, &hq};
+    CHECK(cuGraphHostNodeGetParams(hn, &hq));
+    EXPECT(hq.fn == on_host_node && hq.userData == NULL);
     CHECK(cuGraphExecHostNodeSetParams(x4, hn, &hp));
     CHECK(cuGraphLaunch(x4, NULL));
     CHECK(cuCtxSynchronize());
@@ -283,6 +424,8 @@ int main(void)
     m = (CUstreamCaptureMode)7;
     EXPECT(cuThreadExchangeStreamCaptureMode(&m) == CUDA_ERROR_INVALID_VALUE);
 
+    graph_memory(p);
+    conditional(ctx);
     CHECK(cuMemFree(p));
     CHECK(cuMemFree(q));
     CHECK(cuModuleUnload(mod));

@@ -964,9 +964,50 @@ struct mock_node {
     unsigned value;
     CUhostFn host;
     void *user;
+    void *args[3]; /* a kernel's, into params, as queries answer them */
+    int priority;  /* the one kernel node attribute the mock keeps */
+    CUmemorytype types[2]; /* a copy's destination and source */
     unsigned ndeps;
     const struct mock_node *deps[4];
 };
+
+/* Graph memory: a memory alloc node's bytes, which the mock's pointer
+ * attributes do not know (as CUDA's do not while no graph runs them);
+ * kept until the worker exits. */
+#define MOCK_GRAPH_MEM 16
+static struct {
+    uint8_t *p;
+    size_t n;
+} graph_mem[MOCK_GRAPH_MEM];
+
+static int graph_mem_of(CUdeviceptr p)
+{
+    for (int i = 0; i < MOCK_GRAPH_MEM; i++)
+        if (graph_mem[i].p != NULL &&
+            p >= (CUdeviceptr)(uintptr_t)graph_mem[i].p &&
+            p < (CUdeviceptr)(uintptr_t)graph_mem[i].p + graph_mem[i].n)
+            return i;
+    return -1;
+}
+
+static CUresult graph_mem_alloc(size_t n, CUdeviceptr *p)
+{
+    for (int i = 0; i < MOCK_GRAPH_MEM; i++)
+        if (graph_mem[i].p == NULL) {
+            if (n == 0 || (graph_mem[i].p = calloc(1, n)) == NULL)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            graph_mem[i].n = n;
+            *p = (CUdeviceptr)(uintptr_t)graph_mem[i].p;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Device memory a node may name: an allocation or graph memory. */
+static int node_mem(CUdeviceptr p)
+{
+    return alloc_of(p) >= 0 || graph_mem_of(p) >= 0;
+}
 
 struct mock_graph {
     unsigned n;
@@ -1067,8 +1108,37 @@ static struct mock_graph *graph_of_node(const struct mock_node *n)
     return NULL;
 }
 
+/* Conditional nodes: a handle the mock handed out, in the current
+ * context, of one or two bodies (not run: the mock's graphs run their
+ * own nodes only); the bodies stay until the worker exits. */
+static unsigned long long cond_handles;
+
+static CUresult mock_cond_handle(CUgraphConditionalHandle *h, CUgraph g,
+                                 CUcontext ctx, unsigned value,
+                                 unsigned flags)
+{
+    (void)value;
+    if (g == NULL || ctx != current || flags > CU_GRAPH_COND_ASSIGN_DEFAULT)
+        return CUDA_ERROR_INVALID_VALUE;
+    *h = ++cond_handles;
+    return CUDA_SUCCESS;
+}
+
+static CUresult conditional_of(const CUDA_CONDITIONAL_NODE_PARAMS *k,
+                               struct mock_node *n)
+{
+    if (k->handle == 0 || k->handle > cond_handles || k->ctx != current ||
+        k->size == 0 || k->size > 2 || k->phGraph_out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < k->size; i++)
+        if (mock_graph_create(&k->phGraph_out[i], 0) != CUDA_SUCCESS)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+    n->value = (unsigned)k->handle;
+    return CUDA_SUCCESS;
+}
+
 /* The node's parameters from the driver's generic ones. */
-static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
+static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
 {
     memset(n, 0, sizeof(*n));
     n->type = p->type;
@@ -1099,18 +1169,23 @@ static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
     }
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
         const CUDA_MEMCPY3D *c = &p->memcpy.copyParams;
-        if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-            c->dstMemoryType != CU_MEMORYTYPE_DEVICE || c->Depth != 1 ||
-            c->Height != 1 || alloc_of(c->dstDevice) < 0 ||
-            alloc_of(c->srcDevice) < 0)
+        if ((c->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
+             c->srcMemoryType != CU_MEMORYTYPE_UNIFIED) ||
+            (c->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
+             c->dstMemoryType != CU_MEMORYTYPE_UNIFIED) ||
+            c->Depth != 1 ||
+            c->Height != 1 || !node_mem(c->dstDevice) ||
+            !node_mem(c->srcDevice))
             return CUDA_ERROR_INVALID_VALUE;
         n->dst = c->dstDevice;
         n->src = c->srcDevice;
         n->width = c->WidthInBytes;
+        n->types[0] = c->dstMemoryType;
+        n->types[1] = c->srcMemoryType;
         return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_MEMSET:
-        if (p->memset.elementSize != 4 || alloc_of(p->memset.dst) < 0)
+        if (p->memset.elementSize != 4 || !node_mem(p->memset.dst))
             return CUDA_ERROR_INVALID_VALUE;
         n->dst = p->memset.dst;
         n->width = p->memset.width;
@@ -1126,9 +1201,188 @@ static CUresult node_of(const CUgraphNodeParams *p, struct mock_node *n)
         return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_EMPTY:
         return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        if (p->alloc.poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+            return CUDA_ERROR_INVALID_VALUE;
+        n->width = p->alloc.bytesize;
+        if (graph_mem_alloc(n->width, &n->dst) != CUDA_SUCCESS)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        p->alloc.dptr = n->dst;
+        return CUDA_SUCCESS;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        n->dst = p->free.dptr;
+        return graph_mem_of(n->dst) >= 0 ? CUDA_SUCCESS
+                                         : CUDA_ERROR_INVALID_VALUE;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        return conditional_of(&p->conditional, n);
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
     }
+}
+
+/* Node queries, as CUDA answers them: the node's type, else
+ * CUDA_ERROR_INVALID_VALUE. */
+static const struct mock_node *typed_node(CUgraphNode node,
+                                          CUgraphNodeType type)
+{
+    const struct mock_node *n = (const struct mock_node *)node;
+    return n != NULL && n->type == type ? n : NULL;
+}
+
+static CUresult mock_node_type(CUgraphNode node, CUgraphNodeType *type)
+{
+    *type = ((const struct mock_node *)node)->type;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_kernel_params(CUgraphNode node,
+                                   CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    struct mock_node *n =
+        (struct mock_node *)typed_node(node, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct mock_kernel *k = kernel_of(n->f);
+    for (unsigned i = 0; i < k->nparams; i++)
+        n->args[i] = n->params + k->offset[i];
+    memset(p, 0, sizeof(*p));
+    p->func = n->f;
+    p->gridDimX = n->grid;
+    p->gridDimY = p->gridDimZ = 1;
+    p->blockDimX = n->block;
+    p->blockDimY = p->blockDimZ = 1;
+    p->kernelParams = n->args;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_memset_params(CUgraphNode node,
+                                   CUDA_MEMSET_NODE_PARAMS *p)
+{
+    const struct mock_node *n = typed_node(node, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUDA_MEMSET_NODE_PARAMS){n->dst, n->pitch, n->value, 4, n->width,
+                                   n->rows};
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_memcpy_params(CUgraphNode node, CUDA_MEMCPY3D *p)
+{
+    const struct mock_node *n = typed_node(node, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof(*p));
+    p->dstMemoryType = n->types[0];
+    p->srcMemoryType = n->types[1];
+    p->srcDevice = n->src;
+    p->dstDevice = n->dst;
+    p->WidthInBytes = n->width;
+    p->Height = p->Depth = 1;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_host_params(CUgraphNode node, CUDA_HOST_NODE_PARAMS *p)
+{
+    const struct mock_node *n = typed_node(node, CU_GRAPH_NODE_TYPE_HOST);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUDA_HOST_NODE_PARAMS){n->host, n->user};
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_alloc_params(CUgraphNode node,
+                                  CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    const struct mock_node *n =
+        typed_node(node, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof(*p));
+    p->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p->bytesize = n->width;
+    p->dptr = n->dst;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_free_params(CUgraphNode node, CUdeviceptr *p)
+{
+    const struct mock_node *n = typed_node(node, CU_GRAPH_NODE_TYPE_MEM_FREE);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = n->dst;
+    return CUDA_SUCCESS;
+}
+
+/* Kernel node attributes: the priority alone. */
+static CUresult mock_node_attr(CUgraphNode node, CUkernelNodeAttrID attr,
+                               CUkernelNodeAttrValue *v, int set)
+{
+    struct mock_node *n =
+        (struct mock_node *)typed_node(node, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (n == NULL || attr != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (set)
+        n->priority = v->priority;
+    else
+        v->priority = n->priority;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_get_node_attr(CUgraphNode node, CUkernelNodeAttrID attr,
+                                   CUkernelNodeAttrValue *v)
+{
+    return mock_node_attr(node, attr, v, 0);
+}
+
+static CUresult mock_set_node_attr(CUgraphNode node, CUkernelNodeAttrID attr,
+                                   const CUkernelNodeAttrValue *v)
+{
+    return mock_node_attr(node, attr, (CUkernelNodeAttrValue *)v, 1);
+}
+
+static CUresult mock_copy_node_attrs(CUgraphNode dst, CUgraphNode src)
+{
+    struct mock_node *d =
+        (struct mock_node *)typed_node(dst, CU_GRAPH_NODE_TYPE_KERNEL);
+    const struct mock_node *s = typed_node(src, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (d == NULL || s == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    d->priority = s->priority;
+    return CUDA_SUCCESS;
+}
+
+/* A device's graph memory: every attribute is the bytes graph memory
+ * holds; the high watermarks can be set to 0 (ignored here). */
+static CUresult mock_graph_mem_get(CUdevice dev, CUgraphMem_attribute attr,
+                                   void *v)
+{
+    cuuint64_t bytes = 0;
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if ((unsigned)attr > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MOCK_GRAPH_MEM; i++)
+        bytes += graph_mem[i].n;
+    *(cuuint64_t *)v = bytes;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_graph_mem_set(CUdevice dev, CUgraphMem_attribute attr,
+                                   void *v)
+{
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return (attr == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH ||
+            attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) &&
+                   *(cuuint64_t *)v == 0
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult mock_graph_mem_trim(CUdevice dev)
+{
+    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 static CUresult mock_graph_add(CUgraphNode *out, CUgraph g,
@@ -1409,6 +1663,20 @@ static void fill_rest(void)
     mock_peer_fill();
     mock_link_fill();
     mock_batch_fill();
+    cuda_be_drv.cuGraphNodeGetType = mock_node_type;
+    cuda_be_drv.cuGraphKernelNodeGetParams_v2 = mock_kernel_params;
+    cuda_be_drv.cuGraphMemsetNodeGetParams = mock_memset_params;
+    cuda_be_drv.cuGraphMemcpyNodeGetParams = mock_memcpy_params;
+    cuda_be_drv.cuGraphHostNodeGetParams = mock_host_params;
+    cuda_be_drv.cuGraphMemAllocNodeGetParams = mock_alloc_params;
+    cuda_be_drv.cuGraphMemFreeNodeGetParams = mock_free_params;
+    cuda_be_drv.cuGraphKernelNodeGetAttribute = mock_get_node_attr;
+    cuda_be_drv.cuGraphKernelNodeSetAttribute = mock_set_node_attr;
+    cuda_be_drv.cuGraphKernelNodeCopyAttributes = mock_copy_node_attrs;
+    cuda_be_drv.cuDeviceGetGraphMemAttribute = mock_graph_mem_get;
+    cuda_be_drv.cuDeviceSetGraphMemAttribute = mock_graph_mem_set;
+    cuda_be_drv.cuDeviceGraphMemTrim = mock_graph_mem_trim;
+    cuda_be_drv.cuGraphConditionalHandleCreate = mock_cond_handle;
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

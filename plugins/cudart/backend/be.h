@@ -170,10 +170,6 @@ void be_notifications_release(void);
  * device one is expected is undefined, and a host address here would be
  * one of the worker's. */
 cudaError_t be_check_device_range(uint64_t p, uint64_t len);
-/* Records a graph allocation's device range (an alloc node's): it is
- * device memory to be_check_device_range though nothing is mapped there
- * until the graph runs. */
-void be_graph_range_add(uint64_t p, uint64_t len);
 
 /* The module with this id, or NULL if there is none or it was unloaded
  * (a protocol violation: the frontend only sends ids it was given).

@@ -105,7 +105,8 @@ int cudart_be_graph_add_mem_alloc(struct gvs_call *call)
         }
         apigen_put_i32(&c, e);
         if (e == cudaSuccess) {
-            be_graph_range_add((uint64_t)(uintptr_t)p.dptr, p.bytesize);
+            be_remote->graph_range_add((uint64_t)(uintptr_t)p.dptr,
+                                       p.bytesize);
             apigen_put_u64(&c, nid);
             apigen_put_u64(&c, (uint64_t)(uintptr_t)p.dptr);
         }

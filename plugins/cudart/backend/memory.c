@@ -1,7 +1,5 @@
 #include "be.h"
 
-#include <pthread.h>
-
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
@@ -19,39 +17,6 @@ static int is_device_memory(uint64_t p)
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
-/* Graph allocations' ranges: device addresses CUDA reserved, which stay
- * device addresses whatever happens to the graph.  Bounded: past the
- * bound a range is simply not known, and nodes on it are refused. */
-#define GRAPH_RANGES_MAX 4096
-static struct {
-    uint64_t p, len;
-} graph_ranges[GRAPH_RANGES_MAX];
-static unsigned ngraph_ranges;
-static pthread_mutex_t graph_ranges_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void be_graph_range_add(uint64_t p, uint64_t len)
-{
-    pthread_mutex_lock(&graph_ranges_lock);
-    if (ngraph_ranges < GRAPH_RANGES_MAX && p + len > p) {
-        graph_ranges[ngraph_ranges].p = p;
-        graph_ranges[ngraph_ranges].len = len;
-        ngraph_ranges++;
-    }
-    pthread_mutex_unlock(&graph_ranges_lock);
-}
-
-static int in_graph_range(uint64_t p, uint64_t len)
-{
-    int in = 0;
-    pthread_mutex_lock(&graph_ranges_lock);
-    for (unsigned i = 0; i < ngraph_ranges && !in; i++)
-        in = p >= graph_ranges[i].p &&
-             p - graph_ranges[i].p <= graph_ranges[i].len &&
-             len <= graph_ranges[i].len - (p - graph_ranges[i].p);
-    pthread_mutex_unlock(&graph_ranges_lock);
-    return in;
-}
-
 cudaError_t be_check_device_range(uint64_t p, uint64_t len)
 {
     if (len == 0)
@@ -59,7 +24,7 @@ cudaError_t be_check_device_range(uint64_t p, uint64_t len)
     if (p + len < p)
         return cudaErrorInvalidValue;
     if ((!is_device_memory(p) || !is_device_memory(p + len - 1)) &&
-        !in_graph_range(p, len))
+        !be_remote->graph_range_has(p, len))
         return cudaErrorInvalidValue;
     return cudaSuccess;
 }

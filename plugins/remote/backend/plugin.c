@@ -79,6 +79,8 @@ static const struct gvs_remote_be api = {
     .shared_release = remote_be_shared_release,
     .stage_d2h = remote_be_stage_d2h,
     .stage_release = remote_be_stage_release,
+    .graph_range_add = remote_be_graph_range_add,
+    .graph_range_has = remote_be_graph_range_has,
 };
 
 /* Request: u64 context id. */

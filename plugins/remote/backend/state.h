@@ -35,6 +35,10 @@ int remote_be_exec_add(void *x, uint64_t *id);
 void *remote_be_exec_get(uint64_t id);
 void remote_be_exec_forget(uint64_t id);
 
+/* graph_ranges.c */
+void remote_be_graph_range_add(uint64_t p, uint64_t len);
+int remote_be_graph_range_has(uint64_t p, uint64_t len);
+
 /* user_objects.c */
 void remote_be_user_objects_open(const struct gvs_host_api *host,
                                  struct gvs_session *session);
