@@ -310,6 +310,8 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_STREAM_ATTRIBUTE, "cqi", {0, 0, 3}, 0},
     {CUDA_OP_cuFuncSetSharedMemConfig, "qi", {H, 0}, 0},
     {CUDA_OP_cuStreamCopyAttributes, "qq", {0, H}, 0},
+    {CUDA_OP_cuCtxGetSharedMemConfig, "", {0}, 0},
+    {CUDA_OP_cuCtxSetSharedMemConfig, "i", {CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE}, 0},
     {CUDA_OP_OCCUPANCY_CLUSTERS, "cqiiiiiiiqi", {0, H, 1, 1, 1, 128, 1, 1, 0, 0, 0}, 0},
     {CUDA_OP_HOST_FUNC, "qqii", {H, 1, 1, 0}, 0},
     {CUDA_OP_cuStreamGetId, "q", {H}, 0},
