@@ -25,6 +25,9 @@ struct cuda_be_node_buf {
     void *extra[5];
     CUmemAccessDesc access[CUDA_BE_MAX_ACCESS];
     CUgraph *bodies; /* a conditional node's, as CUDA fills them */
+    /* A host node's record of the client's callback, freed with the
+     * buffer unless CUDA took it (the caller then sets it NULL). */
+    struct gvs_remote_callback *host;
 };
 
 /* Caller holds the layer's graphs lock.  Decodes a node's parameters

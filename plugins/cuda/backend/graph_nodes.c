@@ -279,6 +279,7 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
     memset(p, 0, sizeof(*p));
     nb->args = NULL;
     nb->bodies = NULL;
+    nb->host = NULL;
     apigen_get_u8(c, &type);
     if (c->rc < 0)
         return CUDA_SUCCESS;
@@ -299,11 +300,15 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
             return CUDA_SUCCESS;
         /* eventWait and eventRecord are one CUevent at the same place. */
         return cuda_be_event(id, &p->eventRecord.event);
-    case CU_GRAPH_NODE_TYPE_HOST:
+    case CU_GRAPH_NODE_TYPE_HOST: {
         apigen_get_u64(c, &id);
         if (c->rc < 0)
             return CUDA_SUCCESS;
-        return cuda_be_host_node(id, &p->host);
+        CUresult r = cuda_be_host_node(id, &p->host);
+        if (r == CUDA_SUCCESS)
+            nb->host = p->host.userData;
+        return r;
+    }
     case CU_GRAPH_NODE_TYPE_GRAPH: {
         apigen_get_u64(c, &id);
         if (c->rc < 0)
@@ -334,4 +339,7 @@ void cuda_be_node_buf_free(struct cuda_be_node_buf *nb)
     nb->args = NULL;
     gvs_free(nb->bodies);
     nb->bodies = NULL;
+    if (nb->host != NULL)
+        cuda_be_remote->callback_free(nb->host);
+    nb->host = NULL;
 }

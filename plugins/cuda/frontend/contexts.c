@@ -141,6 +141,20 @@ void cuda_fe_ctx_fork_child(void)
     gvs_u64map_clear(&known);
 }
 
+/* A thread's stack goes when the thread does. */
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void stack_free(void *s)
+{
+    gvs_free(s);
+}
+
+static void stack_key_init(void)
+{
+    (void)pthread_key_create(&stack_key, stack_free);
+}
+
 static CUresult push(CUcontext ctx)
 {
     adopted = 0;
@@ -149,6 +163,8 @@ static CUresult push(CUcontext ctx)
         CUcontext *s = gvs_realloc(stack, n * sizeof(*s));
         if (s == NULL)
             return CUDA_ERROR_OUT_OF_MEMORY;
+        pthread_once(&stack_once, stack_key_init);
+        (void)pthread_setspecific(stack_key, s);
         stack = s;
         cap = n;
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mock_driver.h"
 
@@ -279,16 +280,29 @@ static int alloc_of(CUdeviceptr p)
     return -1;
 }
 
+/* Like a GPU's, "device" addresses come from a range of their own, away
+ * from where a client's heap would be: the client maps its shadows of
+ * managed memory at the same addresses (the layer's), which a heap
+ * address of the worker may hold in the client too (the ASan build's
+ * allocator puts both processes' heaps at the same place). */
+static uintptr_t next_va = (uintptr_t)0x520000000000ull;
+
 static CUresult mock_alloc(CUdeviceptr *p, size_t n)
 {
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     for (int i = 0; i < MOCK_ALLOCS; i++)
         if (allocs[i].p == NULL) {
-            if ((allocs[i].p = calloc(1, n)) == NULL)
+            size_t len = n ? n : 1;
+            void *m = mmap((void *)next_va, len, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+                           0);
+            if (m == MAP_FAILED)
                 return CUDA_ERROR_OUT_OF_MEMORY;
+            next_va += (len + ((size_t)2 << 20)) & ~(((size_t)2 << 20) - 1);
+            allocs[i].p = m;
             allocs[i].n = n;
-            *p = (CUdeviceptr)(uintptr_t)allocs[i].p;
+            *p = (CUdeviceptr)(uintptr_t)m;
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -523,7 +537,7 @@ static CUresult mock_free(CUdeviceptr p)
     int i = alloc_of(p);
     if (i < 0 || (CUdeviceptr)(uintptr_t)allocs[i].p != p)
         return CUDA_ERROR_INVALID_VALUE;
-    free(allocs[i].p);
+    munmap(allocs[i].p, allocs[i].n ? allocs[i].n : 1);
     allocs[i].p = NULL;
     return CUDA_SUCCESS;
 }
