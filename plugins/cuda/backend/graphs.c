@@ -144,7 +144,7 @@ int cuda_be_graph_add_node(struct gvs_call *call)
     uint64_t id, nid = 0;
     uint32_t ndeps;
     struct gvs_remote_graph *g = NULL;
-    struct cuda_be_node_buf *nb = gvs_malloc(sizeof(*nb));
+    struct cuda_be_node_buf *nb = gvs_calloc(1, sizeof(*nb));
     CUgraphNodeParams p;
     CUgraphNode node = NULL;
     if (nb == NULL)
@@ -184,7 +184,7 @@ int cuda_be_node_set_params(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t xid, nid;
-    struct cuda_be_node_buf *nb = gvs_malloc(sizeof(*nb));
+    struct cuda_be_node_buf *nb = gvs_calloc(1, sizeof(*nb));
     CUgraphNodeParams p;
     if (nb == NULL)
         return GVS_E_NOMEM;
@@ -272,16 +272,21 @@ int cuda_be_graph_exec_update(struct gvs_call *call)
     CUresult r = enter_graph(call, gid, &g);
     if (r == CUDA_SUCCESS)
         r = cuda_be_graph_exec(xid, &x);
-    if (r == CUDA_SUCCESS) {
+    int updated = r == CUDA_SUCCESS;
+    if (updated) {
         r = CUDA_DRV(cuGraphExecUpdate_v2)(x, g->g, &info);
         err = cuda_be_remote->node_id(g, info.errorNode);
         from = cuda_be_remote->node_id(g, info.errorFromNode);
     }
     cuda_be_remote->graphs_unlock();
     apigen_put_i32(&c, r);
-    apigen_put_i32(&c, info.result);
-    apigen_put_u64(&c, err);
-    apigen_put_u64(&c, from);
+    /* The driver's result info comes with its failed update too; an
+     * update of objects the session does not hold is the bare result. */
+    if (updated) {
+        apigen_put_i32(&c, info.result);
+        apigen_put_u64(&c, err);
+        apigen_put_u64(&c, from);
+    }
     return c.rc;
 }
 

@@ -156,11 +156,14 @@ static void put_log(struct apigen_call *c, const char *log, size_t size)
 /* The report (cuda.api) of l, an empty one without. */
 static void put_report(struct apigen_call *c, const struct cuda_be_link *l)
 {
-    apigen_put_u32(c, l != NULL ? l->n : 0);
-    for (unsigned i = 0; l != NULL && i < l->n; i++)
+    /* No link state, no report: the bare failure, as every op's. */
+    if (l == NULL)
+        return;
+    apigen_put_u32(c, l->n);
+    for (unsigned i = 0; i < l->n; i++)
         apigen_put_u64(c, out_value(l, i));
-    put_log(c, l != NULL ? l->log[0] : NULL, l != NULL ? l->log_size[0] : 0);
-    put_log(c, l != NULL ? l->log[1] : NULL, l != NULL ? l->log_size[1] : 0);
+    put_log(c, l->log[0], l->log_size[0]);
+    put_log(c, l->log[1], l->log_size[1]);
 }
 
 /* Request: options.  Reply: i32, u64 id. */

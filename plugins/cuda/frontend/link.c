@@ -178,11 +178,13 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
 }
 
 /* Runs a step whose reply is i32 and a report, the report taken into
- * the program's buffers. */
+ * the program's buffers; a failure without a link state to report on
+ * (an id the backend does not hold) has none. */
 static CUresult run_step(struct apigen_call *c, uint16_t op, uint64_t id)
 {
     CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
-    if (c->get != NULL && c->rc == 0) {
+    if (c->get != NULL && c->rc == 0 &&
+        (r == CUDA_SUCCESS || gvs_buf_len(c->get) > 0)) {
         pthread_mutex_lock(&lock);
         take_report(c, gvs_u64map_get(&links, id));
         pthread_mutex_unlock(&lock);
