@@ -3,11 +3,8 @@
  * callbacks by id, run on the client's notify thread when the backend's
  * CALLBACK_RUN comes; CALLBACK_DONE then lets the stream go on.
  */
-#include <pthread.h>
-
 #include "gvs/client.h"
 #include "gvs/mem.h"
-#include "gvs/u64map.h"
 #include "gvs_remote.h"
 #include "remote_fe.h"
 #include "remote_ops.h"
@@ -15,61 +12,25 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* Callbacks enqueued and not yet run (or a graph's, kept), by id. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gvs_u64map pending;
-static uint64_t last_id;
-
-/* A forked child has a new session, where none of these will run. */
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-static void fork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void fork_child(void)
-{
-    for (size_t i = 0; i < pending.n; i++)
-        gvs_free(pending.e[i].val);
-    gvs_u64map_clear(&pending);
-    pthread_mutex_unlock(&lock);
-}
+static struct remote_records pending = REMOTE_RECORDS_INIT;
 
 EXPORT uint64_t gvs_remote_callback_add(const struct gvs_remote_callback *cb)
 {
     struct gvs_remote_callback *c = gvs_malloc(sizeof(*c));
-    uint64_t id = 0;
-    if (c == NULL)
-        return 0;
-    *c = *cb;
-    pthread_mutex_lock(&lock);
-    if (gvs_u64map_put(&pending, last_id + 1, c) == 0)
-        id = ++last_id;
-    pthread_mutex_unlock(&lock);
-    if (id == 0)
-        gvs_free(c);
-    return id;
+    if (c != NULL)
+        *c = *cb;
+    return remote_records_add(&pending, c);
 }
 
 EXPORT void gvs_remote_callback_drop(uint64_t id)
 {
-    pthread_mutex_lock(&lock);
-    gvs_free(gvs_u64map_remove(&pending, id));
-    pthread_mutex_unlock(&lock);
+    gvs_free(remote_records_take(&pending, id));
 }
 
 EXPORT int gvs_remote_callback_find(uint64_t id,
                                     struct gvs_remote_callback *out)
 {
-    pthread_mutex_lock(&lock);
-    struct gvs_remote_callback *c = gvs_u64map_get(&pending, id);
-    if (c != NULL)
-        *out = *c;
-    pthread_mutex_unlock(&lock);
-    return c != NULL ? 0 : -1;
+    return remote_records_copy(&pending, id, out, sizeof(*out));
 }
 
 /* A copy of id's record, which leaves the table unless keep: 0 or -1. */
@@ -77,9 +38,7 @@ static int take(uint64_t id, int keep, struct gvs_remote_callback *out)
 {
     if (keep)
         return gvs_remote_callback_find(id, out);
-    pthread_mutex_lock(&lock);
-    struct gvs_remote_callback *c = gvs_u64map_remove(&pending, id);
-    pthread_mutex_unlock(&lock);
+    struct gvs_remote_callback *c = remote_records_take(&pending, id);
     if (c != NULL)
         *out = *c;
     gvs_free(c);
@@ -121,6 +80,5 @@ static void on_notify(uint16_t op, struct gvs_buf *body, void *arg)
 
 int remote_fe_callbacks_init(void)
 {
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
     return gvs_client_on_notify(REMOTE_PLUGIN_ID, on_notify, NULL);
 }

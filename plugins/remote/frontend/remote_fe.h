@@ -7,7 +7,32 @@
 #ifndef REMOTE_FE_H
 #define REMOTE_FE_H
 
+#include <pthread.h>
+#include <string.h>
+
+#include "gvs/u64map.h"
 #include "gvs_remote.h"
+
+/* records.c: a table of records of the program's (gvs_malloc'd, owned
+ * by the table), by ids from 1 up, never reused in the session; a forked
+ * child's tables are empty.  Thread-safe.  Define one with
+ * REMOTE_RECORDS_INIT. */
+struct remote_records {
+    pthread_mutex_t lock;
+    struct gvs_u64map map;
+    uint64_t last_id;
+    int listed;
+    struct remote_records *next;
+};
+#define REMOTE_RECORDS_INIT {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0, NULL}
+/* Takes rec (freed on failure); its id, 0 when out of memory or rec is
+ * NULL. */
+uint64_t remote_records_add(struct remote_records *t, void *rec);
+/* Removes id's record and hands it to the caller; NULL when none. */
+void *remote_records_take(struct remote_records *t, uint64_t id);
+/* Copies id's record, size bytes, into out: 0, or -1 when none. */
+int remote_records_copy(struct remote_records *t, uint64_t id, void *out,
+                        size_t size);
 
 /* output.c: device printf and assert output reaches the program's
  * stdout and stderr.  0 or a negative GVS_E_* code. */
