@@ -120,6 +120,12 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     p->WidthInBytes = w;
     p->Height = h;
     p->Depth = d;
+    /* The lane's context, the caller's (the frontend sends no other):
+     * without one CUDA finds a side's by its address, which a graph
+     * allocation's has not while the graph is not running. */
+    CUresult cr = CUDA_DRV(cuCtxGetCurrent)(&m->copyCtx);
+    if (cr != CUDA_SUCCESS)
+        return cr;
     /* Every row of the box lies in the rectangle of rows it spans. */
     uint64_t drows = box_rows(dheight, h, d), srows = box_rows(sheight, h, d);
     if (w == 0 || drows == 0 || srows == 0)
@@ -145,6 +151,9 @@ static CUresult get_memset(struct apigen_call *c,
     m->pitch = pitch;
     m->width = w;
     m->height = h;
+    CUresult cr = CUDA_DRV(cuCtxGetCurrent)(&m->ctx);
+    if (cr != CUDA_SUCCESS)
+        return cr;
     if (m->elementSize != 1 && m->elementSize != 2 && m->elementSize != 4)
         return CUDA_ERROR_INVALID_VALUE;
     if (w > UINT64_MAX / m->elementSize)

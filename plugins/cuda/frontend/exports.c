@@ -11,6 +11,8 @@
  */
 #include "exports.h"
 
+#include "gvs_remote.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -60,14 +62,47 @@ struct fatbinc_wrapper {
 
 #define FATBINC_MAGIC 0x466243b1u
 
-/* [1] (CUmodule *, wrapper *): the wrapped fatbinary's module. */
+/* An -rdc program's units, linked again from their own images (each a
+ * fatbinary whose PTX the link compiles for this GPU), as the driver
+ * links them: through the frontend's own cuLink*, remoted. */
+static CUresult link_units(CUmodule *module, const void *const *units)
+{
+    CUlinkState link;
+    void *cubin;
+    size_t size;
+    CUresult r = cuLinkCreate_v2(0, NULL, NULL, &link);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (size_t i = 0; r == CUDA_SUCCESS && units[i] != NULL; i++) {
+        const uint8_t *start;
+        size_t n = gvs_remote_image_size(units[i], &start);
+        r = n == 0 ? CUDA_ERROR_INVALID_IMAGE
+                   : cuLinkAddData_v2(link, CU_JIT_INPUT_FATBINARY,
+                                      (void *)start, n, NULL, 0, NULL, NULL);
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuLinkComplete(link, &cubin, &size);
+    if (r == CUDA_SUCCESS)
+        r = cuModuleLoadData(module, cubin);
+    (void)cuLinkDestroy(link);
+    return r;
+}
+
+/* [1] (CUmodule *, wrapper *): the wrapped fatbinary's module.  A
+ * version 2 wrapper (nvcc's link.stub) is an -rdc program's
+ * device-linked image, followed by its units' images: where the linked
+ * image holds no code for this GPU, the units are linked again. */
 static CUresult load_wrapper(CUmodule *module, const struct fatbinc_wrapper *w)
 {
     if (module == NULL || w == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (w->magic != FATBINC_MAGIC)
         return CUDA_ERROR_INVALID_IMAGE;
-    return cuModuleLoadFatBinary(module, w->fatbin);
+    CUresult r = cuModuleLoadFatBinary(module, w->fatbin);
+    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && w->version == 2 &&
+        w->filename_or_fatbins != NULL)
+        r = link_units(module, w->filename_or_fatbins);
+    return r;
 }
 
 /* [2] (CUcontext *, CUdevice): the device's primary context, retained

@@ -73,10 +73,79 @@ CUresult cuDriverGetVersion(int *driverVersion)
     return CUDA_SUCCESS;
 }
 
+/* An -rdc program's device-linked image for another GPU. */
+static const char other_gpu[16] = "\x50\xed\x55\xba";
+
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
     loaded_fatbin = fatCubin;
+    if (fatCubin == other_gpu)
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
     *module = (CUmodule)0x4d4f44;
+    return CUDA_SUCCESS;
+}
+
+/* The link of an -rdc program's units: what was added, and the fake's
+ * answers. */
+static struct {
+    int created, destroyed, completed;
+    const void *added[4];
+    size_t added_len[4];
+    int nadded;
+    CUresult add_rc;
+    const void *loaded;
+} link_seen;
+static const char linked_cubin[] = "\x7f" "ELF linked";
+
+size_t gvs_remote_image_size(const void *code, const uint8_t **start)
+{
+    *start = code;
+    return 16;
+}
+
+CUresult cuLinkCreate_v2(unsigned int n, CUjit_option *options,
+                         void **values, CUlinkState *state)
+{
+    (void)options;
+    (void)values;
+    link_seen.created += n == 0;
+    *state = (CUlinkState)0x11;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data,
+                          size_t size, const char *name, unsigned int n,
+                          CUjit_option *options, void **values)
+{
+    (void)name;
+    (void)options;
+    (void)values;
+    if (state != (CUlinkState)0x11 || type != CU_JIT_INPUT_FATBINARY ||
+        n != 0 || link_seen.nadded == 4)
+        return CUDA_ERROR_INVALID_VALUE;
+    link_seen.added[link_seen.nadded] = data;
+    link_seen.added_len[link_seen.nadded++] = size;
+    return link_seen.add_rc;
+}
+
+CUresult cuLinkComplete(CUlinkState state, void **cubin, size_t *size)
+{
+    link_seen.completed += state == (CUlinkState)0x11;
+    *cubin = (void *)linked_cubin;
+    *size = sizeof(linked_cubin);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState state)
+{
+    link_seen.destroyed += state == (CUlinkState)0x11;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    link_seen.loaded = image;
+    *module = (CUmodule)0x4c4e4b;
     return CUDA_SUCCESS;
 }
 
@@ -380,6 +449,27 @@ static int test_slots(void)
     EXPECT(loaded_fatbin == fatbin && mod == (CUmodule)0x4d4f44);
     EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &bad) == CUDA_ERROR_INVALID_IMAGE);
     EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(NULL, &w) == CUDA_ERROR_INVALID_VALUE);
+    /* An -rdc program's linked image for another GPU: its units are
+     * linked again, each whole, and the result loaded; a version 1
+     * wrapper has no units to link. */
+    static const char unit_a[16] = "\x50\xed\x55\xba", unit_b[16] = "\x50\xed\x55\xba";
+    const void *units[] = {unit_a, unit_b, NULL};
+    struct wrapper rdc = {0x466243b1, 2, other_gpu, units};
+    struct wrapper old_gpu = {0x466243b1, 1, other_gpu, NULL};
+    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &rdc) == CUDA_SUCCESS);
+    EXPECT(mod == (CUmodule)0x4c4e4b && link_seen.loaded == linked_cubin);
+    EXPECT(link_seen.created == 1 && link_seen.completed == 1 &&
+           link_seen.destroyed == 1 && link_seen.nadded == 2);
+    EXPECT(link_seen.added[0] == unit_a && link_seen.added[1] == unit_b &&
+           link_seen.added_len[0] == 16);
+    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &old_gpu) ==
+           CUDA_ERROR_NO_BINARY_FOR_GPU);
+    EXPECT(link_seen.created == 1);
+    link_seen.add_rc = CUDA_ERROR_INVALID_PTX;
+    link_seen.nadded = 0;
+    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &rdc) == CUDA_ERROR_INVALID_PTX);
+    EXPECT(link_seen.nadded == 1 && link_seen.completed == 1 &&
+           link_seen.destroyed == 2);
     EXPECT(SLOT(primary_fn, CUDART_INTERFACE, 2)(&ctx, 3) == CUDA_SUCCESS);
     EXPECT(retained_dev == 3 && ctx == (CUcontext)0xc7c7);
     loaded_fatbin = NULL;
