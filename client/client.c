@@ -12,6 +12,7 @@
 
 static struct gvs_client the_client = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .rlock = PTHREAD_MUTEX_INITIALIZER,
     .wlock = PTHREAD_MUTEX_INITIALIZER,
 };
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -51,6 +52,9 @@ static void fork_child(void)
     if (atomic_load(&c->state) == CLIENT_READY)
         atomic_store(&c->state, CLIENT_IDLE);
     client_pending_fork_child(c);
+    /* Whoever read the parent's connection is not in the child. */
+    pthread_mutex_init(&c->rlock, NULL);
+    atomic_store(&c->leaders, 0);
     client_out_fork_child(c);
     client_notify_fork_child();
     client_stats_reset();

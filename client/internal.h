@@ -30,11 +30,14 @@ struct client_pending;
 /* The process's only client.
  *
  * lock guards the sending side: conn's writes, next_id, the output
- * buffer (out_*, coalesce), opening the connection.  The receiver thread
- * reads conn without it (it alone reads) and closes conn, under lock,
- * when the connection has broken: so a holder of lock that sees
- * CLIENT_READY may use conn.  wlock guards the table of requests whose
- * reply is awaited.  Lock order: lock, wlock.
+ * buffer (out_*, coalesce), opening the connection.  rlock is held by
+ * whoever reads conn: the receiver thread, or a thread waiting for its
+ * reply that found nobody reading (receiver.c, leader/follower); the
+ * receiver closes conn, under lock and rlock, when the connection has
+ * broken: so a holder of lock that sees CLIENT_READY may use conn, and
+ * so may a holder of rlock that sees it not NULL.  wlock guards the
+ * table of requests whose reply is awaited.  Lock order: rlock, lock,
+ * wlock.
  *
  * state and err are atomic so that gvs_client_get can answer without the
  * lock; err is set once, before the state becomes CLIENT_FAILED. */
@@ -45,6 +48,9 @@ struct gvs_client {
     struct gvs_conn *conn;
     uint64_t next_id;
     char server[512];
+    pthread_mutex_t rlock;
+    _Atomic int leaders; /* waiters polling to read their own reply: the
+                          * receiver leaves the reading to them */
     pthread_mutex_t wlock;
     struct client_pending *pending;
     _Atomic int npending; /* entries in pending, read without wlock by the
@@ -66,7 +72,7 @@ struct gvs_client {
 /* Marks the connection broken with err, unless it already is: the first
  * caller prints the one stderr line and shuts the connection down, which
  * wakes the receiver and any blocked sender.  Returns the client's
- * sticky error.  The caller holds lock, or is the receiver. */
+ * sticky error.  The caller holds lock or rlock. */
 int client_break(struct gvs_client *c, int err);
 
 /* receiver.c --------------------------------------------------------
@@ -205,6 +211,8 @@ void client_stats_sent(uint64_t bytes, int post);
 void client_stats_reply(uint64_t bytes);
 /* Counts one write of requests to the connection (outbuf.c). */
 void client_stats_write(void);
+/* Counts a reply read by its own waiter (receiver.c, lead). */
+void client_stats_own_read(void);
 /* Zeroes the counters (a forked child starts its own). */
 void client_stats_reset(void);
 

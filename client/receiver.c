@@ -19,9 +19,11 @@
 
 /* A waiter polls for its reply for gvs_spin_busy_ns() before sleeping:
  * a reply often comes back within tens or hundreds of microseconds, and
- * a futex sleep and wake-up adds tens of microseconds again.  Spinning pays only on a spare
- * core: at most one waiter per two cores beyond the first spins, the
- * others sleep at once. */
+ * a futex sleep and wake-up adds tens of microseconds again.  Spinning
+ * pays only on a spare core: at most one waiter per two cores beyond the
+ * first spins (one where spinning was asked for on a smaller machine),
+ * the others sleep at once.  A spinning waiter reads its own reply when
+ * nobody else is reading (lead). */
 
 enum { PENDING_OPEN, PENDING_SLEEPING, PENDING_DONE };
 
@@ -113,32 +115,64 @@ static int max_spinners;
 static _Atomic int spinners;
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 
+/* Whether to spin at all is gvs_spin_ns()'s to say (by default not on
+ * fewer than four CPUs). */
 static void spin_init(void)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    max_spinners = cpus > 1 ? (int)((cpus - 1) / 2) : 0;
+    max_spinners = gvs_spin_ns() <= 0 ? 0 : cpus > 3 ? (int)((cpus - 1) / 2) : 1;
 }
 
-static void spin(struct client_pending *p)
+static int done(struct client_pending *p)
+{
+    return atomic_load_explicit(&p->state, memory_order_acquire) ==
+           PENDING_DONE;
+}
+
+static int read_frame(struct gvs_client *c, struct gvs_conn *conn);
+
+/* Leader/follower: a waiter reads what has arrived itself, unless
+ * another thread is reading, so that its reply is not handed over by the
+ * receiver (a transfer between cores, or a wake-up once the receiver
+ * polls no more).  Whatever else it reads goes where the receiver would
+ * put it.  A failed read breaks the connection; the receiver, reading
+ * next, fails every waiter and closes it. */
+static void lead(struct gvs_client *c, struct client_pending *p)
+{
+    if (pthread_mutex_trylock(&c->rlock) != 0)
+        return;
+    struct gvs_conn *conn = c->conn;
+    int rc = 0;
+    while (rc == 0 && conn != NULL && !done(p) && gvs_conn_readable(conn)) {
+        rc = read_frame(c, conn);
+        if (done(p))
+            client_stats_own_read();
+    }
+    if (rc < 0)
+        (void)client_break(c, rc);
+    pthread_mutex_unlock(&c->rlock);
+}
+
+static void spin(struct gvs_client *c, struct client_pending *p)
 {
     pthread_once(&spin_once, spin_init);
     if (atomic_fetch_add(&spinners, 1) < max_spinners) {
+        atomic_fetch_add(&c->leaders, 1);
         long long until = gvs_now_ns() + gvs_spin_busy_ns();
-        for (unsigned i = 1;; i++) {
-            if (atomic_load_explicit(&p->state, memory_order_acquire) ==
-                PENDING_DONE)
-                break;
-            if (i % 64 == 0 && gvs_now_ns() > until)
+        for (unsigned i = 1; !done(p); i++) {
+            lead(c, p);
+            if (done(p) || (i % 64 == 0 && gvs_now_ns() > until))
                 break;
             gvs_cpu_relax();
         }
+        atomic_fetch_sub(&c->leaders, 1);
     }
     atomic_fetch_sub(&spinners, 1);
 }
 
-static void await(struct client_pending *p)
+static void await(struct gvs_client *c, struct client_pending *p)
 {
-    spin(p);
+    spin(c, p);
     uint32_t open = PENDING_OPEN;
     if (!atomic_compare_exchange_strong(&p->state, &open, PENDING_SLEEPING))
         return;
@@ -215,7 +249,7 @@ int gvs_client_wait_into(struct gvs_client *c, uint64_t id,
     } else {
         p->dst = reply;
         pthread_mutex_unlock(&c->wlock);
-        await(p);
+        await(c, p);
         rc = p->rc;
     }
     *into = rc == 0 && p->into;
@@ -365,32 +399,57 @@ static int replies_due(void *arg)
     return atomic_load_explicit(&c->npending, memory_order_relaxed) > 0;
 }
 
+/* Reads one frame and hands it on.  Caller holds rlock. */
+static int read_frame(struct gvs_client *c, struct gvs_conn *conn)
+{
+    struct gvs_frame_hdr h;
+    int rc = gvs_frame_recv_hdr(conn, GVS_BUF_MAX_CEILING, &h);
+    if (rc == 0 && h.flags == GVS_F_REPLY)
+        rc = take_reply(c, conn, &h);
+    else if (rc == 0 && h.flags == GVS_F_NOTIFY && h.plugin != 0)
+        rc = take_notify(conn, &h);
+    else if (rc == 0)
+        rc = GVS_E_PROTO;
+    return rc;
+}
+
+/* Takes rlock to read a frame: while waiters poll to read their own
+ * replies it leaves them what arrives, and it blocks on rlock (then in
+ * the read, holding it) only once nothing came for its spin.  0 when
+ * it holds rlock. */
+static int take_reading(struct gvs_client *c, struct gvs_conn *conn)
+{
+    /* The next frame often comes within microseconds (a reply to a call
+     * made just after the last one, or to one in flight): catch it
+     * without a sleep and a wake-up. */
+    if (!gvs_conn_spin_readable_busy(conn, gvs_spin_ns(), replies_due, c))
+        return pthread_mutex_lock(&c->rlock);
+    if (atomic_load_explicit(&c->leaders, memory_order_relaxed) > 0) {
+        gvs_cpu_relax();
+        return -1;
+    }
+    return pthread_mutex_trylock(&c->rlock);
+}
+
 static void *receiver_main(void *arg)
 {
     struct gvs_client *c = arg;
     struct gvs_conn *conn = c->conn;
     int rc;
     for (;;) {
-        struct gvs_frame_hdr h;
-        /* The next frame often comes within microseconds (a reply to a
-         * call made just after the last one, or to one in flight): catch
-         * it without a sleep and a wake-up. */
-        gvs_conn_spin_readable_busy(conn, gvs_spin_ns(), replies_due, c);
-        rc = gvs_frame_recv_hdr(conn, GVS_BUF_MAX_CEILING, &h);
-        if (rc == 0 && h.flags == GVS_F_REPLY)
-            rc = take_reply(c, conn, &h);
-        else if (rc == 0 && h.flags == GVS_F_NOTIFY && h.plugin != 0)
-            rc = take_notify(conn, &h);
-        else if (rc == 0)
-            rc = GVS_E_PROTO;
+        if (take_reading(c, conn) != 0)
+            continue;
+        rc = read_frame(c, conn);
         if (rc < 0)
             break;
+        pthread_mutex_unlock(&c->rlock);
     }
     fail_pending(c, client_break(c, rc));
     pthread_mutex_lock(&c->lock);
     gvs_conn_close(c->conn);
     c->conn = NULL;
     pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->rlock);
     return NULL;
 }
 

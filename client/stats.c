@@ -9,7 +9,7 @@
 /* Relaxed atomics: the exit-time report must not take the client lock,
  * which a thread may still hold. */
 static _Atomic uint64_t round_trips, posts, bytes_sent, bytes_received,
-    writes;
+    writes, own_reads;
 
 void client_stats_sent(uint64_t bytes, int post)
 {
@@ -29,6 +29,11 @@ void client_stats_write(void)
     atomic_fetch_add_explicit(&writes, 1, memory_order_relaxed);
 }
 
+void client_stats_own_read(void)
+{
+    atomic_fetch_add_explicit(&own_reads, 1, memory_order_relaxed);
+}
+
 void client_stats_reset(void)
 {
     atomic_store(&round_trips, 0);
@@ -36,6 +41,7 @@ void client_stats_reset(void)
     atomic_store(&bytes_sent, 0);
     atomic_store(&bytes_received, 0);
     atomic_store(&writes, 0);
+    atomic_store(&own_reads, 0);
 }
 
 void gvs_client_get_stats(struct gvs_client_stats *out)
@@ -49,6 +55,11 @@ void gvs_client_get_stats(struct gvs_client_stats *out)
 uint64_t gvs_client_writes(void)
 {
     return atomic_load(&writes);
+}
+
+uint64_t gvs_client_own_reads(void)
+{
+    return atomic_load(&own_reads);
 }
 
 /* A destructor rather than atexit: it also runs when the library is
@@ -65,7 +76,7 @@ __attribute__((destructor(101))) static void stats_report(void)
     fprintf(stderr,
             "gvs-stats: round_trips=%" PRIu64 " posts=%" PRIu64
             " bytes_sent=%" PRIu64 " bytes_received=%" PRIu64
-            " writes=%" PRIu64 "\n",
+            " writes=%" PRIu64 " own_reads=%" PRIu64 "\n",
             s.round_trips, s.posts, s.bytes_sent, s.bytes_received,
-            gvs_client_writes());
+            gvs_client_writes(), gvs_client_own_reads());
 }

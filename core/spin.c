@@ -55,6 +55,13 @@ static int conn_readable(struct gvs_conn *c)
     return c->ops->readable != NULL ? c->ops->readable(c) : fd_readable(c->fd);
 }
 
+int gvs_conn_readable(struct gvs_conn *c)
+{
+    if (c->ops->readable == NULL && c->fd < 0)
+        return 0;
+    return conn_readable(c);
+}
+
 int gvs_conn_spin_readable_busy(struct gvs_conn *c, long long ns,
                                 int (*busy)(void *), void *arg)
 {

@@ -129,6 +129,10 @@ void gvs_client_get_stats(struct gvs_client_stats *out);
  * the requests when posts were coalesced.  Kept out of gvs_client_stats,
  * whose size programs that look it up with dlsym rely on. */
 uint64_t gvs_client_writes(void);
+/* Replies read by the thread that waited for them (leader/follower:
+ * it found nobody else reading) rather than handed over by the
+ * receiver thread. */
+uint64_t gvs_client_own_reads(void);
 
 /* Replies that end in bulk bytes (a device-to-host chunk: a result and a
  * length, then the data), received by the receiver thread straight into

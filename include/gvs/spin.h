@@ -38,6 +38,11 @@ static inline void gvs_cpu_relax(void)
 #endif
 }
 
+/* 1 if c has data (or end of stream) to read now, without waiting: the
+ * transport's own readiness check, else poll() on its descriptor; 0
+ * when it has none or nothing to poll. */
+int gvs_conn_readable(struct gvs_conn *c);
+
 /* Polls c for readable data for up to spin_ns without sleeping (a
  * transport's own readiness check, else poll() on its descriptor).
  * Returns 1 as soon as data (or end of stream) is there, 0 when the time

@@ -149,6 +149,8 @@
     TEST_ENTRY(client_handshake_refused)                                     \
     TEST_ENTRY(client_threads)                                               \
     TEST_ENTRY(client_shm_threads)                                           \
+    TEST_ENTRY(client_threads_leaders)                                       \
+    TEST_ENTRY(client_shm_threads_leaders)                                   \
     TEST_ENTRY(client_stats)                                                 \
     TEST_ENTRY(client_pipelining)                                            \
     TEST_ENTRY(client_server_killed)                                         \
