@@ -16,6 +16,13 @@
  * not freed and faulted in again by the next one. */
 #define SPARE_JOBS 8
 
+/* A request that may wait for anything (a synchronization), served on a
+ * lane thread so that others go on meanwhile. */
+static int blocking(const struct gvsd_job *j)
+{
+    return j->op != NULL && (j->op->flags & GVS_OP_BLOCKING);
+}
+
 static void jobs_push(struct gvsd_jobs *q, struct gvsd_job *j)
 {
     j->next = NULL;
@@ -197,7 +204,11 @@ static void *lane_main(void *arg)
             pthread_cond_signal(&s->idle);
             continue;
         }
+        int b = blocking(j), ordered = j->ordered;
         serve_unlocked(s, j, t->out);
+        t->blocking -= b;
+        if (ordered && --t->ordered == 0)
+            pthread_cond_broadcast(&s->drained);
     }
     s->lanes_running--;
     pthread_cond_broadcast(&s->stopped);
@@ -272,30 +283,53 @@ static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
         atomic_store_explicit(&t->kicked, 1, memory_order_release);
         pthread_cond_signal(&t->wake);
     }
+    /* Behind a blocking job, j was never ordered before other lanes'
+     * requests: they pass it, as they pass the blocking one. */
+    j->ordered = !blocking(j) && t->blocking == 0;
+    t->ordered += j->ordered;
+    t->blocking += blocking(j);
     jobs_push(&t->jobs, j);
 }
 
-/* A blocking request that arrives with nothing of the session queued or
- * running goes straight to a lane thread: the executor would only pass
- * it on, a hand-off more per synchronizing call.  Nothing in flight,
- * not only nothing queued: a launch another thread posted may still be
- * on its way into its stream on the executor or behind a lane thread's
- * request, and a synchronization that passed it would return before the
- * work it must wait for.  Never waits for a lane thread: the reader must
- * go on. */
+/* Caller holds the lock.  Whether a lane thread not serving `lane`
+ * holds an ordered job (lane_give), which a request of `lane` must not
+ * pass: requests of different lanes keep the order they came in, but
+ * for blocking ones, which may wait for anything, and what follows
+ * them on their lane. */
+static int others_pending(const struct gvs_session *s, uint32_t lane)
+{
+    for (int i = 0; i < s->nlanes; i++)
+        if (s->lanes[i].ordered > 0 && s->lanes[i].lane != lane)
+            return 1;
+    return 0;
+}
+
+/* Caller holds the lock.  The lane thread that may take j at once: the
+ * one serving j's lane, else a free one, when nothing waits for or runs
+ * on the executor and j would pass no other lane's non-blocking job.
+ * Then a client thread's requests, a launch and the synchronization
+ * after it say, run one after the other on one thread, with no hand-off
+ * from the executor in between.  Never waits for a lane thread: the
+ * reader must go on. */
+static struct gvsd_lane_thread *lane_direct(struct gvs_session *s,
+                                            const struct gvsd_job *j)
+{
+    if (s->failed || j->op == NULL || s->queue.head != NULL ||
+        s->executor_busy || others_pending(s, j->h.lane))
+        return NULL;
+    struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
+    return t != NULL ? t : lane_free(s, 0);
+}
+
+/* A request goes straight to a lane thread when it can (lane_direct),
+ * else to the executor, which keeps the order of requests as they came. */
 void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
 {
     j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
     pthread_mutex_lock(&s->lock);
     s->outstanding += j->cost;
-    int idle = atomic_fetch_add(&s->inflight, 1) == 0;
-    struct gvsd_lane_thread *t = NULL;
-    if (idle && !s->failed && j->op != NULL &&
-        (j->op->flags & GVS_OP_BLOCKING)) {
-        t = lane_busy(s, j->h.lane);
-        if (t == NULL)
-            t = lane_free(s, 0);
-    }
+    atomic_fetch_add(&s->inflight, 1);
+    struct gvsd_lane_thread *t = lane_direct(s, j);
     if (t != NULL) {
         lane_give(t, j);
     } else {
@@ -345,21 +379,27 @@ static void *executor_main(void *arg)
         if (j == NULL)
             break;
         atomic_fetch_sub(&s->queued, 1);
+        s->executor_busy = 1;
+        /* What another lane's thread took earlier goes first.  Until j is
+         * on its way, nothing passes it (lane_direct sees the executor
+         * busy), lane_free's wait included. */
+        while (!s->failed && others_pending(s, j->h.lane))
+            pthread_cond_wait(&s->drained, &s->lock);
         if (s->failed) {
             job_free_unlocked(s, job_done_locked(s, j));
+            s->executor_busy = 0;
             continue;
         }
-        /* A lane whose blocking request still runs keeps its order: what
-         * follows goes behind it, on its thread.  Until j is on its way,
-         * nothing passes it (gvsd_executor_queue sees it in flight),
-         * lane_free's wait included. */
+        /* A lane whose thread still serves it keeps its order: what
+         * follows goes behind it, on its thread. */
         struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
-        if (t == NULL && j->op != NULL && (j->op->flags & GVS_OP_BLOCKING))
+        if (t == NULL && blocking(j))
             t = lane_free(s, 1);
         if (t != NULL)
             lane_give(t, j);
         else
             serve_unlocked(s, j, out);
+        s->executor_busy = 0;
     }
     s->executor_done = 1;
     for (int i = 0; i < s->nlanes; i++)

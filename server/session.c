@@ -145,6 +145,7 @@ int gvsd_session_run(struct gvs_conn *c, const struct gvsd_plugins *ps,
     pthread_cond_init(&s.room, NULL);
     pthread_cond_init(&s.idle, NULL);
     pthread_cond_init(&s.stopped, NULL);
+    pthread_cond_init(&s.drained, NULL);
     s.in = gvs_buf_new(o->max_frame);
     s.out = gvs_buf_new(o->max_frame);
     int drained = 1;

@@ -61,6 +61,8 @@ struct gvsd_job {
     const struct gvs_op *op; /* NULL for a control op (PING) */
     size_t cost;             /* counted in outstanding while queued */
     long long read_ns;       /* when its frame had been read */
+    int ordered;             /* on a lane thread, ahead of any blocking job
+                              * there: other lanes' requests wait for it */
 };
 
 struct gvsd_jobs {
@@ -68,7 +70,7 @@ struct gvsd_jobs {
 };
 
 /* A lane thread; while busy it serves lane `lane` alone: first the
- * blocking request it was given, then the lane's requests that arrived
+ * request it was given, then the lane's requests that arrived
  * meanwhile, in order. */
 struct gvsd_lane_thread {
     struct gvs_session *s;
@@ -77,6 +79,9 @@ struct gvsd_lane_thread {
     _Atomic int kicked; /* set with busy, read without the lock by the
                          * thread's spin */
     uint32_t lane;
+    int blocking; /* its GVS_OP_BLOCKING jobs, queued or running */
+    int ordered;  /* its jobs that no other lane's request may pass: the
+                   * non-blocking ones not behind a blocking one */
     struct gvsd_jobs jobs;
     struct gvs_buf *out;
 };
@@ -117,6 +122,9 @@ struct gvs_session {
     pthread_cond_t room;    /* the reader: outstanding bytes went down */
     pthread_cond_t idle;    /* the executor: a lane thread became free */
     pthread_cond_t stopped; /* the end: a thread has exited */
+    pthread_cond_t drained; /* the executor: a lane thread served its last
+                             * non-blocking job */
+    int executor_busy;      /* the executor has a job in hand */
     struct gvsd_jobs queue; /* for the executor */
     _Atomic int queued;     /* jobs in queue, read without the lock by the
                              * executor's spin */
