@@ -97,6 +97,16 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
 
+/* memory.c: forgets every range noted at an address in [p, p + size)
+ * (an unmapped virtual range's mappings). */
+void cuda_fe_mem_forget_range(uint64_t p, uint64_t size);
+
+/* pools.c: an access list as the backend reads it (cuda_be_get_access):
+ * u32 count, count x {i32 location type, i32 location id, i32 flags}. */
+#define CUDA_FE_ACCESS_MAX 1024u
+void cuda_fe_put_access(struct apigen_call *c, const CUmemAccessDesc *map,
+                        size_t count);
+
 /* hostfunc.c: the layer's record of a graph host node's function, run
  * on the client each time the graph runs the node, with the context
  * current here; its callback id in *id. */

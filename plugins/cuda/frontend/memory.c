@@ -54,6 +54,16 @@ void cuda_fe_mem_forget(uint64_t p)
     pthread_mutex_unlock(&lock);
 }
 
+void cuda_fe_mem_forget_range(uint64_t p, uint64_t size)
+{
+    uint64_t base, last = size > UINT64_MAX - p ? UINT64_MAX : p + size - 1;
+    pthread_mutex_lock(&lock);
+    while (size > 0 && gvs_u64map_floor(&ranges, last, &base) != NULL &&
+           base >= p)
+        range_free(gvs_u64map_remove(&ranges, base));
+    pthread_mutex_unlock(&lock);
+}
+
 /* The known range holding p: 1 and its base, size and device. */
 static int find(uint64_t p, uint64_t *base, struct range *out)
 {

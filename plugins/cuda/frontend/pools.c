@@ -270,26 +270,29 @@ CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
     return set_current(1, location->type, location->id, type, pool);
 }
 
-/* The most entries one call may list (the backend's bound). */
-#define ACCESS_MAX 1024u
+void cuda_fe_put_access(struct apigen_call *c, const CUmemAccessDesc *map,
+                        size_t count)
+{
+    apigen_put_u32(c, (uint32_t)count);
+    for (size_t i = 0; i < count; i++) {
+        apigen_put_i32(c, map[i].location.type);
+        apigen_put_i32(c, map[i].location.id);
+        apigen_put_i32(c, map[i].flags);
+    }
+}
 
 CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map,
                             size_t count)
 {
     struct apigen_call c;
-    if ((map == NULL && count > 0) || count > ACCESS_MAX)
+    if ((map == NULL && count > 0) || count > CUDA_FE_ACCESS_MAX)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u8(&c, 1);
     apigen_put_u64(&c, POOL_ID(pool));
-    apigen_put_u32(&c, (uint32_t)count);
-    for (size_t i = 0; i < count; i++) {
-        apigen_put_i32(&c, map[i].location.type);
-        apigen_put_i32(&c, map[i].location.id);
-        apigen_put_i32(&c, map[i].flags);
-    }
+    cuda_fe_put_access(&c, map, count);
     r = cuda_fe_run(&c, CUDA_OP_MEMPOOL_ACCESS, APIGEN_DEVICE);
     return cuda_fe_end(&c, r);
 }
@@ -306,10 +309,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
         return r;
     apigen_put_u8(&c, 0);
     apigen_put_u64(&c, POOL_ID(memPool));
-    apigen_put_u32(&c, 1);
-    apigen_put_i32(&c, location->type);
-    apigen_put_i32(&c, location->id);
-    apigen_put_i32(&c, 0);
+    cuda_fe_put_access(&c, &(CUmemAccessDesc){*location, 0}, 1);
     r = cuda_fe_run(&c, CUDA_OP_MEMPOOL_ACCESS, APIGEN_DEVICE);
     if (r == CUDA_SUCCESS)
         apigen_get_i32(&c, &f);
