@@ -123,7 +123,8 @@ static void unmapped(uint64_t p, uint64_t size)
     }
 }
 
-static void get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
+/* Properties off the wire: whether their usage fits its 16 bits. */
+static int get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
 {
     int32_t type, handles, ltype, lid;
     uint8_t compression, rdma;
@@ -135,8 +136,6 @@ static void get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
     apigen_get_u8(c, &compression);
     apigen_get_u8(c, &rdma);
     apigen_get_u32(c, &usage);
-    if (c->rc == 0 && usage > 0xffff)
-        c->rc = GVS_E_PROTO;
     *prop = (CUmemAllocationProp){0};
     prop->type = (CUmemAllocationType)type;
     prop->requestedHandleTypes = (CUmemAllocationHandleType)handles;
@@ -145,6 +144,7 @@ static void get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
     prop->allocFlags.compressionType = compression;
     prop->allocFlags.gpuDirectRDMACapable = rdma;
     prop->allocFlags.usage = (unsigned short)usage;
+    return usage <= 0xffff;
 }
 
 static void put_prop(struct apigen_call *c, const CUmemAllocationProp *prop)
@@ -243,10 +243,12 @@ int cuda_be_mem_create(struct gvs_call *call)
     CUmemAllocationProp prop;
     uint64_t size, flags, id = 0;
     apigen_get_u64(&c, &size);
-    get_prop(&c, &prop);
+    int fits = get_prop(&c, &prop);
     apigen_get_u64(&c, &flags);
     if (apigen_end(&c) < 0)
         return c.rc;
+    if (!fits)
+        return GVS_E_PROTO;
     struct cuda_be_vmm_alloc *a = gvs_calloc(1, sizeof(*a));
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS && a == NULL)
@@ -421,10 +423,12 @@ int cuda_be_mem_granularity(struct gvs_call *call)
     CUmemAllocationProp prop;
     int32_t option;
     size_t g = 0;
-    get_prop(&c, &prop);
+    int fits = get_prop(&c, &prop);
     apigen_get_i32(&c, &option);
     if (apigen_end(&c) < 0)
         return c.rc;
+    if (!fits)
+        return GVS_E_PROTO;
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuMemGetAllocationGranularity)(
