@@ -24,6 +24,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
+#include "../vmm_prop.h"
 
 /* Most reservations and mappings one session may hold. */
 #define RESERVATIONS_MAX 65536u
@@ -66,6 +67,18 @@ static struct cuda_be_vmm_alloc *held(uint64_t id)
     struct cuda_be_vmm_alloc *a =
         gvs_handles_get(cuda_be_remote->handles(), GVS_RH_VMM_ALLOC, id);
     return a != NULL && a->refs > 0 ? a : NULL;
+}
+
+/* Enters the call and takes the lock, held on return whatever the
+ * result: the allocation of id the program holds a handle of in *a, else
+ * CUDA_ERROR_INVALID_VALUE. */
+static CUresult enter_held(struct gvs_call *call, uint64_t id,
+                           struct cuda_be_vmm_alloc **a)
+{
+    CUresult r = cuda_be_enter(call);
+    pthread_mutex_lock(&lock);
+    *a = r == CUDA_SUCCESS ? held(id) : NULL;
+    return r == CUDA_SUCCESS && *a == NULL ? CUDA_ERROR_INVALID_VALUE : r;
 }
 
 /* Caller holds lock.  The mapping holding p, its address in *at. */
@@ -123,41 +136,6 @@ static void unmapped(uint64_t p, uint64_t size)
     }
 }
 
-/* Properties off the wire: whether their usage fits its 16 bits. */
-static int get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
-{
-    int32_t type, handles, ltype, lid;
-    uint8_t compression, rdma;
-    uint32_t usage;
-    apigen_get_i32(c, &type);
-    apigen_get_i32(c, &handles);
-    apigen_get_i32(c, &ltype);
-    apigen_get_i32(c, &lid);
-    apigen_get_u8(c, &compression);
-    apigen_get_u8(c, &rdma);
-    apigen_get_u32(c, &usage);
-    *prop = (CUmemAllocationProp){0};
-    prop->type = (CUmemAllocationType)type;
-    prop->requestedHandleTypes = (CUmemAllocationHandleType)handles;
-    prop->location.type = (CUmemLocationType)ltype;
-    prop->location.id = lid;
-    prop->allocFlags.compressionType = compression;
-    prop->allocFlags.gpuDirectRDMACapable = rdma;
-    prop->allocFlags.usage = (unsigned short)usage;
-    return usage <= 0xffff;
-}
-
-static void put_prop(struct apigen_call *c, const CUmemAllocationProp *prop)
-{
-    apigen_put_i32(c, prop->type);
-    apigen_put_i32(c, prop->requestedHandleTypes);
-    apigen_put_i32(c, prop->location.type);
-    apigen_put_i32(c, prop->location.id);
-    apigen_put_u8(c, prop->allocFlags.compressionType);
-    apigen_put_u8(c, prop->allocFlags.gpuDirectRDMACapable);
-    apigen_put_u32(c, prop->allocFlags.usage);
-}
-
 /* Request: u64 size, u64 alignment, u64 address hint, u64 flags.
  * Reply: i32, u64 the reservation's address. */
 int cuda_be_mem_address_reserve(struct gvs_call *call)
@@ -196,32 +174,6 @@ int cuda_be_mem_address_reserve(struct gvs_call *call)
     return c.rc;
 }
 
-/* Request: u64 address, u64 size.  Reply: i32.  Only a reservation of
- * the session's reaches the driver. */
-int cuda_be_mem_address_free(struct gvs_call *call)
-{
-    struct apigen_call c = {call->out, call->in, 0};
-    uint64_t p, size;
-    apigen_get_u64(&c, &p);
-    apigen_get_u64(&c, &size);
-    if (apigen_end(&c) < 0)
-        return c.rc;
-    CUresult r = cuda_be_enter(call);
-    pthread_mutex_lock(&lock);
-    struct reservation *res = gvs_u64map_get(&reserved, p);
-    if (r == CUDA_SUCCESS && res == NULL)
-        r = CUDA_ERROR_INVALID_VALUE;
-    if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuMemAddressFree)((CUdeviceptr)p, (size_t)size);
-    if (r == CUDA_SUCCESS) {
-        unmapped(p, res->size);
-        gvs_free(gvs_u64map_remove(&reserved, p));
-    }
-    pthread_mutex_unlock(&lock);
-    apigen_put_i32(&c, r);
-    return c.rc;
-}
-
 /* Caller holds lock.  a in the session's table and in allocs: whether
  * it is (else it is in neither). */
 static int record(struct cuda_be_vmm_alloc *a, uint64_t *id)
@@ -243,7 +195,7 @@ int cuda_be_mem_create(struct gvs_call *call)
     CUmemAllocationProp prop;
     uint64_t size, flags, id = 0;
     apigen_get_u64(&c, &size);
-    int fits = get_prop(&c, &prop);
+    int fits = cuda_vmm_get_prop(&c, &prop);
     apigen_get_u64(&c, &flags);
     if (apigen_end(&c) < 0)
         return c.rc;
@@ -289,11 +241,8 @@ int cuda_be_mem_release(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    CUresult r = cuda_be_enter(call);
-    pthread_mutex_lock(&lock);
-    struct cuda_be_vmm_alloc *a = r == CUDA_SUCCESS ? held(id) : NULL;
-    if (r == CUDA_SUCCESS && a == NULL)
-        r = CUDA_ERROR_INVALID_VALUE;
+    struct cuda_be_vmm_alloc *a;
+    CUresult r = enter_held(call, id, &a);
     if (r == CUDA_SUCCESS && a->refs == 1)
         r = CUDA_DRV(cuMemRelease)(a->h);
     if (r == CUDA_SUCCESS) {
@@ -323,14 +272,11 @@ int cuda_be_mem_map(struct gvs_call *call)
     CUdeviceptr base = p;
     size_t len = (size_t)size;
     CUmemAllocationProp prop = {0};
-    CUresult r = cuda_be_enter(call);
-    if (r == CUDA_SUCCESS && m == NULL)
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&lock);
-    struct cuda_be_vmm_alloc *a = r == CUDA_SUCCESS ? held(id) : NULL;
-    if (r == CUDA_SUCCESS && (a == NULL || !in_reservation(p, size)))
+    struct cuda_be_vmm_alloc *a;
+    CUresult r = enter_held(call, id, &a);
+    if (r == CUDA_SUCCESS && !in_reservation(p, size))
         r = CUDA_ERROR_INVALID_VALUE;
-    if (r == CUDA_SUCCESS && mapped.n >= MAPPINGS_MAX)
+    if (r == CUDA_SUCCESS && (m == NULL || mapped.n >= MAPPINGS_MAX))
         r = CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuMemMap)((CUdeviceptr)p, len, (size_t)offset, a->h,
@@ -361,10 +307,13 @@ int cuda_be_mem_map(struct gvs_call *call)
     return c.rc;
 }
 
-/* Request: u64 address, u64 size.  Reply: i32. */
+/* MEM_UNMAP and MEM_ADDRESS_FREE.  Request: u64 address, u64 size.
+ * Reply: i32.  The range must lie in a reservation of the session's, and
+ * be one to be freed: no other reaches the driver. */
 int cuda_be_mem_unmap(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
+    int free_it = call->op == CUDA_OP_MEM_ADDRESS_FREE;
     uint64_t p, size;
     apigen_get_u64(&c, &p);
     apigen_get_u64(&c, &size);
@@ -372,15 +321,24 @@ int cuda_be_mem_unmap(struct gvs_call *call)
         return c.rc;
     CUresult r = cuda_be_enter(call);
     pthread_mutex_lock(&lock);
-    if (r == CUDA_SUCCESS && !in_reservation(p, size))
+    struct reservation *res = gvs_u64map_get(&reserved, p);
+    if (r == CUDA_SUCCESS && (free_it ? res == NULL : !in_reservation(p, size)))
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuMemUnmap)((CUdeviceptr)p, (size_t)size);
+        r = free_it ? CUDA_DRV(cuMemAddressFree)((CUdeviceptr)p, (size_t)size)
+                    : CUDA_DRV(cuMemUnmap)((CUdeviceptr)p, (size_t)size);
     if (r == CUDA_SUCCESS)
-        unmapped(p, size);
+        unmapped(p, free_it ? res->size : size);
+    if (r == CUDA_SUCCESS && free_it)
+        gvs_free(gvs_u64map_remove(&reserved, p));
     pthread_mutex_unlock(&lock);
     apigen_put_i32(&c, r);
     return c.rc;
+}
+
+int cuda_be_mem_address_free(struct gvs_call *call)
+{
+    return cuda_be_mem_unmap(call);
 }
 
 /* Request: u8 set, u64 address, u64 size (0 for a get), the access list
@@ -423,7 +381,7 @@ int cuda_be_mem_granularity(struct gvs_call *call)
     CUmemAllocationProp prop;
     int32_t option;
     size_t g = 0;
-    int fits = get_prop(&c, &prop);
+    int fits = cuda_vmm_get_prop(&c, &prop);
     apigen_get_i32(&c, &option);
     if (apigen_end(&c) < 0)
         return c.rc;
@@ -446,17 +404,14 @@ int cuda_be_mem_properties(struct gvs_call *call)
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
-    CUresult r = cuda_be_enter(call);
-    pthread_mutex_lock(&lock);
-    struct cuda_be_vmm_alloc *a = r == CUDA_SUCCESS ? held(id) : NULL;
-    if (r == CUDA_SUCCESS && a == NULL)
-        r = CUDA_ERROR_INVALID_VALUE;
+    struct cuda_be_vmm_alloc *a;
+    CUresult r = enter_held(call, id, &a);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuMemGetAllocationPropertiesFromHandle)(&prop, a->h);
     pthread_mutex_unlock(&lock);
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS)
-        put_prop(&c, &prop);
+        cuda_vmm_put_prop(&c, &prop);
     return c.rc;
 }
 

@@ -20,6 +20,10 @@ void cuda_fe_set_initialized(void);
 /* Whether cuInit succeeded in this process's session. */
 int cuda_fe_initialized(void);
 
+/* Runs the device op whose request c holds (after cuda_fe_begin): its
+ * result, and where out is not NULL the u64 its reply carries after
+ * CUDA_SUCCESS, written to *out then. */
+CUresult cuda_fe_run_u64(struct apigen_call *c, uint16_t op, uint64_t *out);
 /* A device op whose request is n u64s (ids) and whose reply is the
  * result and, where out is not NULL, one u64 written to *out on
  * success. */

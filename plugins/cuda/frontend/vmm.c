@@ -21,94 +21,34 @@
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
 #include "gvs/err.h"
-
-static CUresult begin(struct apigen_call *c)
-{
-    CUresult r = cuda_fe_begin(c);
-    if (r == CUDA_SUCCESS && !cuda_fe_initialized())
-        r = CUDA_ERROR_NOT_INITIALIZED;
-    return r;
-}
-
-/* Runs the request in c, whose reply is i32 then, unless out is NULL, a
- * u64 on success. */
-static CUresult run(struct apigen_call *c, uint16_t op, uint64_t *out)
-{
-    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS && out != NULL)
-        apigen_get_u64(c, out);
-    return cuda_fe_end(c, r);
-}
-
-/* The properties' wire form (cuda.api).  win32HandleMetaData is a
- * pointer into the program, which Linux requires to be NULL: it does
- * not travel. */
-static void put_prop(struct apigen_call *c, const CUmemAllocationProp *prop)
-{
-    apigen_put_i32(c, prop->type);
-    apigen_put_i32(c, prop->requestedHandleTypes);
-    apigen_put_i32(c, prop->location.type);
-    apigen_put_i32(c, prop->location.id);
-    apigen_put_u8(c, prop->allocFlags.compressionType);
-    apigen_put_u8(c, prop->allocFlags.gpuDirectRDMACapable);
-    apigen_put_u32(c, prop->allocFlags.usage);
-}
-
-static void get_prop(struct apigen_call *c, CUmemAllocationProp *prop)
-{
-    int32_t type, handles, ltype, lid;
-    uint8_t compression, rdma;
-    uint32_t usage;
-    apigen_get_i32(c, &type);
-    apigen_get_i32(c, &handles);
-    apigen_get_i32(c, &ltype);
-    apigen_get_i32(c, &lid);
-    apigen_get_u8(c, &compression);
-    apigen_get_u8(c, &rdma);
-    apigen_get_u32(c, &usage);
-    memset(prop, 0, sizeof(*prop));
-    prop->type = (CUmemAllocationType)type;
-    prop->requestedHandleTypes = (CUmemAllocationHandleType)handles;
-    prop->location.type = (CUmemLocationType)ltype;
-    prop->location.id = lid;
-    prop->allocFlags.compressionType = compression;
-    prop->allocFlags.gpuDirectRDMACapable = rdma;
-    prop->allocFlags.usage = (unsigned short)usage;
-}
+#include "../vmm_prop.h"
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
                              CUdeviceptr addr, unsigned long long flags)
 {
-    struct apigen_call c;
-    uint64_t p = 0;
+    uint64_t in[4] = {size, alignment, addr, flags}, p = 0;
     if (ptr == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, size);
-    apigen_put_u64(&c, alignment);
-    apigen_put_u64(&c, addr);
-    apigen_put_u64(&c, flags);
-    r = run(&c, CUDA_OP_MEM_ADDRESS_RESERVE, &p);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_MEM_ADDRESS_RESERVE, in, 4, &p);
     if (r == CUDA_SUCCESS)
         *ptr = (CUdeviceptr)p;
     return r;
 }
 
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+/* An unmap, or a reservation's free (which takes the mappings left in
+ * it along): the range's mappings are no device memory here any more. */
+static CUresult unmap(uint16_t op, CUdeviceptr ptr, size_t size)
 {
-    struct apigen_call c;
-    CUresult r = begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, ptr);
-    apigen_put_u64(&c, size);
-    r = run(&c, CUDA_OP_MEM_ADDRESS_FREE, NULL);
-    /* Mappings left in a freed reservation went with it. */
+    uint64_t in[2] = {ptr, size};
+    CUresult r = cuda_fe_call_ids(op, in, 2, NULL);
     if (r == CUDA_SUCCESS)
         cuda_fe_mem_forget_range(ptr, size);
     return r;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    return unmap(CUDA_OP_MEM_ADDRESS_FREE, ptr, size);
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
@@ -119,13 +59,13 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     uint64_t id = 0;
     if (handle == NULL || prop == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, size);
-    put_prop(&c, prop);
+    cuda_vmm_put_prop(&c, prop);
     apigen_put_u64(&c, flags);
-    r = run(&c, CUDA_OP_MEM_CREATE, &id);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEM_CREATE, &id);
     if (r == CUDA_SUCCESS)
         *handle = id;
     return r;
@@ -133,12 +73,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    struct apigen_call c;
-    CUresult r = begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, handle);
-    return run(&c, CUDA_OP_MEM_RELEASE, NULL);
+    uint64_t id = handle;
+    return cuda_fe_call_ids(CUDA_OP_MEM_RELEASE, &id, 1, NULL);
 }
 
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
@@ -148,7 +84,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     struct apigen_call c;
     uint64_t base = 0, len = 0;
     int32_t dev = -1;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, ptr);
@@ -170,16 +106,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    struct apigen_call c;
-    CUresult r = begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, ptr);
-    apigen_put_u64(&c, size);
-    r = run(&c, CUDA_OP_MEM_UNMAP, NULL);
-    if (r == CUDA_SUCCESS)
-        cuda_fe_mem_forget_range(ptr, size);
-    return r;
+    return unmap(CUDA_OP_MEM_UNMAP, ptr, size);
 }
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
@@ -188,14 +115,14 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
     struct apigen_call c;
     if ((desc == NULL && count > 0) || count > CUDA_FE_ACCESS_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u8(&c, 1);
     apigen_put_u64(&c, ptr);
     apigen_put_u64(&c, size);
     cuda_fe_put_access(&c, desc, count);
-    return run(&c, CUDA_OP_MEM_ACCESS, NULL);
+    return cuda_fe_run_u64(&c, CUDA_OP_MEM_ACCESS, NULL);
 }
 
 CUresult cuMemGetAccess(unsigned long long *flags,
@@ -205,14 +132,14 @@ CUresult cuMemGetAccess(unsigned long long *flags,
     uint64_t f = 0;
     if (flags == NULL || location == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u8(&c, 0);
     apigen_put_u64(&c, ptr);
     apigen_put_u64(&c, 0);
     cuda_fe_put_access(&c, &(CUmemAccessDesc){*location, 0}, 1);
-    r = run(&c, CUDA_OP_MEM_ACCESS, &f);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEM_ACCESS, &f);
     if (r == CUDA_SUCCESS)
         *flags = f;
     return r;
@@ -226,12 +153,12 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity,
     uint64_t g = 0;
     if (granularity == NULL || prop == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
-    put_prop(&c, prop);
+    cuda_vmm_put_prop(&c, prop);
     apigen_put_i32(&c, option);
-    r = run(&c, CUDA_OP_MEM_GRANULARITY, &g);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEM_GRANULARITY, &g);
     if (r == CUDA_SUCCESS)
         *granularity = (size_t)g;
     return r;
@@ -244,13 +171,13 @@ CUresult cuMemGetAllocationPropertiesFromHandle(
     CUmemAllocationProp got;
     if (prop == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, handle);
     r = cuda_fe_run(&c, CUDA_OP_MEM_PROPERTIES, APIGEN_DEVICE);
     if (r == CUDA_SUCCESS)
-        get_prop(&c, &got);
+        (void)cuda_vmm_get_prop(&c, &got);
     r = cuda_fe_end(&c, r);
     if (r == CUDA_SUCCESS)
         *prop = got;
@@ -260,15 +187,10 @@ CUresult cuMemGetAllocationPropertiesFromHandle(
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
                                      void *addr)
 {
-    struct apigen_call c;
-    uint64_t id = 0;
+    uint64_t p = (uint64_t)(uintptr_t)addr, id = 0;
     if (handle == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = begin(&c);
-    if (r != CUDA_SUCCESS)
-        return r;
-    apigen_put_u64(&c, (uint64_t)(uintptr_t)addr);
-    r = run(&c, CUDA_OP_MEM_RETAIN_HANDLE, &id);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_MEM_RETAIN_HANDLE, &p, 1, &id);
     if (r == CUDA_SUCCESS)
         *handle = id;
     return r;
@@ -315,14 +237,14 @@ static CUresult shareable(int import, uint64_t id,
                           unsigned long long flags, uint64_t *out)
 {
     struct apigen_call c;
-    CUresult r = begin(&c);
+    CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u8(&c, (uint8_t)import);
     apigen_put_u64(&c, id);
     apigen_put_i32(&c, type);
     apigen_put_u64(&c, flags);
-    return run(&c, CUDA_OP_MEM_SHAREABLE, out);
+    return cuda_fe_run_u64(&c, CUDA_OP_MEM_SHAREABLE, out);
 }
 
 CUresult cuMemExportToShareableHandle(void *shareableHandle,
