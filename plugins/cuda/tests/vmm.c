@@ -7,8 +7,10 @@
  * memory to unified copies, address ranges and pointer attributes; the
  * handle behind an address retained; an allocation exported as a
  * descriptor of the process's own, duplicated and imported again, its
- * bytes seen through a second mapping; what the driver refuses; each
- * call one round trip, and what the client knows none.  Prints "ok".
+ * bytes seen through a second mapping; what the driver refuses; the
+ * chunks counted against the quota until their last handle and mapping
+ * go; each call one round trip, and what the client knows none.  Prints
+ * "ok".
  */
 #include <cuda.h>
 #include <fcntl.h>
@@ -69,6 +71,13 @@ int main(void)
     CHECK(cuMemCreate(&a, g, &prop, 0));
     CHECK(cuMemCreate(&b, g, &prop, 0));
     EXPECT(a != b);
+    /* Chunks count against the session's quota (6 MiB: run_mock_e2e's
+     * gvsd here): two more granules would pass it. */
+    size_t free_bytes, total;
+    CHECK(cuMemGetInfo(&free_bytes, &total));
+    EXPECT(total == 3 * g && free_bytes == g);
+    CUmemGenericAllocationHandle big;
+    EXPECT(cuMemCreate(&big, 2 * g, &prop, 0) == CUDA_ERROR_OUT_OF_MEMORY);
     s0 = now();
     CHECK(cuMemMap(va, g, 0, a, 0));
     CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, dev},
@@ -181,7 +190,12 @@ int main(void)
     CHECK(cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)va));
     EXPECT(h == a);
     CHECK(cuMemRelease(h));
+    /* Released, still mapped: still counted. */
+    CHECK(cuMemGetInfo(&free_bytes, &total));
+    EXPECT(free_bytes == g);
     CHECK(cuMemUnmap(va, 3 * g));
+    CHECK(cuMemGetInfo(&free_bytes, &total));
+    EXPECT(free_bytes == total);
     s0 = now();
     EXPECT(cuMemGetAddressRange(&base, &size, va + g) == CUDA_ERROR_NOT_FOUND);
     EXPECT(now().round_trips == s0.round_trips);
