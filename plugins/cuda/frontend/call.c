@@ -39,6 +39,7 @@ __attribute__((constructor)) static void cuda_fe_register(void)
     if (gvs_client_register(&plugin) == 0)
         (void)cuda_fe_notify_init();
     pthread_atfork(NULL, NULL, fork_child);
+    gvs_remote_device_memory_lookup(CUDA_PLUGIN_ID, cuda_fe_mem_known);
 }
 
 void cuda_fe_set_initialized(void)

@@ -100,6 +100,9 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
                            uint64_t *size);
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
+/* Whether p lies in a range noted here (no round trip): the layer's
+ * lookup for the runtime frontend (gvs_remote_device_memory). */
+int cuda_fe_mem_known(uint64_t p);
 
 /* memory.c: forgets every range noted at an address in [p, p + size)
  * (an unmapped virtual range's mappings). */

@@ -592,6 +592,13 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes,
     return CUDA_SUCCESS;
 }
 
+int cuda_fe_mem_known(uint64_t p)
+{
+    uint64_t base;
+    struct range r;
+    return find(p, &base, &r);
+}
+
 /* A pointer this frontend did not allocate (the runtime frontend's, a
  * library's): the backend's driver says whether it is device memory, and
  * a device allocation is then known here. */
@@ -599,10 +606,9 @@ int cuda_fe_mem_is_device(uint64_t p)
 {
     uint64_t base, v;
     uint8_t size;
-    struct range r;
     struct attrs at;
     struct gvs_remote_host h;
-    if (find(p, &base, &r))
+    if (cuda_fe_mem_known(p))
         return 1;
     /* Page-locked memory is the client's: no need to ask. */
     if (gvs_remote_host_find((const void *)(uintptr_t)p, &base, &h))
