@@ -77,6 +77,13 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
 }
 
 
+int cuda_fe_mem_known(uint64_t p)
+{
+    uint64_t base;
+    struct range r;
+    return find(p, &base, &r);
+}
+
 CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
                            uint64_t *size)
 {
@@ -590,13 +597,6 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes,
         memcpy(data[i], &v, size);
     }
     return CUDA_SUCCESS;
-}
-
-int cuda_fe_mem_known(uint64_t p)
-{
-    uint64_t base;
-    struct range r;
-    return find(p, &base, &r);
 }
 
 /* A pointer this frontend did not allocate (the runtime frontend's, a
