@@ -20,7 +20,6 @@
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
-#include "gvs/err.h"
 #include "../vmm_prop.h"
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
