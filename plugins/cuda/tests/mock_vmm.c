@@ -10,7 +10,6 @@
 #include "be.h"
 
 #include <pthread.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,12 +18,15 @@
 #define GRANULE ((size_t)2 << 20)
 #define MOCK_VMM_MAX 64
 
+/* A physical allocation; free while size is 0.  Handles point here. */
 struct phys {
     int fd;
     size_t size;
     CUmemAllocationProp prop;
     unsigned refs, maps;
 };
+
+static struct phys physs[MOCK_VMM_MAX];
 
 static struct {
     uintptr_t p;
@@ -162,19 +164,21 @@ static CUresult mock_create(CUmemGenericAllocationHandle *h, size_t size,
         r = CUDA_ERROR_INVALID_VALUE;
     if (r != CUDA_SUCCESS)
         return r;
-    struct phys *ph = calloc(1, sizeof(*ph));
-    if (ph == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    ph->fd = memfd_create("mock-vmm", MFD_CLOEXEC);
-    if (ph->fd < 0 || ftruncate(ph->fd, (off_t)size) < 0) {
-        if (ph->fd >= 0)
+    pthread_mutex_lock(&lock);
+    struct phys *ph = NULL;
+    for (int i = 0; i < MOCK_VMM_MAX && ph == NULL; i++)
+        if (physs[i].size == 0)
+            ph = &physs[i];
+    if (ph != NULL) {
+        ph->fd = memfd_create("mock-vmm", MFD_CLOEXEC);
+        if (ph->fd >= 0 && ftruncate(ph->fd, (off_t)size) < 0)
             close(ph->fd);
-        free(ph);
-        return CUDA_ERROR_OUT_OF_MEMORY;
+        else if (ph->fd >= 0)
+            *ph = (struct phys){ph->fd, size, *prop, 1, 0};
     }
-    ph->size = size;
-    ph->prop = *prop;
-    ph->refs = 1;
+    pthread_mutex_unlock(&lock);
+    if (ph == NULL || ph->size == 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *h = (CUmemGenericAllocationHandle)(uintptr_t)ph;
     return CUDA_SUCCESS;
 }
@@ -184,7 +188,7 @@ static void settle(struct phys *ph)
 {
     if (ph->refs == 0 && ph->maps == 0) {
         close(ph->fd);
-        free(ph);
+        ph->size = 0;
     }
 }
 
