@@ -177,6 +177,10 @@ int main()
     for (int i = 2048; i < 3072; i++)
         seam &= host[i] == 0x11111111u;
     printf("memsets across the seam: %d\n", seam);
+    // A mapped address is device memory to a copy of the default kind.
+    CHECK(cudaMemcpy(host, (void *)(va + g + 4096), 4096, cudaMemcpyDefault));
+    printf("default-kind copy: %d\n", host[0] == 0x11111111u &&
+                                           host[1023] == 0x11111111u);
 
     // What an address of the second chunk says.
     CUdeviceptr base;
