@@ -103,6 +103,15 @@ void gvs_remote_capture_begins(void);
 void gvs_remote_capture_ends(void);
 int gvs_remote_capturing(void);
 
+/* Device memory each API frontend knows (frontend/devmem.c): its
+ * allocations, mappings and globals, answered from its own table with no
+ * round trip.  A frontend names its lookup once, under its plugin id;
+ * gvs_remote_device_memory says whether a frontend other than api knows
+ * p as device memory. */
+typedef int (*gvs_remote_devmem_fn)(uint64_t p);
+void gvs_remote_device_memory_lookup(uint16_t api, gvs_remote_devmem_fn known);
+int gvs_remote_device_memory(uint16_t api, uint64_t p);
+
 /* Caller holds the client lock.  Posts image in STAGE pieces of the
  * calling thread's lane, for the API's load that follows (an image may
  * be larger than a request).  0 or a negative GVS_E_* code. */

@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 4u
+#define GVS_REMOTE_BE_VERSION 5u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -85,15 +85,18 @@ enum gvs_remote_handle_type {
     GVS_RH_FUNCTION, /* the driver plugin's struct cuda_be_kernel */
     GVS_RH_MODULE,   /* the driver plugin's struct cuda_be_library */
     GVS_RH_LINK,     /* the driver plugin's struct cuda_be_link */
+    GVS_RH_VMM_ALLOC, /* the driver plugin's struct cuda_be_vmm_alloc */
 };
 
 /* The key spaces of the allocations the quota counts: device addresses
  * (linear, pitched, managed, stream-ordered, graph memory), array ids,
- * mipmapped array ids. */
+ * mipmapped array ids, the ids of the virtual memory API's physical
+ * allocations (cuMemCreate). */
 enum gvs_remote_quota_kind {
     GVS_RQ_PTR,
     GVS_RQ_ARRAY,
     GVS_RQ_MIPMAP,
+    GVS_RQ_VMM,
     GVS_RQ_KINDS
 };
 

@@ -60,6 +60,18 @@
     X(cuMemSetMemPool)                                                       \
     X(cuMemPoolSetAccess)                                                    \
     X(cuMemPoolGetAccess)                                                    \
+    X(cuMemAddressReserve)                                                   \
+    X(cuMemAddressFree)                                                      \
+    X(cuMemCreate)                                                           \
+    X(cuMemRelease)                                                          \
+    X(cuMemMap)                                                              \
+    X(cuMemUnmap)                                                            \
+    X(cuMemSetAccess)                                                        \
+    X(cuMemGetAccess)                                                        \
+    X(cuMemGetAllocationGranularity)                                         \
+    X(cuMemGetAllocationPropertiesFromHandle)                                \
+    X(cuMemRetainAllocationHandle)                                           \
+    X(cuMemExportToShareableHandle)                                          \
     X(cuIpcGetMemHandle)                                                     \
     X(cuIpcOpenMemHandle_v2)                                                 \
     X(cuIpcCloseMemHandle)                                                   \
@@ -291,6 +303,9 @@ void cuda_be_contexts_free(void);
 void cuda_be_modules_free(void);
 /* link.c: the session's link states go. */
 void cuda_be_links_free(void);
+/* vmm.c: the session's reservations, physical allocations and mappings
+ * go from the tables (the driver's go with the worker). */
+void cuda_be_vmm_free(void);
 void cuda_be_lanes_free(void);
 
 struct apigen_call;
@@ -334,6 +349,15 @@ CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
 /* pools.c: the pool of a GVS_RH_MEMPOOL id, or
  * CUDA_ERROR_INVALID_VALUE. */
 CUresult cuda_be_pool(uint64_t wire, CUmemoryPool *out);
+/* The most entries one access list may have (cuMemPoolSetAccess,
+ * cuMemSetAccess). */
+#define CUDA_BE_ACCESS_MAX 1024u
+/* An access list off the wire: u32 count (at most CUDA_BE_ACCESS_MAX;
+ * exactly 1 unless set), count x {i32 location type, i32 location id,
+ * i32 flags}, into the calling thread's own array (*out), valid until
+ * its next call.  0, or c->rc (GVS_E_PROTO for a bad count). */
+int cuda_be_get_access(struct apigen_call *c, int set, CUmemAccessDesc **out,
+                       uint32_t *n);
 /* The event of a GVS_RH_EVENT id, or CUDA_ERROR_INVALID_HANDLE. */
 CUresult cuda_be_event(uint64_t wire, CUevent *out);
 /* Enters an event the session made in the table, its id in *id: 0, or
@@ -345,6 +369,8 @@ uint64_t cuda_be_event_id_of(CUevent e);
  * records; named to gvsd by its UUID the first time it holds an
  * allocation. */
 int cuda_be_quota_device(void);
+/* The same for device dev (-1, none: host memory), which it returns. */
+int cuda_be_quota_name(int dev);
 /* CUDA_ERROR_INVALID_VALUE unless [p, p + len) starts and
  * ends in device memory: a host address here would be the worker's. */
 CUresult cuda_be_check_device_range(uint64_t p, uint64_t len);

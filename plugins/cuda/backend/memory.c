@@ -33,15 +33,20 @@ CUresult cuda_be_check_device_range(uint64_t p, uint64_t len)
     return CUDA_SUCCESS;
 }
 
-int cuda_be_quota_device(void)
+int cuda_be_quota_name(int dev)
 {
-    CUdevice dev = 0;
     CUuuid uuid;
-    (void)CUDA_DRV(cuCtxGetDevice)(&dev);
     if (cuda_be_remote->quota_device_unnamed(dev) &&
         CUDA_DRV(cuDeviceGetUuid_v2)(&uuid, dev) == CUDA_SUCCESS)
         cuda_be_remote->quota_name_device(dev, (const uint8_t *)uuid.bytes);
     return dev;
+}
+
+int cuda_be_quota_device(void)
+{
+    CUdevice dev = 0;
+    (void)CUDA_DRV(cuCtxGetDevice)(&dev);
+    return cuda_be_quota_name(dev);
 }
 
 /* MEM_ALLOC, request: u64 size; MEM_ALLOC_MANAGED, request: u64 size,

@@ -41,6 +41,7 @@ static void session_close(void *state)
     cuda_be_shared_free();
     cuda_be_modules_free();
     cuda_be_links_free();
+    cuda_be_vmm_free();
     cuda_be_contexts_free();
     cuda_be_lanes_free();
     gvs_free(state);

@@ -10,9 +10,6 @@
 #include "cuda_ops.h"
 #include "gvs/err.h"
 
-/* The most entries one cuMemPoolSetAccess may list. */
-#define ACCESS_MAX 1024u
-
 CUresult cuda_be_pool(uint64_t wire, CUmemoryPool *out)
 {
     CUmemoryPool p =
@@ -261,30 +258,39 @@ int cuda_be_mempool_set_current(struct gvs_call *call)
     return c.rc;
 }
 
-/* Request: u8 set, u64 pool, u32 count (1 for a get, at most
- * ACCESS_MAX), count x {i32 location type, i32 location id, i32 flags (0
- * for a get)}.  Reply: i32, i32 the flags (get). */
+int cuda_be_get_access(struct apigen_call *c, int set, CUmemAccessDesc **out,
+                       uint32_t *n)
+{
+    static _Thread_local CUmemAccessDesc list[CUDA_BE_ACCESS_MAX];
+    apigen_get_u32(c, n);
+    if (c->rc == 0 && (*n > CUDA_BE_ACCESS_MAX || (!set && *n != 1)))
+        c->rc = GVS_E_PROTO;
+    for (uint32_t i = 0; i < *n && c->rc == 0; i++) {
+        int32_t type, lid, flags;
+        apigen_get_i32(c, &type);
+        apigen_get_i32(c, &lid);
+        apigen_get_i32(c, &flags);
+        list[i].location = location(type, lid);
+        list[i].flags = (CUmemAccess_flags)flags;
+    }
+    *out = list;
+    return c->rc;
+}
+
+/* Request: u8 set, u64 pool, the access list.  Reply: i32, i32 the flags
+ * (get). */
 int cuda_be_mempool_access(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint8_t set;
     uint64_t id;
     uint32_t n;
-    static _Thread_local CUmemAccessDesc list[ACCESS_MAX];
+    CUmemAccessDesc *list;
     apigen_get_u8(&c, &set);
     apigen_get_u64(&c, &id);
-    apigen_get_u32(&c, &n);
-    if (c.rc == 0 && (set > 1 || n > ACCESS_MAX || (!set && n != 1)))
+    if (c.rc == 0 && set > 1)
         return GVS_E_PROTO;
-    for (uint32_t i = 0; i < n && c.rc == 0; i++) {
-        int32_t type, lid, flags;
-        apigen_get_i32(&c, &type);
-        apigen_get_i32(&c, &lid);
-        apigen_get_i32(&c, &flags);
-        list[i].location = location(type, lid);
-        list[i].flags = (CUmemAccess_flags)flags;
-    }
-    if (apigen_end(&c) < 0)
+    if (cuda_be_get_access(&c, set, &list, &n) < 0 || apigen_end(&c) < 0)
         return c.rc;
     CUmemoryPool pool;
     CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;

@@ -39,6 +39,7 @@ __attribute__((constructor)) static void cuda_fe_register(void)
     if (gvs_client_register(&plugin) == 0)
         (void)cuda_fe_notify_init();
     pthread_atfork(NULL, NULL, fork_child);
+    gvs_remote_device_memory_lookup(CUDA_PLUGIN_ID, cuda_fe_mem_known);
 }
 
 void cuda_fe_set_initialized(void)
@@ -152,23 +153,28 @@ CUresult cuda_fe_end(struct apigen_call *c, CUresult r)
     return (CUresult)gvs_remote_end(&cuda_fe_remote_api, c, r);
 }
 
+CUresult cuda_fe_run_u64(struct apigen_call *c, uint16_t op, uint64_t *out)
+{
+    uint64_t v = 0;
+    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
+    if (r == CUDA_SUCCESS && out != NULL)
+        apigen_get_u64(c, &v);
+    r = cuda_fe_end(c, r);
+    if (r == CUDA_SUCCESS && out != NULL)
+        *out = v;
+    return r;
+}
+
 CUresult cuda_fe_call_ids(uint16_t op, const uint64_t *in, int n,
                           uint64_t *out)
 {
     struct apigen_call c;
-    uint64_t id = 0;
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     for (int i = 0; i < n; i++)
         apigen_put_u64(&c, in[i]);
-    r = cuda_fe_run(&c, op, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS && out != NULL)
-        apigen_get_u64(&c, &id);
-    r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS && out != NULL)
-        *out = id;
-    return r;
+    return cuda_fe_run_u64(&c, op, out);
 }
 
 /* The driver keeps no last error. */

@@ -20,6 +20,10 @@ void cuda_fe_set_initialized(void);
 /* Whether cuInit succeeded in this process's session. */
 int cuda_fe_initialized(void);
 
+/* Runs the device op whose request c holds (after cuda_fe_begin): its
+ * result, and where out is not NULL the u64 its reply carries after
+ * CUDA_SUCCESS, written to *out then. */
+CUresult cuda_fe_run_u64(struct apigen_call *c, uint16_t op, uint64_t *out);
 /* A device op whose request is n u64s (ids) and whose reply is the
  * result and, where out is not NULL, one u64 written to *out on
  * success. */
@@ -96,6 +100,19 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
                            uint64_t *size);
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
+/* Whether p lies in a range noted here (no round trip): the layer's
+ * lookup for the runtime frontend (gvs_remote_device_memory). */
+int cuda_fe_mem_known(uint64_t p);
+
+/* memory.c: forgets every range noted at an address in [p, p + size)
+ * (an unmapped virtual range's mappings). */
+void cuda_fe_mem_forget_range(uint64_t p, uint64_t size);
+
+/* pools.c: an access list as the backend reads it (cuda_be_get_access):
+ * u32 count, count x {i32 location type, i32 location id, i32 flags}. */
+#define CUDA_FE_ACCESS_MAX 1024u
+void cuda_fe_put_access(struct apigen_call *c, const CUmemAccessDesc *map,
+                        size_t count);
 
 /* hostfunc.c: the layer's record of a graph host node's function, run
  * on the client each time the graph runs the node, with the context

@@ -54,6 +54,16 @@ void cuda_fe_mem_forget(uint64_t p)
     pthread_mutex_unlock(&lock);
 }
 
+void cuda_fe_mem_forget_range(uint64_t p, uint64_t size)
+{
+    uint64_t base, last = size > UINT64_MAX - p ? UINT64_MAX : p + size - 1;
+    pthread_mutex_lock(&lock);
+    while (size > 0 && gvs_u64map_floor(&ranges, last, &base) != NULL &&
+           base >= p)
+        range_free(gvs_u64map_remove(&ranges, base));
+    pthread_mutex_unlock(&lock);
+}
+
 /* The known range holding p: 1 and its base, size and device. */
 static int find(uint64_t p, uint64_t *base, struct range *out)
 {
@@ -66,6 +76,13 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
     return in;
 }
 
+
+int cuda_fe_mem_known(uint64_t p)
+{
+    uint64_t base;
+    struct range r;
+    return find(p, &base, &r);
+}
 
 CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
                            uint64_t *size)
@@ -589,10 +606,9 @@ int cuda_fe_mem_is_device(uint64_t p)
 {
     uint64_t base, v;
     uint8_t size;
-    struct range r;
     struct attrs at;
     struct gvs_remote_host h;
-    if (find(p, &base, &r))
+    if (cuda_fe_mem_known(p))
         return 1;
     /* Page-locked memory is the client's: no need to ask. */
     if (gvs_remote_host_find((const void *)(uintptr_t)p, &base, &h))

@@ -18,15 +18,6 @@ static CUresult begin(struct apigen_call *c)
     return r;
 }
 
-/* Runs the request in c, whose reply is i32 then a u64 on success. */
-static CUresult run_u64(struct apigen_call *c, uint16_t op, uint64_t *v)
-{
-    CUresult r = cuda_fe_run(c, op, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS)
-        apigen_get_u64(c, v);
-    return cuda_fe_end(c, r);
-}
-
 static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
                             CUstream s, int per_thread)
 {
@@ -42,7 +33,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
     apigen_put_u8(&c, 0);
     apigen_put_u64(&c, size);
     apigen_put_u64(&c, pool);
-    r = run_u64(&c, CUDA_OP_MEM_ALLOC_ASYNC, &p);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEM_ALLOC_ASYNC, &p);
     if (r != CUDA_SUCCESS)
         return r;
     (void)cuda_fe_ctx_device(&dev);
@@ -120,7 +111,7 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
     apigen_put_i32(&c, props->location.id);
     apigen_put_u64(&c, props->maxSize);
     apigen_put_u32(&c, props->usage);
-    r = run_u64(&c, CUDA_OP_MEMPOOL_CREATE, &id);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEMPOOL_CREATE, &id);
     if (r == CUDA_SUCCESS)
         *pool = (CUmemoryPool)(uintptr_t)id;
     return r;
@@ -164,7 +155,7 @@ static CUresult attribute(int set, CUmemoryPool pool, CUmemPool_attribute a,
     apigen_put_u64(&c, POOL_ID(pool));
     apigen_put_i32(&c, a);
     apigen_put_u64(&c, v);
-    r = run_u64(&c, CUDA_OP_MEMPOOL_ATTRIBUTE, &v);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEMPOOL_ATTRIBUTE, &v);
     if (r == CUDA_SUCCESS && !set && is_int)
         *(int *)value = (int)(uint32_t)v;
     else if (r == CUDA_SUCCESS && !set)
@@ -203,7 +194,7 @@ static CUresult pool_of(uint8_t which, int32_t type, int32_t id,
     apigen_put_i32(&c, type);
     apigen_put_i32(&c, id);
     apigen_put_i32(&c, alloc);
-    r = run_u64(&c, CUDA_OP_MEMPOOL_GET, &pool);
+    r = cuda_fe_run_u64(&c, CUDA_OP_MEMPOOL_GET, &pool);
     if (r == CUDA_SUCCESS)
         *out = (CUmemoryPool)(uintptr_t)pool;
     return r;
@@ -270,26 +261,29 @@ CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
     return set_current(1, location->type, location->id, type, pool);
 }
 
-/* The most entries one call may list (the backend's bound). */
-#define ACCESS_MAX 1024u
+void cuda_fe_put_access(struct apigen_call *c, const CUmemAccessDesc *map,
+                        size_t count)
+{
+    apigen_put_u32(c, (uint32_t)count);
+    for (size_t i = 0; i < count; i++) {
+        apigen_put_i32(c, map[i].location.type);
+        apigen_put_i32(c, map[i].location.id);
+        apigen_put_i32(c, map[i].flags);
+    }
+}
 
 CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map,
                             size_t count)
 {
     struct apigen_call c;
-    if ((map == NULL && count > 0) || count > ACCESS_MAX)
+    if ((map == NULL && count > 0) || count > CUDA_FE_ACCESS_MAX)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u8(&c, 1);
     apigen_put_u64(&c, POOL_ID(pool));
-    apigen_put_u32(&c, (uint32_t)count);
-    for (size_t i = 0; i < count; i++) {
-        apigen_put_i32(&c, map[i].location.type);
-        apigen_put_i32(&c, map[i].location.id);
-        apigen_put_i32(&c, map[i].flags);
-    }
+    cuda_fe_put_access(&c, map, count);
     r = cuda_fe_run(&c, CUDA_OP_MEMPOOL_ACCESS, APIGEN_DEVICE);
     return cuda_fe_end(&c, r);
 }
@@ -306,10 +300,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
         return r;
     apigen_put_u8(&c, 0);
     apigen_put_u64(&c, POOL_ID(memPool));
-    apigen_put_u32(&c, 1);
-    apigen_put_i32(&c, location->type);
-    apigen_put_i32(&c, location->id);
-    apigen_put_i32(&c, 0);
+    cuda_fe_put_access(&c, &(CUmemAccessDesc){*location, 0}, 1);
     r = cuda_fe_run(&c, CUDA_OP_MEMPOOL_ACCESS, APIGEN_DEVICE);
     if (r == CUDA_SUCCESS)
         apigen_get_i32(&c, &f);

@@ -474,6 +474,31 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_cuDeviceGraphMemTrim, "i", {0}, 0},
     {CUDA_OP_COND_HANDLE_CREATE, "qii", {H, 1, 0}, 0},
     {CUDA_OP_cuGraphExecGetFlags, "q", {H}, 0},
+    /* The virtual memory API: handles no table holds, ranges outside any
+     * reservation of the session (one wrapping around), sizes past any
+     * quota, a handle type other than a descriptor, an import's flags
+     * (more in vmm_hostile). */
+    {CUDA_OP_MEM_ADDRESS_RESERVE, "qqqq", {2u << 20, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_ADDRESS_RESERVE, "qqqq", {UINT64_MAX, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_ADDRESS_FREE, "qq", {H, 2u << 20}, 0},
+    {CUDA_OP_MEM_CREATE, "qiiiicciq", {2u << 20, 1, 1, 1, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_CREATE, "qiiiicciq",
+     {UINT64_MAX, 1, 1, 1, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_RELEASE, "q", {H}, 0},
+    {CUDA_OP_MEM_MAP, "qqqqq", {0x540000000000u, 2u << 20, 0, H, 0}, 0},
+    {CUDA_OP_MEM_UNMAP, "qq", {H, 2u << 20}, 0},
+    {CUDA_OP_MEM_UNMAP, "qq", {UINT64_MAX - 5, 100}, 0},
+    {CUDA_OP_MEM_ACCESS, "cqqiiii", {1, H, 2u << 20, 1, 1, 0, 3}, 0},
+    {CUDA_OP_MEM_ACCESS, "cqqiiii", {0, H, 0, 1, 1, 0, 0}, 0},
+    {CUDA_OP_MEM_GRANULARITY, "iiiiccii", {1, 0, 1, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_MEM_GRANULARITY, "iiiiccii", {1, 0, 1, 7, 0, 0, 0, 9}, 0},
+    {CUDA_OP_MEM_PROPERTIES, "q", {H}, 0},
+    {CUDA_OP_MEM_RETAIN_HANDLE, "q", {H}, 0},
+    {CUDA_OP_MEM_RETAIN_HANDLE, "q", {UINT64_MAX}, 0},
+    {CUDA_OP_MEM_SHAREABLE, "cqiq", {0, H, 1, 0}, 0},
+    {CUDA_OP_MEM_SHAREABLE, "cqiq", {1, H, 1, 0}, 0},
+    {CUDA_OP_MEM_SHAREABLE, "cqiq", {0, H, CU_MEM_HANDLE_TYPE_FABRIC, 0}, 0},
+    {CUDA_OP_MEM_SHAREABLE, "cqiq", {1, H, 1, 1}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -626,6 +651,73 @@ static int host_func_hostile(void)
     return 0;
 }
 
+/* A raw request's result, and its first u64 after CUDA_SUCCESS (an id,
+ * an address) in *v. */
+static int32_t raw_run(const struct raw_case *k, uint64_t *v)
+{
+    static uint8_t req[REQ_MAX];
+    int32_t result;
+    int rc = run(k->op, req, raw_encode(k, req));
+    if (rc < 0)
+        return rc;
+    if (gvs_buf_get_i32(out, &result) < 0)
+        return GVS_E_PROTO;
+    if (result == CUDA_SUCCESS && v != NULL &&
+        gvs_buf_get_u64(out, v) < 0)
+        return GVS_E_PROTO;
+    return result;
+}
+
+/* The virtual memory API's refusals no whole request shows (an access
+ * list past the bound, a get of two, usage past 16 bits), and the
+ * session's own objects named wrongly: its handle mapped outside its
+ * reservation, its reservation mapped with no handle of its own or
+ * unmapped past its end. */
+static int vmm_hostile(void)
+{
+    const uint64_t g = 2u << 20;
+    uint64_t va = 0, id = 0;
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_ACCESS, "cqqi",
+                                     {1, H, g, 2000}, 0},
+                  NULL) == GVS_E_PROTO);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_ACCESS, "cqqi",
+                                     {0, H, 0, 2}, 0},
+                  NULL) == GVS_E_PROTO);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_CREATE, "qiiiicciq",
+                                     {g, 1, 1, 1, 0, 0, 0, 0x10000, 0}, 0},
+                  NULL) == GVS_E_PROTO);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_ADDRESS_RESERVE, "qqqq",
+                                     {g, 0, 0, 0}, 0},
+                  &va) == CUDA_SUCCESS);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_CREATE, "qiiiicciq",
+                                     {g, 1, 1, 1, 0, 0, 0, 0, 0}, 0},
+                  &id) == CUDA_SUCCESS);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_MAP, "qqqqq",
+                                     {va + g, g, 0, id, 0}, 0},
+                  NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_MAP, "qqqqq",
+                                     {va - g, 2 * g, 0, id, 0}, 0},
+                  NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_MAP, "qqqqq",
+                                     {va, g, 0, H, 0}, 0},
+                  NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_MAP, "qqqqq",
+                                     {va, g, 0, id, 0}, 0},
+                  NULL) == CUDA_SUCCESS);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_UNMAP, "qq", {va, 2 * g}, 0},
+                  NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_RELEASE, "q", {id}, 0},
+                  NULL) == CUDA_SUCCESS);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_RELEASE, "q", {id}, 0},
+                  NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_UNMAP, "qq", {va, g}, 0},
+                  NULL) == CUDA_SUCCESS);
+    CHECK(raw_run(&(struct raw_case){CUDA_OP_MEM_ADDRESS_FREE, "qq",
+                                     {va, g}, 0},
+                  NULL) == CUDA_SUCCESS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     out = gvs_buf_new(1 << 16);
@@ -639,6 +731,8 @@ int main(int argc, char **argv)
     CHECK(plugin->id == CUDA_PLUGIN_ID);
     CHECK(plugin->table_hash == CUDA_TABLE_HASH);
 
+    /* Before the raw cases' bit flips fill the mock's reservations. */
+    CHECK(vmm_hostile() == 0);
     /* Every op of the table has its cases (an op of raw requests may have
      * several), and every case its op. */
     size_t ncases = 0;

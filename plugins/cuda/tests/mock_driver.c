@@ -513,6 +513,8 @@ static CUresult mock_ipc_close(CUdeviceptr p)
 static CUresult mock_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 {
     int i = alloc_of(p);
+    if (i < 0 && mock_vmm_range(p, base, size))
+        return CUDA_SUCCESS;
     if (i < 0)
         return CUDA_ERROR_NOT_FOUND;
     *base = (CUdeviceptr)(uintptr_t)allocs[i].p;
@@ -551,7 +553,8 @@ static CUresult mock_mem_info(size_t *free_bytes, size_t *total)
 
 static CUresult mock_pointer(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
-    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE || alloc_of(p) < 0)
+    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE ||
+        (alloc_of(p) < 0 && !mock_vmm_range(p, NULL, NULL)))
         return CUDA_ERROR_INVALID_VALUE;
     *(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
     return CUDA_SUCCESS;
@@ -868,7 +871,13 @@ static CUresult mock_launch(CUfunction f, unsigned gx, unsigned gy,
     memcpy(&b, params ? params[2] : buf + k->offset[2], 4);
     uint32_t n = k == &mock_kernels[0] ? b : a;
     int i = alloc_of(p);
-    if (i < 0 || p + 4ull * n > (uint64_t)(uintptr_t)allocs[i].p + allocs[i].n)
+    CUdeviceptr base = 0;
+    size_t len = 0;
+    if (i >= 0) {
+        base = (CUdeviceptr)(uintptr_t)allocs[i].p;
+        len = allocs[i].n;
+    }
+    if ((i < 0 && !mock_vmm_range(p, &base, &len)) || p + 4ull * n > base + len)
         return CUDA_ERROR_ILLEGAL_ADDRESS;
     uint32_t *v = (uint32_t *)(uintptr_t)p;
     for (uint32_t j = 0; j < n; j++)
@@ -1677,6 +1686,7 @@ static void fill_rest(void)
     mock_peer_fill();
     mock_link_fill();
     mock_batch_fill();
+    mock_vmm_fill();
     cuda_be_drv.cuGraphNodeGetType = mock_node_type;
     cuda_be_drv.cuGraphKernelNodeGetParams_v2 = mock_kernel_params;
     cuda_be_drv.cuGraphMemsetNodeGetParams = mock_memset_params;

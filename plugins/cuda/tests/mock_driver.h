@@ -25,6 +25,11 @@ void mock_link_fill(void);
 /* mock_batch.c: batched prefetches and discards. */
 void mock_batch_fill(void);
 
+/* mock_vmm.c: the virtual memory API.  mock_vmm_range: whether p is
+ * mapped, and (base not NULL) its mapping's range. */
+void mock_vmm_fill(void);
+int mock_vmm_range(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+
 /* Text starting so is a module (or library) image (mock_driver.c). */
 #define MOCK_IMAGE "//gvs-mock"
 

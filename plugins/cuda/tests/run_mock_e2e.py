@@ -7,7 +7,7 @@ program of tests/gpu, prints each line --expect names.
 
 usage: run_mock_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM
                        [--transport unix|tcp|shm] [--arg ARG]...
-                       [--expect LINE]..."""
+                       [--gvsd-arg ARG]... [--expect LINE]..."""
 
 import argparse
 import os
@@ -24,6 +24,7 @@ def main(argv):
     ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
                     default="unix")
     ap.add_argument("--arg", action="append", default=[])
+    ap.add_argument("--gvsd-arg", action="append", default=[])
     ap.add_argument("--expect", action="append", default=[])
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -39,7 +40,8 @@ def main(argv):
         r, w = os.pipe()
         gvsd = subprocess.Popen(
             [a.gvsd, "--listen", uri, "--plugin-dir", a.plugin_dir,
-             "--config", conf, "--ready-fd", str(w)], pass_fds=(w,))
+             "--config", conf, "--ready-fd", str(w)] + a.gvsd_arg,
+            pass_fds=(w,))
         os.close(w)
         with os.fdopen(r) as ready:
             if ready.read().strip() != "ready":

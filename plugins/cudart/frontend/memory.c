@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "cudart_fe_gen.h"
+#include "cudart_ops.h"
 #include "gvs/mem.h"
+#include "gvs_remote.h"
 
 /* Allocations made through this frontend, sorted by base, so that
  * cudaMemcpyDefault can tell device pointers from host ones without a
@@ -121,7 +123,9 @@ int fe_is_device_ptr(const void *p)
     int found = i > 0 && u - allocs[i - 1].base <
                              (allocs[i - 1].size ? allocs[i - 1].size : 1);
     pthread_mutex_unlock(&allocs_lock);
-    return found || fe_symbol_contains(p);
+    /* Or the driver frontend's (cuMemAlloc, a virtual memory mapping). */
+    return found || fe_symbol_contains(p) ||
+           gvs_remote_device_memory(CUDART_PLUGIN_ID, (uint64_t)u);
 }
 
 int fe_mem_range_device(const void *p, size_t n)
