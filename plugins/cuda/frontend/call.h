@@ -96,6 +96,9 @@ CUresult cuda_fe_run_noted(struct apigen_call *c, uint16_t op, uint64_t *p,
                            uint64_t *size);
 /* Whether p lies in device memory known here. */
 int cuda_fe_mem_is_device(uint64_t p);
+/* Whether [p, p + len) lies in one allocation known here, asking the
+ * backend nothing: 1 and its device in *dev, else 0. */
+int cuda_fe_mem_device_of(uint64_t p, uint64_t len, CUdevice *dev);
 
 /* hostfunc.c: the layer's record of a graph host node's function, run
  * on the client each time the graph runs the node, with the context
@@ -109,5 +112,16 @@ CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
 /* The program's function and data of a host node's callback id, as it
  * gave them: CUDA_ERROR_INVALID_VALUE for an id that is none. */
 CUresult cuda_fe_host_node_params(uint64_t id, CUDA_HOST_NODE_PARAMS *out);
+
+/* memops.c: the operations of a stream memory operation batch or a
+ * batch memory operation node on the wire (cuda.api, STREAM_MEMOP): u32
+ * count, then each; CUDA_ERROR_INVALID_VALUE for more than the backend
+ * takes, or none to read.  get reads as many into ops (room for max),
+ * the count in *count; malformed: c->rc. */
+CUresult cuda_fe_put_memops(struct apigen_call *c, unsigned int count,
+                            const CUstreamBatchMemOpParams *ops);
+void cuda_fe_get_memops(struct apigen_call *c, CUstreamBatchMemOpParams *ops,
+                        unsigned int max, unsigned int *count);
+#define CUDA_FE_MEMOPS_MAX 256u
 
 #endif

@@ -25,6 +25,12 @@ void mock_link_fill(void);
 /* mock_batch.c: batched prefetches and discards. */
 void mock_batch_fill(void);
 
+/* mock_memops.c: stream memory operations and tensor maps.  check: the
+ * driver's checks of one operation; run: it, done at once. */
+void mock_memops_fill(void);
+CUresult mock_memop_check(const CUstreamBatchMemOpParams *op);
+void mock_memop_run(const CUstreamBatchMemOpParams *op);
+
 /* Text starting so is a module (or library) image (mock_driver.c). */
 #define MOCK_IMAGE "//gvs-mock"
 
