@@ -140,12 +140,16 @@ static int cannot_fail(const CUstreamBatchMemOpParams *op, CUdevice dev)
 }
 
 /* The current forms alone (the legacy ones answer as their own device
- * attributes say), on a stream the layer knows, no capture under way. */
+ * attributes say), fewer operations than the driver's bound (256), on a
+ * stream the layer knows, no capture under way.  No operation takes
+ * managed memory, which the allocation table does not tell from device
+ * memory: none is posted while the process has any. */
 static int may_post(uint64_t stream, int legacy, unsigned int flags,
                     unsigned int count, const CUstreamBatchMemOpParams *ops)
 {
     CUdevice dev;
-    if (legacy || flags != 0 || count == 0 || gvs_remote_capturing() ||
+    if (legacy || flags != 0 || count == 0 || count >= CUDA_FE_MEMOPS_MAX ||
+        gvs_remote_capturing() || gvs_remote_managed_any() ||
         cuda_fe_stream_device(stream, &dev) != 0)
         return 0;
     for (unsigned int i = 0; i < count; i++)
