@@ -33,3 +33,20 @@ static inline const char *driver_error_name(CUresult r)
     DRIVER(cuGetErrorName)(r, &n);
     return n;
 }
+
+// Makes the primary context of device dev, the runtime's, the thread's
+// current one for the driver API too, as a library sharing the runtime's
+// context retains it: 0, or 1 after printing why not.
+static inline int driver_use_primary(int dev)
+{
+    CUcontext ctx;
+    CUresult r = DRIVER(cuInit)(0);
+    if (r == CUDA_SUCCESS)
+        r = DRIVER(cuDevicePrimaryCtxRetain)(&ctx, dev);
+    if (r == CUDA_SUCCESS)
+        r = DRIVER(cuCtxSetCurrent)(ctx);
+    if (r != CUDA_SUCCESS)
+        printf("FAIL the primary context of device %d: %s\n", dev,
+               driver_error_name(r));
+    return r != CUDA_SUCCESS;
+}

@@ -221,7 +221,8 @@ int main()
 {
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(0));
-    CHECK_CU(DRIVER(cuInit)(0));
+    if (driver_use_primary(0))
+        return 1;
     flags f;
     unsigned *out;
     unsigned long long *out64;

@@ -108,9 +108,7 @@ int main()
     }
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(0));
-    // The runtime has started the driver natively; through gvs's runtime
-    // frontend the driver frontend starts with its own cuInit.
-    if (DRIVER(cuInit)(0) != CUDA_SUCCESS)
+    if (driver_use_primary(0))
         return 1;
     float *da, *db, *out;
     CHECK(cudaMalloc(&da, sizeof(a)));

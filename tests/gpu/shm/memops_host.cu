@@ -14,7 +14,7 @@ int main()
 {
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(0));
-    if (DRIVER(cuInit)(0) != CUDA_SUCCESS)
+    if (driver_use_primary(0))
         return 1;
     volatile unsigned *h;
     unsigned *d, *out, got = 0;
