@@ -1,11 +1,11 @@
 /* The unsuffixed exports old binaries link (docs/driver.md, "Legacy
  * exports") whose prototype is a current form's: driver 580 hands them
  * out only to programs asking for a CUDA version before that form
- * (plugins/cuda/probe/results), and they answer as it does.  Those that
- * differ from their current form only in how the driver tracks its own
- * objects (contexts' usage counts before CUDA 4.0, a stream or event
- * destroyed while in use) are that form here, where the client keeps
- * the context stack and the backend's table the objects;
+ * (plugins/cuda/probe/results).  Those that differed from their current
+ * form in how the driver of CUDA 3.2 and 4.0 kept its objects (contexts
+ * for the 32-bit API, usage counts with cuCtxAttach, objects destroyed
+ * while in use: none of it served here) are that form, the client
+ * keeping the context stack and the backend's tables the objects;
  * cuEventElapsedTime, whose answer is the driver's, is forwarded to the
  * driver's own (cuda.api).  The 32-bit forms stay stubs
  * (unsupported.reasons). */
