@@ -13,6 +13,12 @@
 #include "gvs/err.h"
 #include "gvs_remote.h"
 
+static int wide(CUstreamBatchMemOpType type)
+{
+    return type == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+           type == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+}
+
 static void put_op(struct apigen_call *c, const CUstreamBatchMemOpParams *op)
 {
     uint32_t flags = 0;
@@ -20,24 +26,17 @@ static void put_op(struct apigen_call *c, const CUstreamBatchMemOpParams *op)
     switch (op->operation) {
     case CU_STREAM_MEM_OP_WAIT_VALUE_32:
     case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-        flags = op->waitValue.flags;
-        addr = op->waitValue.address;
-        value = op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32
-                    ? op->waitValue.value
-                    : op->waitValue.value64;
-        break;
     case CU_STREAM_MEM_OP_WRITE_VALUE_32:
     case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-        flags = op->writeValue.flags;
-        addr = op->writeValue.address;
-        value = op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32
-                    ? op->writeValue.value
-                    : op->writeValue.value64;
+        /* A wait's and a write's fields lie at the same places. */
+        flags = op->waitValue.flags;
+        addr = op->waitValue.address;
+        value = wide(op->operation) ? op->waitValue.value64
+                                    : op->waitValue.value;
         break;
     case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-        flags = op->flushRemoteWrites.flags;
-        break;
     case CU_STREAM_MEM_OP_BARRIER:
+        /* So do a flush's and a barrier's flags. */
         flags = op->memoryBarrier.flags;
         break;
     default:
@@ -86,8 +85,7 @@ void cuda_fe_get_memops(struct apigen_call *c, CUstreamBatchMemOpParams *ops,
         /* A wait's and a write's fields lie at the same places. */
         op->waitValue.address = addr;
         op->waitValue.flags = flags;
-        if (type == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
-            type == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+        if (wide(op->operation))
             op->waitValue.value64 = value;
         else
             op->waitValue.value = (cuuint32_t)value;
@@ -189,8 +187,7 @@ static CUresult one(CUstream s, int per_thread, int legacy,
     op.operation = type;
     op.waitValue.address = addr;
     op.waitValue.flags = flags;
-    if (type == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
-        type == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+    if (wide(type))
         op.waitValue.value64 = value;
     else
         op.waitValue.value = (cuuint32_t)value;
