@@ -449,6 +449,11 @@ struct gvs_remote_be {
      * graph_range_has says whether [p, p + len) lies in one. */
     void (*graph_range_add)(uint64_t p, uint64_t len);
     int (*graph_range_has)(uint64_t p, uint64_t len);
+    /* Whether [p, p + len) lies in the device mapping of one region of
+     * shared host memory (the device address its pinner gave): memory
+     * the GPU reaches that is the client's, not the worker's own (a
+     * stream memory operation's address). */
+    int (*shared_device_has)(uint64_t p, uint64_t len);
 };
 
 #endif

@@ -205,7 +205,22 @@
     X(cuGraphKernelNodeSetAttribute)                                         \
     X(cuDeviceGetGraphMemAttribute)                                          \
     X(cuDeviceSetGraphMemAttribute)                                          \
-    X(cuGraphConditionalHandleCreate)
+    X(cuGraphConditionalHandleCreate)                                        \
+    X(cuStreamWaitValue32)                                                   \
+    X(cuStreamWaitValue32_v2)                                                \
+    X(cuStreamWriteValue32)                                                  \
+    X(cuStreamWriteValue32_v2)                                               \
+    X(cuStreamWaitValue64)                                                   \
+    X(cuStreamWaitValue64_v2)                                                \
+    X(cuStreamWriteValue64)                                                  \
+    X(cuStreamWriteValue64_v2)                                               \
+    X(cuStreamBatchMemOp)                                                    \
+    X(cuStreamBatchMemOp_v2)                                                 \
+    X(cuGraphBatchMemOpNodeGetParams)                                        \
+    X(cuTensorMapEncodeTiled)                                                \
+    X(cuTensorMapEncodeIm2col)                                               \
+    X(cuTensorMapEncodeIm2colWide)                                           \
+    X(cuTensorMapReplaceAddress)
 
 /* Deprecated functions are forwarded all the same: programs call them. */
 #pragma GCC diagnostic push
@@ -452,5 +467,17 @@ CUresult cuda_be_get_launch_attrs(struct apigen_call *c,
  * "Graphs"); CUDA_ERROR_INVALID_VALUE for an id that is none. */
 CUresult cuda_be_graph_exec(uint64_t wire, CUgraphExec *out);
 CUresult cuda_be_graph_node(uint64_t wire, CUgraphNode *out);
+
+/* memops.c: stream memory operations (cuda.api, STREAM_MEMOP).  get
+ * reads u32 count (at most CUDA_BE_MEMOPS_MAX) and the operations into
+ * *ops, gvs_malloc'd (the caller frees it): 0, or a negative GVS_E_*
+ * code, nothing kept.  check: CUDA_ERROR_INVALID_VALUE for a type the
+ * driver does not know, or an address that is neither device memory nor
+ * the device mapping of host memory the client shared. */
+#define CUDA_BE_MEMOPS_MAX 256u
+int cuda_be_get_memops(struct apigen_call *c, CUstreamBatchMemOpParams **ops,
+                       uint32_t *count);
+CUresult cuda_be_check_memops(const CUstreamBatchMemOpParams *ops,
+                              uint32_t count);
 
 #endif

@@ -28,6 +28,7 @@ struct cuda_be_node_buf {
     /* A host node's record of the client's callback, freed with the
      * buffer unless CUDA took it (the caller then sets it NULL). */
     struct gvs_remote_callback *host;
+    CUstreamBatchMemOpParams *memops; /* a batch memory operation node's */
 };
 
 /* Caller holds the layer's graphs lock.  Decodes a node's parameters

@@ -229,6 +229,23 @@ static CUresult get_conditional(struct apigen_call *c,
     return CUDA_DRV(cuCtxGetCurrent)(&k->ctx);
 }
 
+/* Batch memory operations: the context of an id, the operations
+ * checked as a stream's (memops.c). */
+static CUresult get_memops(struct apigen_call *c, struct cuda_be_node_buf *nb,
+                           CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 *m)
+{
+    uint64_t ctx;
+    uint32_t count = 0;
+    apigen_get_u64(c, &ctx);
+    apigen_get_u32(c, &m->flags);
+    if (c->rc < 0 || cuda_be_get_memops(c, &nb->memops, &count) < 0)
+        return CUDA_SUCCESS;
+    m->count = count;
+    m->paramArray = nb->memops;
+    CUresult r = cuda_be_ctx(ctx, &m->ctx);
+    return r == CUDA_SUCCESS ? cuda_be_check_memops(nb->memops, count) : r;
+}
+
 CUresult cuda_be_graph_mem_take(const CUgraphNodeParams *p)
 {
     if (p->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
@@ -289,6 +306,7 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
     nb->args = NULL;
     nb->bodies = NULL;
     nb->host = NULL;
+    nb->memops = NULL;
     apigen_get_u8(c, &type);
     if (c->rc < 0)
         return CUDA_SUCCESS;
@@ -336,6 +354,8 @@ CUresult cuda_be_get_node_params(struct apigen_call *c,
         return CUDA_SUCCESS;
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
         return get_conditional(c, nb, &p->conditional);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        return get_memops(c, nb, &p->memOp);
     default:
         c->rc = GVS_E_PROTO;
         return CUDA_SUCCESS;
@@ -351,4 +371,6 @@ void cuda_be_node_buf_free(struct cuda_be_node_buf *nb)
     if (nb->host != NULL)
         cuda_be_remote->callback_free(nb->host);
     nb->host = NULL;
+    gvs_free(nb->memops);
+    nb->memops = NULL;
 }

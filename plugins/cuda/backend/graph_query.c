@@ -160,6 +160,41 @@ static CUresult put_mem_alloc(struct apigen_call *c, CUgraphNode n)
     return CUDA_SUCCESS;
 }
 
+/* The context as the session's id of it (0 where it has none), the
+ * operations as a stream's travel. */
+static CUresult put_memops(struct apigen_call *c, CUgraphNode n)
+{
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+    memset(&p, 0, sizeof(p));
+    CUresult r = CUDA_DRV(cuGraphBatchMemOpNodeGetParams)(n, &p);
+    if (r == CUDA_SUCCESS &&
+        (p.count > CUDA_BE_MEMOPS_MAX || (p.count > 0 && p.paramArray == NULL)))
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    if (r != CUDA_SUCCESS)
+        return r;
+    apigen_put_i32(c, CUDA_SUCCESS);
+    apigen_put_u8(c, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    apigen_put_u64(c, cuda_be_ctx_id_of(p.ctx));
+    apigen_put_u32(c, p.flags);
+    apigen_put_u32(c, p.count);
+    for (unsigned int i = 0; i < p.count; i++) {
+        const CUstreamBatchMemOpParams *op = &p.paramArray[i];
+        int wide = op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+                   op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        int addressed = wide ||
+                        op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+                        op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        apigen_put_u32(c, (uint32_t)op->operation);
+        apigen_put_u32(c, addressed ? op->waitValue.flags
+                                    : op->memoryBarrier.flags);
+        apigen_put_u64(c, addressed ? op->waitValue.address : 0);
+        apigen_put_u64(c, !addressed ? 0
+                          : wide     ? op->waitValue.value64
+                                     : op->waitValue.value);
+    }
+    return CUDA_SUCCESS;
+}
+
 /* The node types answered with one u64. */
 static CUresult get_u64(CUgraphNode n, CUgraphNodeType type, uint64_t *v)
 {
@@ -213,6 +248,8 @@ static CUresult put_params(struct apigen_call *c, CUgraphNode n,
         return put_memset(c, n);
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
         return put_mem_alloc(c, n);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        return put_memops(c, n);
     case CU_GRAPH_NODE_TYPE_EMPTY:
         apigen_put_i32(c, CUDA_SUCCESS);
         apigen_put_u8(c, (uint8_t)type);

@@ -113,6 +113,9 @@ void cuda_fe_mem_forget_range(uint64_t p, uint64_t size);
 #define CUDA_FE_ACCESS_MAX 1024u
 void cuda_fe_put_access(struct apigen_call *c, const CUmemAccessDesc *map,
                         size_t count);
+/* Whether [p, p + len) lies in one allocation known here, asking the
+ * backend nothing: 1 and its device in *dev, else 0. */
+int cuda_fe_mem_device_of(uint64_t p, uint64_t len, CUdevice *dev);
 
 /* hostfunc.c: the layer's record of a graph host node's function, run
  * on the client each time the graph runs the node, with the context
@@ -126,5 +129,16 @@ CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
 /* The program's function and data of a host node's callback id, as it
  * gave them: CUDA_ERROR_INVALID_VALUE for an id that is none. */
 CUresult cuda_fe_host_node_params(uint64_t id, CUDA_HOST_NODE_PARAMS *out);
+
+/* memops.c: the operations of a stream memory operation batch or a
+ * batch memory operation node on the wire (cuda.api, STREAM_MEMOP): u32
+ * count, then each; CUDA_ERROR_INVALID_VALUE for more than the backend
+ * takes, or none to read.  get reads as many into ops (room for max),
+ * the count in *count; malformed: c->rc. */
+CUresult cuda_fe_put_memops(struct apigen_call *c, unsigned int count,
+                            const CUstreamBatchMemOpParams *ops);
+void cuda_fe_get_memops(struct apigen_call *c, CUstreamBatchMemOpParams *ops,
+                        unsigned int max, unsigned int *count);
+#define CUDA_FE_MEMOPS_MAX 256u
 
 #endif

@@ -754,6 +754,59 @@ CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream s)
     return copy3d(pCopy, sw(s, 1), 1);
 }
 
+/* A 3D copy between contexts is a 3D copy: the session's addresses are
+ * unified across its devices, and the backend's driver copies between
+ * them in the lane's context.  A side's context (ignored for an array)
+ * must be one of the session's, or none. */
+static CUresult copy3d_peer(const CUDA_MEMCPY3D_PEER *p, uint64_t stream,
+                            int async)
+{
+    CUdevice dev;
+    if (p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType != CU_MEMORYTYPE_ARRAY && p->srcContext != NULL &&
+         cuda_fe_ctx_device_of(p->srcContext, &dev) != 0) ||
+        (p->dstMemoryType != CU_MEMORYTYPE_ARRAY && p->dstContext != NULL &&
+         cuda_fe_ctx_device_of(p->dstContext, &dev) != 0))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    const CUDA_MEMCPY3D c = {
+        .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcZ = p->srcZ,
+        .srcLOD = p->srcLOD, .srcMemoryType = p->srcMemoryType,
+        .srcHost = p->srcHost, .srcDevice = p->srcDevice,
+        .srcArray = p->srcArray, .srcPitch = p->srcPitch,
+        .srcHeight = p->srcHeight,
+        .dstXInBytes = p->dstXInBytes, .dstY = p->dstY, .dstZ = p->dstZ,
+        .dstLOD = p->dstLOD, .dstMemoryType = p->dstMemoryType,
+        .dstHost = p->dstHost, .dstDevice = p->dstDevice,
+        .dstArray = p->dstArray, .dstPitch = p->dstPitch,
+        .dstHeight = p->dstHeight,
+        .WidthInBytes = p->WidthInBytes, .Height = p->Height,
+        .Depth = p->Depth,
+    };
+    return copy3d(&c, stream, async);
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    return copy3d_peer(pCopy, 0, 0);
+}
+
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
+{
+    return copy3d_peer(pCopy, PTDS, 0);
+}
+
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream s)
+{
+    return copy3d_peer(pCopy, sw(s, 0), 1);
+}
+
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy,
+                                  CUstream s)
+{
+    return copy3d_peer(pCopy, sw(s, 1), 1);
+}
+
 #define HOST(p) in_memory((uint64_t)(uintptr_t)(p), 0)
 
 CUresult cuMemcpyHtoA_v2(CUarray dst, size_t off, const void *src, size_t n)

@@ -194,6 +194,10 @@ static CUresult put_params(struct apigen_call *c, const CUgraphNodeParams *p,
         apigen_put_u32(c, k->size);
         return CUDA_SUCCESS;
     }
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        apigen_put_u64(c, cuda_fe_id(p->memOp.ctx));
+        apigen_put_u32(c, p->memOp.flags);
+        return cuda_fe_put_memops(c, p->memOp.count, p->memOp.paramArray);
     case CU_GRAPH_NODE_TYPE_HOST: {
         /* Host functions run on the client (hostfunc.c), each time the
          * graph runs the node. */
@@ -606,4 +610,50 @@ CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     p.free.dptr = dptr;
     return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
                              numDependencies, &p);
+}
+
+/* Batch memory operation nodes, in the context they name (any of the
+ * session's, as the backend's driver takes it). */
+static CUgraphNodeParams of_memops(const CUDA_BATCH_MEM_OP_NODE_PARAMS *m)
+{
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof(p));
+    p.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+    if (m != NULL) {
+        p.memOp.ctx = m->ctx;
+        p.memOp.count = m->count;
+        p.memOp.paramArray = m->paramArray;
+        p.memOp.flags = m->flags;
+    }
+    return p;
+}
+
+CUresult cuGraphAddBatchMemOpNode(
+    CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+    size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
+{
+    CUgraphNodeParams p = of_memops(nodeParams);
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
+                             numDependencies, &p);
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(
+    CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
+{
+    CUgraphNodeParams p = of_memops(nodeParams);
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return set_params(NULL, hNode, &p);
+}
+
+CUresult cuGraphExecBatchMemOpNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode,
+    const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
+{
+    CUgraphNodeParams p = of_memops(nodeParams);
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuGraphExecNodeSetParams(hGraphExec, hNode, &p);
 }

@@ -25,6 +25,7 @@ struct query_buf {
     void **args;
     uint32_t room;
     CUmemAccessDesc access[MAX_ACCESS];
+    CUstreamBatchMemOpParams memops[CUDA_FE_MEMOPS_MAX];
 };
 
 static pthread_key_t query_key;
@@ -367,6 +368,38 @@ CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
     a.bytesize = bytes;
     a.dptr = dptr;
     *params_out = a;
+    return CUDA_SUCCESS;
+}
+
+/* The operations point into the thread's buffer; the context is the
+ * session's id of it. */
+CUresult cuGraphBatchMemOpNodeGetParams(
+    CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams_out)
+{
+    struct apigen_call c;
+    struct query_buf *b = NULL;
+    uint64_t ctx = 0;
+    uint32_t flags = 0;
+    unsigned int n = 0;
+    if (nodeParams_out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = query(&c, hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    if (r == CUDA_SUCCESS && (b = query_room(0)) == NULL) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        c.get = NULL; /* the rest of the reply is dropped */
+    }
+    if (b != NULL) {
+        apigen_get_u64(&c, &ctx);
+        apigen_get_u32(&c, &flags);
+        cuda_fe_get_memops(&c, b->memops, CUDA_FE_MEMOPS_MAX, &n);
+    }
+    r = cuda_fe_end(&c, r);
+    if (r != CUDA_SUCCESS)
+        return r;
+    nodeParams_out->ctx = (CUcontext)(uintptr_t)ctx;
+    nodeParams_out->count = n;
+    nodeParams_out->paramArray = n > 0 ? b->memops : NULL;
+    nodeParams_out->flags = flags;
     return CUDA_SUCCESS;
 }
 

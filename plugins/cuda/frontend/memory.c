@@ -76,6 +76,15 @@ static int find(uint64_t p, uint64_t *base, struct range *out)
     return in;
 }
 
+int cuda_fe_mem_device_of(uint64_t p, uint64_t len, CUdevice *dev)
+{
+    uint64_t base;
+    struct range r;
+    if (!find(p, &base, &r) || len > r.size - (p - base))
+        return 0;
+    *dev = r.dev;
+    return 1;
+}
 
 int cuda_fe_mem_known(uint64_t p)
 {
@@ -210,9 +219,7 @@ static uint64_t sw(CUstream s, int per_thread)
 static int may_post_memset(uint64_t dst, uint64_t pitch, size_t w, size_t h,
                            int size, uint64_t stream)
 {
-    uint64_t base;
-    struct range r;
-    CUdevice dev;
+    CUdevice dev, mdev;
     if (w == 0 || h == 0 || gvs_remote_capturing() || dst % size != 0 ||
         w > UINT64_MAX / (uint64_t)size)
         return 0;
@@ -221,8 +228,8 @@ static int may_post_memset(uint64_t dst, uint64_t pitch, size_t w, size_t h,
                   h - 1 > (UINT64_MAX - row) / pitch))
         return 0;
     uint64_t span = (h - 1) * (h > 1 ? pitch : 0) + row;
-    return find(dst, &base, &r) && span <= r.size - (dst - base) &&
-           cuda_fe_stream_device(stream, &dev) == 0 && dev == r.dev;
+    return cuda_fe_mem_device_of(dst, span, &mdev) &&
+           cuda_fe_stream_device(stream, &dev) == 0 && dev == mdev;
 }
 
 static CUresult memset_any(uint64_t dst, uint64_t pitch, uint32_t v,

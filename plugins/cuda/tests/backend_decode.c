@@ -247,7 +247,7 @@ static int well_formed(const struct op_case *k, int rc, int32_t *result)
 struct raw_case {
     uint16_t op;
     const char *in;
-    uint64_t v[20];
+    uint64_t v[24];
     int posted; /* a piece that may be posted: no reply when it is not last */
 };
 
@@ -499,6 +499,37 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_MEM_SHAREABLE, "cqiq", {1, H, 1, 0}, 0},
     {CUDA_OP_MEM_SHAREABLE, "cqiq", {0, H, CU_MEM_HANDLE_TYPE_FABRIC, 0}, 0},
     {CUDA_OP_MEM_SHAREABLE, "cqiq", {1, H, 1, 1}, 0},
+    /* Stream memory operations: one on memory that is none, a batch of
+     * a write and a barrier, an unknown type; a
+     * batch memory operation node in a graph that is none.  Operation:
+     * u32 type, u32 flags, u64 address, u64 value. */
+    {CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq",
+     {0, 0, 0, 1, 0, 1, CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, H, 1}, 0},
+    {CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq" "iiqq",
+     {H, 0, 1, 0, 0, 2, CU_STREAM_MEM_OP_WAIT_VALUE_64, 3, H, UINT64_MAX,
+      CU_STREAM_MEM_OP_BARRIER, 1, 0, 0}, 0},
+    {CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", {0, 0, 0, 0, 0, 1, 99, 0, 0, 0},
+     0},
+    {CUDA_OP_GRAPH_ADD_NODE, "qicqii" "iiqq",
+     {H, 0, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, 0, 0, 1,
+      CU_STREAM_MEM_OP_WRITE_VALUE_64, 0, H, 5}, 0},
+    {CUDA_OP_NODE_SET_PARAMS, "qqcqii" "iiqq",
+     {H, H, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, H, 0, 1,
+      CU_STREAM_MEM_OP_WAIT_VALUE_32, 1, H, 5}, 0},
+    /* Tensor maps over memory that is none: tiled of rank 1, im2col and
+     * im2col wide of rank 3; a map's address replaced. */
+    {CUDA_OP_TENSOR_MAP_ENCODE, "ciiq" "q" "i" "i" "iiii",
+     {0, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, H, 16, 1, 8, 0, 0, 0, 0}, 0},
+    {CUDA_OP_TENSOR_MAP_ENCODE, "ciiq" "qqq" "qq" "iii" "i" "i" "ii" "iiii",
+     {1, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, H, 16, 16, 4, 64, 1024, 1, 1, 1,
+      0, 0, 8, 4, 0, 0, 0, 0}, 0},
+    {CUDA_OP_TENSOR_MAP_ENCODE, "ciiq" "qqq" "qq" "iii" "iiiii" "iiii",
+     {2, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, H, 16, 16, 4, 64, 1024, 1, 1, 1,
+      0, 0, 8, 4, 0, 0, 0, 0, 0}, 0},
+    {CUDA_OP_TENSOR_MAP_REPLACE, "qqqqqqqqqqqqqqqqq",
+     {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, H}, 0},
+    /* The legacy elapsed time, of events that are none. */
+    {CUDA_OP_cuEventElapsedTime, "qq", {H, H}, 0},
 };
 #define NRAW (sizeof(raw_cases) / sizeof(raw_cases[0]))
 
@@ -718,6 +749,45 @@ static int vmm_hostile(void)
     return 0;
 }
 
+/* A raw request's answer, its values given in place. */
+#define RAW(op, in, ...)                                                     \
+    raw_run(&(struct raw_case){op, in, {__VA_ARGS__}, 0}, NULL)
+
+/* STREAM_MEMOP's and TENSOR_MAP_ENCODE's malformed requests, refused
+ * before the rest is read: counts and ranks past the bounds, a single
+ * operation that is a batch or no wait or write, a 32-bit value past 32
+ * bits, an address on a barrier; and what the backend refuses with the
+ * driver's code: device memory that is none. */
+static int memops_hostile(void)
+{
+    const uint64_t w32 = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    const uint64_t bar = CU_STREAM_MEM_OP_BARRIER;
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii", 0, 0, 0, 0, 0, 257) ==
+          GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq" "iiqq", 0, 0, 0, 1, 0, 2,
+              w32, 0, H, 1, w32, 0, H, 1) == GVS_E_PROTO);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 0, 1, 0, 1, bar,
+              0, 0, 0) == GVS_E_PROTO);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 0, 1, 1, 1, w32,
+              0, H, 1) == GVS_E_PROTO);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 2, 0, 0, 1, w32,
+              0, H, 1) == GVS_E_PROTO);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 0, 1, 0, 1, w32,
+              0, H, (uint64_t)1 << 32) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 0, 0, 0, 1, bar,
+              0, H, 0) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_STREAM_MEMOP, "qcccii" "iiqq", 0, 0, 0, 1, 0, 1, w32,
+              0, H, 1) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(RAW(CUDA_OP_TENSOR_MAP_ENCODE, "ciiq", 0, 0, 6, H) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_TENSOR_MAP_ENCODE, "ciiq", 0, 0, 0, H) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_TENSOR_MAP_ENCODE, "ciiq", 1, 0, 2, H) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_TENSOR_MAP_ENCODE, "ciiq", 3, 0, 3, H) == GVS_E_RANGE);
+    CHECK(RAW(CUDA_OP_TENSOR_MAP_ENCODE, "ciiq" "q" "i" "i" "iiii", 0,
+              CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, H, 16, 1, 8, 0, 0, 0,
+              0) == CUDA_ERROR_INVALID_VALUE);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     out = gvs_buf_new(1 << 16);
@@ -756,6 +826,7 @@ int main(int argc, char **argv)
     }
     CHECK(ncases == NCASES + NRAW);
     CHECK(host_func_hostile() == 0);
+    CHECK(memops_hostile() == 0);
 
     harness_close();
     gvs_buf_free(out);

@@ -990,6 +990,10 @@ struct mock_node {
     void *args[3]; /* a kernel's, into params, as queries answer them */
     int priority;  /* the one kernel node attribute the mock keeps */
     CUmemorytype types[2]; /* a copy's destination and source */
+    /* A batch memory operation node's context and operations. */
+    CUcontext ctx;
+    unsigned nops;
+    CUstreamBatchMemOpParams ops[2];
     unsigned ndeps;
     const struct mock_node *deps[4];
 };
@@ -1238,10 +1242,24 @@ static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
                                          : CUDA_ERROR_INVALID_VALUE;
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
         return conditional_of(&p->conditional, n);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        if (p->memOp.ctx == NULL || p->memOp.flags != 0 ||
+            p->memOp.count == 0 || p->memOp.count > 2)
+            return CUDA_ERROR_INVALID_VALUE;
+        for (unsigned i = 0; i < p->memOp.count; i++) {
+            CUresult r = mock_memop_check(&p->memOp.paramArray[i]);
+            if (r != CUDA_SUCCESS)
+                return r;
+            n->ops[i] = p->memOp.paramArray[i];
+        }
+        n->ctx = p->memOp.ctx;
+        n->nops = p->memOp.count;
+        return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
+
 
 /* Node queries, as CUDA answers them: the node's type, else
  * CUDA_ERROR_INVALID_VALUE. */
@@ -1334,6 +1352,17 @@ static CUresult mock_free_params(CUgraphNode node, CUdeviceptr *p)
     if (n == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     *p = n->dst;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_memop_params(CUgraphNode node,
+                                  CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+    struct mock_node *n =
+        (struct mock_node *)typed_node(node, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = (CUDA_BATCH_MEM_OP_NODE_PARAMS){n->ctx, n->nops, n->ops, 0};
     return CUDA_SUCCESS;
 }
 
@@ -1542,6 +1571,9 @@ static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
             r = mock_set2d32(n->dst, n->pitch, n->value, n->width, n->rows);
         else if (n->type == CU_GRAPH_NODE_TYPE_HOST)
             r = cuda_be_drv.cuLaunchHostFunc(s, n->host, n->user);
+        for (unsigned j = 0;
+             n->type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP && j < n->nops; j++)
+            mock_memop_run(&n->ops[j]);
     }
     return r;
 }
@@ -1701,6 +1733,8 @@ static void fill_rest(void)
     cuda_be_drv.cuDeviceSetGraphMemAttribute = mock_graph_mem_set;
     cuda_be_drv.cuDeviceGraphMemTrim = mock_graph_mem_trim;
     cuda_be_drv.cuGraphConditionalHandleCreate = mock_cond_handle;
+    cuda_be_drv.cuGraphBatchMemOpNodeGetParams = mock_memop_params;
+    mock_memops_fill();
 #define CUDA_MOCK_FAIL(name)                                                 \
     if (cuda_be_drv.name == NULL)                                            \
         *(void **)&cuda_be_drv.name = (void *)mock_fail;

@@ -29,6 +29,11 @@ void mock_batch_fill(void);
  * mapped, and (base not NULL) its mapping's range. */
 void mock_vmm_fill(void);
 int mock_vmm_range(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+/* mock_memops.c: stream memory operations and tensor maps.  check: the
+ * driver's checks of one operation; run: it, done at once. */
+void mock_memops_fill(void);
+CUresult mock_memop_check(const CUstreamBatchMemOpParams *op);
+void mock_memop_run(const CUstreamBatchMemOpParams *op);
 
 /* Text starting so is a module (or library) image (mock_driver.c). */
 #define MOCK_IMAGE "//gvs-mock"

@@ -81,6 +81,7 @@ static const struct gvs_remote_be api = {
     .stage_release = remote_be_stage_release,
     .graph_range_add = remote_be_graph_range_add,
     .graph_range_has = remote_be_graph_range_has,
+    .shared_device_has = remote_be_shared_device_has,
 };
 
 /* Request: u64 context id. */

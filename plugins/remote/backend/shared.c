@@ -28,7 +28,8 @@
 
 struct region {
     uint64_t size;
-    void *p; /* the worker's mapping */
+    void *p;      /* the worker's mapping */
+    uint64_t dev; /* its device address, 0 for none */
     const struct gvs_remote_pinner *pinner;
 };
 
@@ -124,7 +125,7 @@ static int32_t share(const struct gvs_remote_pinner *pn, int fd,
     int pinned = e == pn->success;
     pthread_rwlock_wrlock(&lock);
     if (pinned) {
-        *r = (struct region){size, p, pn};
+        *r = (struct region){size, p, *dev, pn};
         if (gvs_u64map_put(&regions, addr, r) < 0)
             e = pn->nomem;
     }
@@ -236,6 +237,20 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     }
     apigen_put_i32(&c, e);
     return c.rc;
+}
+
+/* A scan: regions are few, and keyed by the client's address. */
+int remote_be_shared_device_has(uint64_t p, uint64_t len)
+{
+    int has = 0;
+    pthread_rwlock_rdlock(&lock);
+    for (size_t i = 0; i < regions.n && !has; i++) {
+        const struct region *r = regions.e[i].val;
+        has = r->dev != 0 && p >= r->dev && p - r->dev < r->size &&
+              len <= r->size - (p - r->dev);
+    }
+    pthread_rwlock_unlock(&lock);
+    return has;
 }
 
 void remote_be_shared_release(const struct gvs_remote_pinner *pn)

@@ -150,6 +150,7 @@ int remote_be_hostmem_unshare(struct gvs_call *call,
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
 void remote_be_shared_release(const struct gvs_remote_pinner *pn);
+int remote_be_shared_device_has(uint64_t p, uint64_t len);
 
 /* pinned.c */
 void *remote_be_stage_d2h(struct gvs_call *call, size_t len,
