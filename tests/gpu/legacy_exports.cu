@@ -1,14 +1,10 @@
 // The unsuffixed driver exports old binaries link, whose prototype is a
-// current form's (cuCtxCreate, cuCtxDestroy, cuCtxPushCurrent,
-// cuCtxPopCurrent, cuStreamDestroy, cuEventDestroy, cuEventElapsedTime,
-// cuStreamGetCaptureInfo), found by their names: what each answers, in
-// use and on the mistakes old programs make.
+// current form's and which gvs serves (cuStreamDestroy, cuEventDestroy,
+// cuEventElapsedTime, cuStreamGetCaptureInfo), found by their names:
+// what each answers, in use and on the mistakes old programs make.
 #include "check.h"
 #include "driver_api.h"
 
-typedef CUresult (*ctx_create_fn)(CUcontext *, unsigned, CUdevice);
-typedef CUresult (*ctx_fn)(CUcontext);
-typedef CUresult (*ctx_pop_fn)(CUcontext *);
 typedef CUresult (*stream_fn)(CUstream);
 typedef CUresult (*event_fn)(CUevent);
 typedef CUresult (*elapsed_fn)(float *, CUevent, CUevent);
@@ -16,37 +12,9 @@ typedef CUresult (*info_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);
 
 #define LEGACY(type, name) ((type)gvs_driver_sym(name))
 
-static CUcontext current(void)
-{
-    CUcontext c = NULL;
-    (void)DRIVER(cuCtxGetCurrent)(&c);
-    return c;
-}
-
 __global__ void spin(int *p)
 {
     *p += 1;
-}
-
-static void contexts(CUcontext primary)
-{
-    CUcontext c = NULL, popped = NULL;
-    CUresult r = LEGACY(ctx_create_fn, "cuCtxCreate")(&c, 0, 0);
-    printf("cuCtxCreate: %s\n", driver_error_name(r));
-    printf("created context current: %d\n", current() == c);
-    r = LEGACY(ctx_pop_fn, "cuCtxPopCurrent")(&popped);
-    printf("cuCtxPopCurrent: %s, the created one %d\n", driver_error_name(r),
-           popped == c);
-    printf("primary current again: %d\n", current() == primary);
-    r = LEGACY(ctx_fn, "cuCtxPushCurrent")(c);
-    printf("cuCtxPushCurrent: %s\n", driver_error_name(r));
-    r = LEGACY(ctx_fn, "cuCtxDestroy")(c);
-    printf("cuCtxDestroy: %s\n", driver_error_name(r));
-    printf("primary current after: %d\n", current() == primary);
-    r = LEGACY(ctx_pop_fn, "cuCtxPopCurrent")(&popped);
-    printf("pop the primary: %s\n", driver_error_name(r));
-    r = LEGACY(ctx_fn, "cuCtxPushCurrent")(primary);
-    printf("push it back: %s\n", driver_error_name(r));
 }
 
 static void streams_events(void)
@@ -107,7 +75,6 @@ int main()
     CHECK(cudaFree(0));
     if (driver_use_primary(0))
         return 1;
-    contexts(current());
     streams_events();
     printf("done\n");
     return 0;

@@ -269,7 +269,6 @@ int cuda_be_mem_map(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     struct mapping *m = gvs_malloc(sizeof(*m));
-    CUdeviceptr base = p;
     size_t len = (size_t)size;
     CUmemAllocationProp prop = {0};
     struct cuda_be_vmm_alloc *a;
@@ -289,7 +288,6 @@ int cuda_be_mem_map(struct gvs_call *call)
         } else {
             m = NULL;
             a->maps++;
-            (void)CUDA_DRV(cuMemGetAddressRange_v2)(&base, &len, p);
             (void)CUDA_DRV(cuMemGetAllocationPropertiesFromHandle)(&prop,
                                                                    a->h);
         }
@@ -298,8 +296,6 @@ int cuda_be_mem_map(struct gvs_call *call)
     gvs_free(m);
     apigen_put_i32(&c, r);
     if (r == CUDA_SUCCESS) {
-        apigen_put_u64(&c, base);
-        apigen_put_u64(&c, len);
         apigen_put_i32(&c, prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE
                                ? prop.location.id
                                : -1);

@@ -9,8 +9,9 @@
  * program gets a descriptor of its own instead, a sealed memfd that
  * holds the allocation's id, which it may dup, pass to itself over a
  * socket or keep; importing it names the id again.  A descriptor of
- * anything else, or of another session's allocation, is refused as the
- * driver refuses a foreign handle. */
+ * anything else is refused as the driver refuses one that holds no
+ * allocation (CUDA_ERROR_UNKNOWN); one of another session's allocation
+ * names none of this session's (CUDA_ERROR_INVALID_VALUE). */
 #include "call.h"
 
 #include <fcntl.h>
@@ -81,7 +82,6 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                   unsigned long long flags)
 {
     struct apigen_call c;
-    uint64_t base = 0, len = 0;
     int32_t dev = -1;
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
@@ -92,14 +92,13 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     apigen_put_u64(&c, handle);
     apigen_put_u64(&c, flags);
     r = cuda_fe_run(&c, CUDA_OP_MEM_MAP, APIGEN_DEVICE);
-    if (r == CUDA_SUCCESS) {
-        apigen_get_u64(&c, &base);
-        apigen_get_u64(&c, &len);
-        apigen_get_i32(&c, &dev);
-    }
-    r = cuda_fe_end(&c, r);
     if (r == CUDA_SUCCESS)
-        cuda_fe_mem_note(base, len, (CUdevice)dev);
+        apigen_get_i32(&c, &dev);
+    r = cuda_fe_end(&c, r);
+    /* Each mapping is a range of its own to cuMemGetAddressRange, as the
+     * driver answers once its access is set. */
+    if (r == CUDA_SUCCESS)
+        cuda_fe_mem_note(ptr, size, (CUdevice)dev);
     return r;
 }
 
@@ -274,9 +273,11 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
         return CUDA_ERROR_INVALID_VALUE;
     if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return shareable(1, 0, shHandleType, 0, &id);
+    /* Any other descriptor: what driver 580 answers one that holds no
+     * allocation. */
     uint64_t want = id_of((int)(intptr_t)osHandle);
     if (want == 0)
-        return CUDA_ERROR_INVALID_VALUE;
+        return CUDA_ERROR_UNKNOWN;
     CUresult r = shareable(1, want, shHandleType, 0, &id);
     if (r == CUDA_SUCCESS)
         *handle = id;

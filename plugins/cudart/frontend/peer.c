@@ -53,19 +53,26 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
 /* cudaMemcpy3DPeer: a 3D copy between device memory or arrays of two
  * devices.  With unified addressing the backend's 3D copy reaches both
  * devices' memory, so the parameters become cudaMemcpy3D's, device to
- * device; CUDA checks the devices of the ends. */
+ * device; the devices of the ends must exist. */
 static cudaError_t copy3d_peer(const struct cudaMemcpy3DPeerParms *p,
                                int async, cudaStream_t stream, int per_thread)
 {
     if (p == NULL)
         return cudaErrorInvalidValue;
+    struct gvs_client *cl;
+    cudaError_t e = fe_client(&cl);
+    if (e != cudaSuccess)
+        return e;
+    if (p->srcDevice < 0 || p->srcDevice >= fe_device_count() ||
+        p->dstDevice < 0 || p->dstDevice >= fe_device_count())
+        return cudaErrorInvalidDevice;
     struct cudaMemcpy3DParms q = {
         .srcArray = p->srcArray, .srcPos = p->srcPos, .srcPtr = p->srcPtr,
         .dstArray = p->dstArray, .dstPos = p->dstPos, .dstPtr = p->dstPtr,
         .extent = p->extent, .kind = cudaMemcpyDeviceToDevice};
     struct fe_side d, s;
     struct fe_box box;
-    cudaError_t e = fe_copy3d_params(&q, &d, &s, &box);
+    e = fe_copy3d_params(&q, &d, &s, &box);
     if (e != cudaSuccess)
         return e;
     return fe_copy3d(&d, &s, &box, async,
