@@ -107,7 +107,7 @@
     X(cuKernelGetFunction)                                                   \
     X(cuKernelGetAttribute)                                                  \
     X(cuKernelSetAttribute)                                                  \
-    X(cuModuleLoadData)                                                      \
+    X(cuModuleLoadDataEx)                                                    \
     X(cuModuleUnload)                                                        \
     X(cuModuleGetFunctionCount)                                              \
     X(cuModuleEnumerateFunctions)                                            \
