@@ -1,5 +1,5 @@
-// Shared by the test programs of the driver API alone (driver_api.cu,
-// driver_jit_link.cu, nvrtc.cu), which call no runtime: check.h's
+// Shared by the test programs of the driver API alone (driver_api.cpp,
+// driver_jit_link.cpp, nvrtc.cpp), which call no runtime: check.h's
 // conventions in the driver's terms, and the files they read.
 #pragma once
 #include <cstdio>
@@ -7,6 +7,8 @@
 #include <cuda.h>
 #include <string>
 #include <vector>
+
+#include "expect.h"
 
 static inline const char *drv_name(CUresult r)
 {
@@ -20,14 +22,6 @@ static inline const char *drv_name(CUresult r)
         CUresult err_ = (call);                                              \
         if (err_ != CUDA_SUCCESS) {                                          \
             printf("FAIL %s: %s (%d)\n", #call, drv_name(err_), (int)err_);  \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-#define EXPECT(cond)                                                         \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);           \
             exit(1);                                                         \
         }                                                                    \
     } while (0)

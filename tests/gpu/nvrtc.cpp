@@ -9,14 +9,7 @@
 #include <cstring>
 #include <nvrtc.h>
 
-#define CHECK_NVRTC(call)                                                    \
-    do {                                                                     \
-        nvrtcResult r_ = (call);                                             \
-        if (r_ != NVRTC_SUCCESS) {                                           \
-            printf("FAIL %s: %s\n", #call, nvrtcGetErrorString(r_));         \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#define CHECK_NVRTC(call) CHECK_LIB(call, NVRTC_SUCCESS, "NVRTC")
 
 static const char *source = R"(
 template <typename T, int M>

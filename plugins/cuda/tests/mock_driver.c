@@ -1599,7 +1599,9 @@ static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
     CUresult r = CUDA_SUCCESS;
     for (unsigned i = 0; i < m->n && r == CUDA_SUCCESS; i++) {
         const struct mock_node *n = &m->node[i];
+        size_t size = sizeof(n->params);
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)n->params,
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                          CU_LAUNCH_PARAM_END};
         if (n->type == CU_GRAPH_NODE_TYPE_KERNEL)
             r = mock_launch(n->f, n->grid, 1, 1, n->block, 1, 1, 0, s, NULL,
