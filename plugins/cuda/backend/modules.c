@@ -12,6 +12,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
+#include "gvs_remote.h"
 
 #define KIND_LIBRARY 0
 #define KIND_MODULE 1
@@ -248,7 +249,13 @@ int cuda_be_load(struct gvs_call *call)
     void **handles = NULL;
     unsigned int n = 0;
     uint64_t id = 0;
+    const uint8_t *start;
     CUresult r = cuda_be_enter(call);
+    /* The driver reads an image as far as its headers say: they must
+     * stay within the bytes that came, and the NUL put after them. */
+    if (r == CUDA_SUCCESS &&
+        gvs_remote_image_size_in(lib->image, len + 1, &start) == 0)
+        r = CUDA_ERROR_INVALID_IMAGE;
     if (r == CUDA_SUCCESS)
         r = cuda_be_jit_fill(&jit, &o);
     if (r == CUDA_SUCCESS)

@@ -764,7 +764,11 @@ static const char *image_text(const void *code, const char **kind)
         text = (const char *)code + image_field(code, 6, 2);
         size = image_field(code, 8, 8);
     } else if (memcmp(code, "\x7f" "ELF", 4) == 0 &&
-               image_field(code, 0x3c, 2) > 0) {
+               image_field(code, 0x3c, 2) > 0 &&
+               image_field((const uint8_t *)code +
+                               image_field(code, 0x28, 8), 4, 4) == 1) {
+        /* A section of bytes (SHT_PROGBITS) in the file, as the backend
+         * measured it. */
         const uint8_t *sh = (const uint8_t *)code + image_field(code, 0x28, 8);
         *kind = "cubin";
         text = (const char *)code + image_field(sh, 0x18, 8);
