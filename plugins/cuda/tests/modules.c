@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "driver_check.h"
+#include "jit_options.h"
 
 #define TEXT "//gvs-mock module\n"
 #define N 256
@@ -136,26 +137,6 @@ static void from_files(CUdeviceptr p)
     free(elf);
 }
 
-static char info[64], error[64];
-static CUjit_option opts[] = {
-    CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    CU_JIT_WALL_TIME,        CU_JIT_OPTIMIZATION_LEVEL,
-};
-static void *vals[6];
-
-static void reset_options(void)
-{
-    memset(info, 0, sizeof(info));
-    memset(error, 0, sizeof(error));
-    vals[0] = info;
-    vals[1] = (void *)(uintptr_t)sizeof(info);
-    vals[2] = error;
-    vals[3] = (void *)(uintptr_t)sizeof(error);
-    vals[4] = NULL;
-    vals[5] = (void *)(uintptr_t)3;
-}
-
 /* From memory, each form, with JIT options: the info log names the form
  * the backend's driver got; a failure brings its error log. */
 static void from_memory(CUdeviceptr p)
@@ -178,7 +159,7 @@ static void from_memory(CUdeviceptr p)
         EXPECT((size_t)(uintptr_t)vals[1] == strlen(want) + 1);
         float ms;
         memcpy(&ms, &vals[4], sizeof(ms));
-        EXPECT(ms == 2.5f && (uintptr_t)vals[5] == 3);
+        EXPECT(ms == 2.5f && (uintptr_t)vals[5] == 1);
         fill_check(m, p, 20u + (uint32_t)i);
         CHECK(cuModuleUnload(m));
         reset_options();
