@@ -87,7 +87,7 @@ static void modules(CUdevice dev)
     void *val[] = {info, (void *)(uintptr_t)sizeof(info), error,
                    (void *)(uintptr_t)sizeof(error), (void *)(uintptr_t)3,
                    NULL};
-    memset(error, 'x', sizeof(error));
+    info[0] = error[0] = '\0';
     CHECK(cuModuleLoadDataEx(&m, ptx.data(), 6, opt, val));
     float ms;
     memcpy(&ms, &val[5], sizeof(ms));

@@ -166,8 +166,7 @@ int main()
     void *val[] = {info, (void *)(uintptr_t)sizeof(info), error,
                    (void *)(uintptr_t)sizeof(error), (void *)(uintptr_t)4,
                    (void *)(uintptr_t)1};
-    error[0] = 'x';
-    error[1] = '\0';
+    info[0] = error[0] = '\0';
     CHECK(cuModuleLoadDataEx(&m, ptx.code.data(), 6, opt, val));
     printf("ptx module: error log empty: %d\n", error[0] == '\0');
     run_module(m, ptx, "ptx module");
