@@ -183,7 +183,9 @@ static CUresult load(int kind, const void *code, unsigned nopt,
 }
 
 /* Library options are not passed: the backend keeps its copy of the
- * image for the library's life, which is what they concern. */
+ * image for the library's life whatever BINARY_IS_PRESERVED says, and
+ * a host table (HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) is the
+ * program's memory, which the backend's driver cannot use. */
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
                            CUjit_option *jitOptions, void **jitOptionsValues,
                            unsigned int numJitOptions,
