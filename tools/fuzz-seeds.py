@@ -213,6 +213,14 @@ def cuda_seeds():
         else:
             out["%s_i32" % op.name] = head + i32(1)
             out["%s_bus_id" % op.name] = head + blob(b"0000:19:00.0")
+    # A load of the mock's image as a library (a module needs a context),
+    # with JIT options whose logs the reply reports (cuda.api, LOAD):
+    # info and error log buffers of 64 bytes, the wall time.
+    load = [op.num for op in d.ops if op.name == "LOAD"][0]
+    options = u32(5) + b"".join(i32(o) + u64(v) for o, v in
+                                ((3, 1), (4, 64), (5, 1), (6, 64), (2, 0)))
+    out["LOAD_options"] = (u16(load) + u8(0) + u8(0) + options +
+                           blob(b"//gvs-mock library\n\0"))
     return out
 
 

@@ -129,6 +129,10 @@ int gvs_remote_set_context_locked(struct gvs_client *cl, uint64_t ctx);
  * text (its NUL included).  Sets *start to the image's first byte; 0
  * when the image is malformed or larger than a session may send. */
 size_t gvs_remote_image_size(const void *code, const uint8_t **start);
+/* The same of an image in avail bytes (a file's): 0 also when the image
+ * would reach past them, or is nvcc's wrapper, which points elsewhere. */
+size_t gvs_remote_image_size_in(const void *code, size_t avail,
+                                const uint8_t **start);
 
 /* Posting launches.  A launch in a configuration the backend already
  * accepted for the kernel cannot fail at launch time any more: it is

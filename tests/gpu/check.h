@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "expect.h"
+
 #define CHECK(call)                                                          \
     do {                                                                     \
         cudaError_t err_ = (call);                                           \
@@ -36,22 +38,3 @@ static inline bool built_for_clusters(const void *f)
     CHECK(cudaFuncGetAttributes(&a, f));
     return a.ptxVersion >= 90;
 }
-
-// A call of one of NVIDIA's libraries, which answer their own status
-// types: exits naming the call and the status unless it is ok.
-#define CHECK_LIB(call, ok, lib)                                             \
-    do {                                                                     \
-        auto s_ = (call);                                                    \
-        if (s_ != (ok)) {                                                    \
-            printf("FAIL %s: %s status %d\n", #call, lib, (int)s_);          \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-#define EXPECT(cond)                                                         \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);           \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)

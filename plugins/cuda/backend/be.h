@@ -119,7 +119,7 @@
     X(cuKernelGetFunction)                                                   \
     X(cuKernelGetAttribute)                                                  \
     X(cuKernelSetAttribute)                                                  \
-    X(cuModuleLoadData)                                                      \
+    X(cuModuleLoadDataEx)                                                    \
     X(cuModuleUnload)                                                        \
     X(cuModuleGetFunctionCount)                                              \
     X(cuModuleEnumerateFunctions)                                            \

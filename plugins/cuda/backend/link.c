@@ -3,7 +3,7 @@
  * and writes its outputs into are the link's own here, their log
  * buffers the backend's; a report of each step gives the client what
  * the driver wrote. */
-#include "be.h"
+#include "jit.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -14,20 +14,13 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 
-#define MAX_OPTIONS 64u
-#define LOG_MAX ((size_t)64 << 10)
 #define NAME_MAX_LEN 4096u
 
 struct cuda_be_link {
     uint64_t id;
     struct cuda_be_link *prev, *next; /* on the session's list */
     CUlinkState state;
-    unsigned n;
-    CUjit_option opt[MAX_OPTIONS];
-    void *val[MAX_OPTIONS];
-    char *log[2]; /* info, error: the driver's buffers, NUL-terminated */
-    size_t log_size[2];
-    float wall;
+    struct cuda_be_jit jit; /* the options, kept until cuLinkDestroy */
     void *image; /* the driver's, valid until cuLinkDestroy */
     size_t image_len;
 };
@@ -38,87 +31,13 @@ struct cuda_be_link {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cuda_be_link *links;
 
-/* Options a request holds.  Plain values are the driver's to check. */
-struct options {
-    uint32_t n;
-    int32_t opt[MAX_OPTIONS];
-    uint64_t val[MAX_OPTIONS];
-};
-
-static void get_options(struct apigen_call *c, struct options *o)
-{
-    apigen_get_u32(c, &o->n);
-    if (c->rc == 0 && o->n > MAX_OPTIONS)
-        c->rc = GVS_E_RANGE;
-    for (uint32_t i = 0; c->rc == 0 && i < o->n; i++) {
-        apigen_get_i32(c, &o->opt[i]);
-        apigen_get_u64(c, &o->val[i]);
-    }
-}
-
-/* Options that point into the program's memory cannot be passed. */
-static int points(int32_t opt)
-{
-    return opt == CU_JIT_GLOBAL_SYMBOL_NAMES ||
-           opt == CU_JIT_GLOBAL_SYMBOL_ADDRESSES ||
-           opt == CU_JIT_REFERENCED_KERNEL_NAMES ||
-           opt == CU_JIT_REFERENCED_VARIABLE_NAMES;
-}
-
-static int log_of(int32_t opt)
-{
-    return opt == CU_JIT_INFO_LOG_BUFFER || opt == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
-               ? 0
-           : opt == CU_JIT_ERROR_LOG_BUFFER ||
-                   opt == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
-               ? 1
-               : -1;
-}
-
-/* The driver's option arrays of a link's options: log sizes at most
- * LOG_MAX, buffers the link's, the wall time its own.  An option the
- * driver does not know is its to refuse, with no value. */
-static CUresult fill_options(struct cuda_be_link *l, const struct options *o)
-{
-    l->n = o->n;
-    for (uint32_t i = 0; i < o->n; i++) {
-        if (points(o->opt[i]))
-            return CUDA_ERROR_NOT_SUPPORTED;
-        l->opt[i] = (CUjit_option)o->opt[i];
-        l->val[i] = o->opt[i] >= 0 && o->opt[i] < CU_JIT_NUM_OPTIONS
-                        ? (void *)(uintptr_t)o->val[i]
-                        : NULL;
-        if (o->opt[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
-            o->opt[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
-            size_t size = o->val[i] < LOG_MAX ? o->val[i] : LOG_MAX;
-            l->log_size[log_of(o->opt[i])] = size;
-            l->val[i] = (void *)(uintptr_t)size;
-        }
-    }
-    for (uint32_t i = 0; i < o->n; i++) {
-        int which = log_of(o->opt[i]);
-        if (o->opt[i] == CU_JIT_WALL_TIME) {
-            l->val[i] = NULL;
-        } else if (o->opt[i] == CU_JIT_INFO_LOG_BUFFER ||
-                   o->opt[i] == CU_JIT_ERROR_LOG_BUFFER) {
-            if (l->log[which] == NULL &&
-                (l->log[which] = gvs_calloc(1, l->log_size[which] + 1)) ==
-                    NULL)
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            l->val[i] = l->log[which];
-        }
-    }
-    return CUDA_SUCCESS;
-}
-
 static void link_free(struct cuda_be_link *l)
 {
     if (l == NULL)
         return;
     if (l->state != NULL)
         (void)CUDA_DRV(cuLinkDestroy)(l->state);
-    gvs_free(l->log[0]);
-    gvs_free(l->log[1]);
+    cuda_be_jit_free(&l->jit);
     gvs_free(l);
 }
 
@@ -138,41 +57,21 @@ static struct cuda_be_link *enter_link(struct gvs_call *call, uint64_t id,
     return l;
 }
 
-/* The driver wrote the wall time as a float into its option's value. */
-static uint64_t out_value(const struct cuda_be_link *l, unsigned i)
-{
-    if (l->opt[i] == CU_JIT_INFO_LOG_BUFFER ||
-        l->opt[i] == CU_JIT_ERROR_LOG_BUFFER)
-        return 0;
-    return (uint64_t)(uintptr_t)l->val[i];
-}
-
-static void put_log(struct apigen_call *c, const char *log, size_t size)
-{
-    size_t len = log != NULL ? strnlen(log, size) : 0;
-    apigen_put_blob(c, log != NULL ? log : "", len);
-}
-
 /* The report (cuda.api) of l, an empty one without. */
 static void put_report(struct apigen_call *c, const struct cuda_be_link *l)
 {
     /* No link state, no report: the bare failure, as every op's. */
-    if (l == NULL)
-        return;
-    apigen_put_u32(c, l->n);
-    for (unsigned i = 0; i < l->n; i++)
-        apigen_put_u64(c, out_value(l, i));
-    put_log(c, l->log[0], l->log_size[0]);
-    put_log(c, l->log[1], l->log_size[1]);
+    if (l != NULL)
+        cuda_be_jit_put_report(c, &l->jit);
 }
 
 /* Request: options.  Reply: i32, u64 id. */
 int cuda_be_link_create(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct options o;
+    struct cuda_be_jit_request o;
     uint64_t id = 0;
-    get_options(&c, &o);
+    cuda_be_jit_get(&c, &o);
     if (apigen_end(&c) < 0)
         return c.rc;
     struct cuda_be_link *l = gvs_calloc(1, sizeof(*l));
@@ -180,9 +79,10 @@ int cuda_be_link_create(struct gvs_call *call)
         return GVS_E_NOMEM;
     CUresult r = cuda_be_enter(call);
     if (r == CUDA_SUCCESS)
-        r = fill_options(l, &o);
+        r = cuda_be_jit_fill(&l->jit, &o);
     if (r == CUDA_SUCCESS)
-        r = CUDA_DRV(cuLinkCreate_v2)(l->n, l->opt, l->val, &l->state);
+        r = CUDA_DRV(cuLinkCreate_v2)(l->jit.n, l->jit.opt, l->jit.val,
+                                      &l->state);
     pthread_mutex_lock(&lock);
     if (r == CUDA_SUCCESS &&
         gvs_handles_add(cuda_be_remote->handles(), GVS_RH_LINK, l, &id) < 0)
@@ -206,7 +106,7 @@ int cuda_be_link_create(struct gvs_call *call)
 int cuda_be_link_add(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    struct options o;
+    struct cuda_be_jit_request o;
     uint64_t id;
     uint32_t type;
     uint8_t staged;
@@ -218,7 +118,7 @@ int cuda_be_link_add(struct gvs_call *call)
     apigen_get_u32(&c, &type);
     if (c.rc == 0)
         c.rc = gvs_buf_get_str(c.get, NAME_MAX_LEN, &name);
-    get_options(&c, &o);
+    cuda_be_jit_get(&c, &o);
     apigen_get_u8(&c, &staged);
     if (c.rc == 0 && !staged)
         apigen_get_blob(&c, &blob, &len);
@@ -234,15 +134,16 @@ int cuda_be_link_add(struct gvs_call *call)
         blob = data;
     /* The input's own options: plain values only, the link's logs
      * being where the driver writes. */
-    struct cuda_be_link opts = {0};
+    struct cuda_be_jit opts = {0};
     CUresult r;
     struct cuda_be_link *l = enter_link(call, id, &r);
     for (uint32_t i = 0; r == CUDA_SUCCESS && i < o.n; i++)
-        if (log_of(o.opt[i]) >= 0 || o.opt[i] == CU_JIT_WALL_TIME ||
+        if (cuda_be_jit_log_of(o.opt[i]) >= 0 ||
+            o.opt[i] == CU_JIT_WALL_TIME ||
             o.opt[i] == CU_JIT_THREADS_PER_BLOCK)
             r = CUDA_ERROR_NOT_SUPPORTED;
     if (r == CUDA_SUCCESS)
-        r = fill_options(&opts, &o);
+        r = cuda_be_jit_fill(&opts, &o);
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuLinkAddData_v2)(l->state, (CUjitInputType)type,
                                        (void *)(uintptr_t)blob, len, name,

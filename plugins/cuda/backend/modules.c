@@ -2,7 +2,7 @@
  * sent, answered in one round trip with every kernel and its parameter
  * layout, so that the client resolves kernels by name and packs their
  * launches by itself. */
-#include "be.h"
+#include "jit.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
+#include "gvs_remote.h"
 
 #define KIND_LIBRARY 0
 #define KIND_MODULE 1
@@ -154,8 +155,10 @@ static void library_free(struct cuda_be_library *lib, int kind)
     gvs_free(lib);
 }
 
-/* Loads lib->image; the kernels it lists, in the driver's order. */
-static CUresult load(struct cuda_be_library *lib, int kind, void ***handles,
+/* Loads lib->image with the JIT options of jit; the kernels it lists,
+ * in the driver's order. */
+static CUresult load(struct cuda_be_library *lib, int kind,
+                     struct cuda_be_jit *jit, void ***handles,
                      unsigned int *n)
 {
     CUresult r;
@@ -163,11 +166,13 @@ static CUresult load(struct cuda_be_library *lib, int kind, void ***handles,
     *n = 0;
     if (kind == KIND_LIBRARY) {
         r = CUDA_DRV(cuLibraryLoadData)((CUlibrary *)&lib->handle, lib->image,
-                                        NULL, NULL, 0, NULL, NULL, 0);
+                                        jit->opt, jit->val, jit->n, NULL,
+                                        NULL, 0);
         if (r == CUDA_SUCCESS)
             r = CUDA_DRV(cuLibraryGetKernelCount)(n, (CUlibrary)lib->handle);
     } else {
-        r = CUDA_DRV(cuModuleLoadData)((CUmodule *)&lib->handle, lib->image);
+        r = CUDA_DRV(cuModuleLoadDataEx)((CUmodule *)&lib->handle, lib->image,
+                                         jit->n, jit->opt, jit->val);
         if (r == CUDA_SUCCESS)
             r = CUDA_DRV(cuModuleGetFunctionCount)(n, (CUmodule)lib->handle);
     }
@@ -205,16 +210,20 @@ int cuda_be_enter_library_context(void)
     return r == CUDA_SUCCESS && CUDA_DRV(cuCtxSetCurrent)(primary) == CUDA_SUCCESS;
 }
 
-/* Request: u8 kind, u8 staged, [blob image].  Reply: i32, u64 id, u32
- * count, the kernels (cuda.api). */
+/* Request: u8 kind, u8 staged, options, [blob image].  Reply: i32, the
+ * report, then after CUDA_SUCCESS u64 id, u32 count, the kernels
+ * (cuda.api). */
 int cuda_be_load(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
+    struct cuda_be_jit_request o;
+    struct cuda_be_jit jit = {0};
     uint8_t kind, staged;
     const uint8_t *blob = NULL;
     size_t len = 0;
     apigen_get_u8(&c, &kind);
     apigen_get_u8(&c, &staged);
+    cuda_be_jit_get(&c, &o);
     if (c.rc == 0 && !staged)
         apigen_get_blob(&c, &blob, &len);
     if (apigen_end(&c) < 0)
@@ -240,9 +249,17 @@ int cuda_be_load(struct gvs_call *call)
     void **handles = NULL;
     unsigned int n = 0;
     uint64_t id = 0;
+    const uint8_t *start;
     CUresult r = cuda_be_enter(call);
+    /* The driver reads an image as far as its headers say: they must
+     * stay within the bytes that came, and the NUL put after them. */
+    if (r == CUDA_SUCCESS &&
+        gvs_remote_image_size_in(lib->image, len + 1, &start) == 0)
+        r = CUDA_ERROR_INVALID_IMAGE;
     if (r == CUDA_SUCCESS)
-        r = load(lib, kind, &handles, &n);
+        r = cuda_be_jit_fill(&jit, &o);
+    if (r == CUDA_SUCCESS)
+        r = load(lib, kind, &jit, &handles, &n);
     lib->kind = kind;
     if (r == CUDA_SUCCESS &&
         gvs_handles_add(cuda_be_remote->handles(), lib_type(kind), lib, &id) <
@@ -260,6 +277,8 @@ int cuda_be_load(struct gvs_call *call)
     int entered = r == CUDA_SUCCESS && kind == KIND_LIBRARY && n > 0 &&
                   cuda_be_enter_library_context();
     apigen_put_i32(&c, r);
+    cuda_be_jit_put_report(&c, &jit);
+    cuda_be_jit_free(&jit);
     if (r == CUDA_SUCCESS) {
         apigen_put_u64(&c, id);
         apigen_put_u32(&c, n);

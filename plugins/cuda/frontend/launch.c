@@ -96,7 +96,10 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     struct cuda_fe_kernel *k = cuda_fe_kernel_find((uint64_t)(uintptr_t)f);
     if (k == NULL)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (cfg->numAttrs > ATTRS_MAX || (cfg->numAttrs > 0 && cfg->attrs == NULL))
+    /* Parameters given both ways are refused, as cuda.h documents. */
+    if (cfg->numAttrs > ATTRS_MAX ||
+        (cfg->numAttrs > 0 && cfg->attrs == NULL) ||
+        (kernelParams != NULL && extra != NULL))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r =
         cuda_fe_pack_params(k, kernelParams, extra, block, &data, &len, &form);
@@ -110,12 +113,17 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     apigen_put_blob(&c, data, len);
     put_attrs(&c, cfg);
     /* Launch attributes (clusters, cooperative) have limits of their
-     * own: such launches always wait. */
+     * own: such launches always wait.  So does a launch whose extra
+     * buffer is not the size of the kernel's parameters, which the
+     * driver may refuse at once. */
     CUdevice dev = -1;
     const uint32_t g[3] = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ};
     const uint32_t b[3] = {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
     uint64_t config = 0;
-    if (cfg->numAttrs == 0 && cuda_fe_ctx_device(&dev) == CUDA_SUCCESS)
+    int exact = form == FORM_PARAMS ||
+                (k->status == CUDA_SUCCESS && len == k->param_bytes);
+    if (cfg->numAttrs == 0 && exact &&
+        cuda_fe_ctx_device(&dev) == CUDA_SUCCESS)
         config = gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes);
     if (gvs_remote_launch_within(
             config, atomic_load_explicit(&k->ok_config, memory_order_relaxed)))

@@ -6,6 +6,7 @@
  * the backend's driver wrote.  cuLinkComplete's image is held here until
  * cuLinkDestroy, as the driver holds its own. */
 #include "call.h"
+#include "jit.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -18,16 +19,11 @@
 #include "gvs/u64map.h"
 #include "gvs_remote.h"
 
-#define MAX_OPTIONS 64u
 /* The longest input name the backend takes (cuda.api, LINK_ADD). */
 #define NAME_MAX_LEN 4096u
 
 struct fe_link {
-    unsigned n;
-    CUjit_option *opt; /* the program's, valid until cuLinkDestroy */
-    void **val;
-    char *log[2]; /* the info and error log buffers, and their sizes */
-    size_t log_size[2];
+    struct cuda_fe_jit jit; /* the program's options, until cuLinkDestroy */
     uint8_t *image;
     size_t len;
 };
@@ -46,88 +42,6 @@ static int known(uint64_t id)
     int k = id != 0 && gvs_u64map_get(&links, id) != NULL;
     pthread_mutex_unlock(&lock);
     return k;
-}
-
-static CUresult put_options(struct apigen_call *c, unsigned n,
-                            const CUjit_option *opt, void *const *val)
-{
-    if (n > 0 && (opt == NULL || val == NULL))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (n > MAX_OPTIONS)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    apigen_put_u32(c, n);
-    for (unsigned i = 0; i < n; i++) {
-        apigen_put_i32(c, (int32_t)opt[i]);
-        apigen_put_u64(c, (uint64_t)(uintptr_t)val[i]);
-    }
-    return CUDA_SUCCESS;
-}
-
-/* Options the driver writes into. */
-static int output(CUjit_option o)
-{
-    return o == CU_JIT_THREADS_PER_BLOCK || o == CU_JIT_WALL_TIME ||
-           o == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
-           o == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
-}
-
-static void fill_log(char *buf, size_t size, const uint8_t *text,
-                     size_t len)
-{
-    if (buf == NULL || size == 0)
-        return;
-    if (len > size - 1)
-        len = size - 1;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-}
-
-/* Reads a step's report (cuda.api) into the program's buffers and
- * output options.  Caller holds lock. */
-static void take_report(struct apigen_call *c, struct fe_link *l)
-{
-    uint32_t n = 0;
-    uint64_t v[MAX_OPTIONS];
-    const uint8_t *text[2];
-    size_t len[2];
-    apigen_get_u32(c, &n);
-    if (c->rc == 0 && n != 0 && (l == NULL || n != l->n))
-        c->rc = GVS_E_PROTO;
-    for (uint32_t i = 0; c->rc == 0 && i < n; i++)
-        apigen_get_u64(c, &v[i]);
-    apigen_get_blob(c, &text[0], &len[0]);
-    apigen_get_blob(c, &text[1], &len[1]);
-    if (c->rc < 0 || l == NULL)
-        return;
-    for (int k = 0; k < 2; k++)
-        fill_log(l->log[k], l->log_size[k], text[k], len[k]);
-    for (uint32_t i = 0; i < n; i++)
-        if (output(l->opt[i]))
-            l->val[i] = (void *)(uintptr_t)v[i];
-}
-
-/* The program's log buffers, as its options give them. */
-static void note_logs(struct fe_link *l)
-{
-    for (unsigned i = 0; i < l->n; i++) {
-        size_t size = (size_t)(uintptr_t)l->val[i];
-        switch (l->opt[i]) {
-        case CU_JIT_INFO_LOG_BUFFER:
-            l->log[0] = l->val[i];
-            break;
-        case CU_JIT_ERROR_LOG_BUFFER:
-            l->log[1] = l->val[i];
-            break;
-        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-            l->log_size[0] = size;
-            break;
-        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-            l->log_size[1] = size;
-            break;
-        default:
-            break;
-        }
-    }
 }
 
 static void link_free(struct fe_link *l)
@@ -149,12 +63,9 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
     struct fe_link *l = gvs_calloc(1, sizeof(*l));
     if (l == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    l->n = numOptions;
-    l->opt = options;
-    l->val = optionValues;
     CUresult r = cuda_fe_begin(&c);
     if (r == CUDA_SUCCESS) {
-        r = put_options(&c, numOptions, options, optionValues);
+        r = cuda_fe_jit_put(&c, numOptions, options, optionValues);
         r = r == CUDA_SUCCESS ? cuda_fe_run(&c, CUDA_OP_LINK_CREATE,
                                             APIGEN_DEVICE)
                               : r;
@@ -163,7 +74,7 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
         r = cuda_fe_end(&c, r);
     }
     if (r == CUDA_SUCCESS) {
-        note_logs(l);
+        cuda_fe_jit_init(&l->jit, numOptions, options, optionValues);
         pthread_mutex_lock(&lock);
         if (gvs_u64map_put(&links, id, l) < 0)
             r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -186,7 +97,8 @@ static CUresult run_step(struct apigen_call *c, uint16_t op, uint64_t id)
     if (c->get != NULL && c->rc == 0 &&
         (r == CUDA_SUCCESS || gvs_buf_len(c->get) > 0)) {
         pthread_mutex_lock(&lock);
-        take_report(c, gvs_u64map_get(&links, id));
+        struct fe_link *l = gvs_u64map_get(&links, id);
+        cuda_fe_jit_take_report(c, l != NULL ? &l->jit : NULL);
         pthread_mutex_unlock(&lock);
     }
     return r;
@@ -222,7 +134,7 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data,
     apigen_put_u64(&c, id);
     apigen_put_u32(&c, (uint32_t)type);
     apigen_put_str(&c, cut);
-    r = put_options(&c, numOptions, options, optionValues);
+    r = cuda_fe_jit_put(&c, numOptions, options, optionValues);
     if (r != CUDA_SUCCESS)
         return r;
     int staged = size + strlen(cut) + 64 + 12 * numOptions > GVS_BULK_CHUNK;

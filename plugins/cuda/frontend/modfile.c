@@ -3,9 +3,11 @@
  * here and handed on as the data calls take an image (modules.c,
  * link.c).  A PTX file gets the NUL its text form needs. */
 #include "call.h"
+#include "gvs_remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,13 +55,32 @@ static CUresult read_image(const char *path, uint8_t **image, size_t *size)
     return CUDA_SUCCESS;
 }
 
+/* A module image: the whole file at path, whose headers must not claim
+ * more than the file holds (the data calls read as far as they say). */
+static CUresult read_module(const char *path, uint8_t **image)
+{
+    const uint8_t *start;
+    size_t len;
+    CUresult r = read_image(path, image, &len);
+    /* Only text (no NUL in the file) may end at read_image's NUL. */
+    size_t size = r == CUDA_SUCCESS
+                      ? gvs_remote_image_size_in(*image, len + 1, &start)
+                      : 0;
+    if (r == CUDA_SUCCESS &&
+        (size == 0 || (size > len && memchr(*image, 0, len) != NULL))) {
+        gvs_free(*image);
+        *image = NULL;
+        r = CUDA_ERROR_INVALID_IMAGE;
+    }
+    return r;
+}
+
 CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
     uint8_t *image;
-    size_t len;
     if (module == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = read_image(fname, &image, &len);
+    CUresult r = read_module(fname, &image);
     if (r == CUDA_SUCCESS)
         r = cuModuleLoadData(module, image);
     gvs_free(image);
@@ -75,10 +96,9 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                unsigned int numLibraryOptions)
 {
     uint8_t *image;
-    size_t len;
     if (library == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = read_image(fileName, &image, &len);
+    CUresult r = read_module(fileName, &image);
     if (r == CUDA_SUCCESS)
         r = cuLibraryLoadData(library, image, jitOptions, jitOptionsValues,
                               numJitOptions, libraryOptions,

@@ -4,6 +4,7 @@
  * packed here.  Handles are the backend's ids. */
 #include "call.h"
 #include "exports.h"
+#include "jit.h"
 #include "kernels.h"
 
 #include <pthread.h>
@@ -134,12 +135,16 @@ static CUresult decode_lib(struct apigen_call *c, int kind, uint64_t *id)
     return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* Sends image (staged ahead when it is larger than a request) and
- * decodes the reply. */
-static CUresult load(int kind, const void *code, uint64_t *id)
+/* Sends image (staged ahead when it is larger than a request) with the
+ * JIT options, and decodes the reply: the report into the program's
+ * option arrays and log buffers, failed or not, as the driver writes
+ * them. */
+static CUresult load(int kind, const void *code, unsigned nopt,
+                     CUjit_option *opt, void **val, uint64_t *id)
 {
     const uint8_t *img = NULL;
     struct gvs_client *cl;
+    struct cuda_fe_jit jit;
     if (code == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (!cuda_fe_initialized())
@@ -153,9 +158,13 @@ static CUresult load(int kind, const void *code, uint64_t *id)
         r = cuda_fe_client(&cl);
     if (r != CUDA_SUCCESS)
         return r;
-    int staged = len + 64 > GVS_BULK_CHUNK;
     apigen_put_u8(&c, (uint8_t)kind);
+    int staged = len + 64 + 12 * (size_t)nopt > GVS_BULK_CHUNK;
     apigen_put_u8(&c, (uint8_t)staged);
+    r = cuda_fe_jit_put(&c, nopt, opt, val);
+    if (r != CUDA_SUCCESS)
+        return r;
+    cuda_fe_jit_init(&jit, nopt, opt, val);
     if (!staged)
         apigen_put_blob(&c, img, len);
     if (staged) {
@@ -166,11 +175,17 @@ static CUresult load(int kind, const void *code, uint64_t *id)
             return cuda_fe_transport(rc);
     }
     r = cuda_fe_run(&c, CUDA_OP_LOAD, APIGEN_DEVICE);
+    if (c.get != NULL && c.rc == 0 && gvs_buf_len(c.get) > 0)
+        cuda_fe_jit_take_report(&c, &jit);
     if (r != CUDA_SUCCESS)
         return cuda_fe_end(&c, r);
     return decode_lib(&c, kind, id);
 }
 
+/* Library options are not passed: the backend keeps its copy of the
+ * image for the library's life whatever BINARY_IS_PRESERVED says, and
+ * a host table (HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) is the
+ * program's memory, which the backend's driver cannot use. */
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
                            CUjit_option *jitOptions, void **jitOptionsValues,
                            unsigned int numJitOptions,
@@ -179,17 +194,19 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
                            unsigned int numLibraryOptions)
 {
     uint64_t id;
-    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
     if (library == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = load(KIND_LIBRARY, code, &id);
+    CUresult r = load(KIND_LIBRARY, code, numJitOptions, jitOptions,
+                      jitOptionsValues, &id);
     if (r == CUDA_SUCCESS)
         *library = (CUlibrary)(uintptr_t)id;
     return r;
 }
 
-CUresult cuModuleLoadData(CUmodule *module, const void *image)
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned int numOptions, CUjit_option *options,
+                            void **optionValues)
 {
     uint64_t id;
     if (module == NULL)
@@ -197,24 +214,21 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
     if (cuda_fe_ctx_current() == NULL)
         return cuda_fe_initialized() ? CUDA_ERROR_INVALID_CONTEXT
                                      : CUDA_ERROR_NOT_INITIALIZED;
-    CUresult r = load(KIND_MODULE, image, &id);
+    CUresult r = load(KIND_MODULE, image, numOptions, options, optionValues,
+                      &id);
     if (r == CUDA_SUCCESS)
         *module = (CUmodule)(uintptr_t)id;
     return r;
 }
 
-/* JIT options are the backend driver's defaults. */
-CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
-                            unsigned int numOptions, CUjit_option *options,
-                            void **optionValues)
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-    (void)numOptions, (void)options, (void)optionValues;
-    return cuModuleLoadData(module, image);
+    return cuModuleLoadDataEx(module, image, 0, NULL, NULL);
 }
 
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-    return cuModuleLoadData(module, fatCubin);
+    return cuModuleLoadDataEx(module, fatCubin, 0, NULL, NULL);
 }
 
 static CUresult unload(int kind, uint64_t id)

@@ -273,7 +273,7 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_MEMCPY_D2H, "qcqqqq", {0, 0, H, 4, 4, 1}, 0},
     {CUDA_OP_MEMCPY_D2D, "qcqqqqqq", {0, 0, H, 4, H, 4, 4, 1}, 0},
     {CUDA_OP_MEMSET, "qccqqiqq", {0, 0, 4, H, 4, 7, 1, 1}, 0},
-    {CUDA_OP_LOAD, "ccb", {0, 0}, 0},
+    {CUDA_OP_LOAD, "ccib", {0, 0, 0}, 0},
     {CUDA_OP_UNLOAD, "cq", {0, H}, 0},
     {CUDA_OP_KERNEL_GET_FUNCTION, "q", {H}, 0},
     {CUDA_OP_GET_GLOBAL, "cqb", {1, H}, 0},
@@ -443,6 +443,14 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_LINK_DESTROY, "q", {H}, 0},
     {CUDA_OP_LINK_CREATE, "iiq", {1, CU_JIT_GLOBAL_SYMBOL_NAMES, H}, 0},
     {CUDA_OP_LINK_CREATE, "iiq", {1, -1, H}, 0},
+    /* Loads with JIT options: a log size past the backend's, options
+     * that point into the client's memory, options the driver does not
+     * know (an image of "junk"). */
+    {CUDA_OP_LOAD, "cciiqiqb",
+     {1, 0, 2, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, UINT64_MAX,
+      CU_JIT_ERROR_LOG_BUFFER, H}, 0},
+    {CUDA_OP_LOAD, "cciiqb", {0, 0, 1, CU_JIT_GLOBAL_SYMBOL_NAMES, H}, 0},
+    {CUDA_OP_LOAD, "cciiqb", {0, 0, 1, -1, H}, 0},
     /* Batched prefetches and discards: ranges that are no device
      * memory, no ranges at all. */
     {CUDA_OP_MEM_BATCH, "qccqiqqiiiq", {0, 0, 0, 0, 1, H, 4, 1, 1, 0, 0}, 0},

@@ -11,26 +11,9 @@
 #include <unistd.h>
 
 #include "driver_check.h"
+#include "jit_options.h"
 
 #define BIG ((size_t)9 << 20)
-
-static char info[256], error[256];
-static CUjit_option opts[] = {
-    CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE,
-};
-static void *vals[6];
-
-static void reset_options(void)
-{
-    vals[0] = info;
-    vals[1] = (void *)(uintptr_t)sizeof(info);
-    vals[2] = error;
-    vals[3] = (void *)(uintptr_t)sizeof(error);
-    vals[4] = NULL;
-    vals[5] = (void *)(uintptr_t)1;
-}
 
 /* Two small inputs and a large one, a failing one with its log. */
 static void link_data(void)

@@ -235,7 +235,7 @@ int main(void)
      * and fails at once. */
     struct stats s3 = now();
     CHECK(cuMemsetD2D32(d, 512, 0xabcdef01u, 16, 4));
-    CHECK(cuMemsetD32Async(d + 4096, 7, 16, NULL)); fprintf(stderr, "DBG rt %llu posts %llu\n", (unsigned long long)(now().round_trips - s3.round_trips), (unsigned long long)(now().posts - s3.posts));
+    CHECK(cuMemsetD32Async(d + 4096, 7, 16, NULL));
     EXPECT(now().round_trips == s3.round_trips);
     EXPECT(cuMemsetD32(d + big - 8, 1, 4) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(now().round_trips - s3.round_trips == 1);

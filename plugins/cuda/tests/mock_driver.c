@@ -725,7 +725,10 @@ static CUresult mock_set2d32a(CUdeviceptr d, size_t pitch, unsigned v,
 
 /* Images: text starting "//gvs-mock" is a module (or library) of two
  * kernels the mock runs on the host: fill(u32 *p, u32 value, u32 n) and
- * add(u32 *p, u32 n, u32 delta) (launch.c).  Anything else is no image. */
+ * add(u32 *p, u32 n, u32 delta) (launch.c).  The text comes alone (as
+ * PTX), as a fat binary's payload or as an ELF file's first section
+ * (modules.c writes such files), filling either to its last byte, a NUL:
+ * an image cut short is none.  Anything else is no image. */
 struct mock_kernel {
     const char *name;
     unsigned nparams;
@@ -738,9 +741,75 @@ static const struct mock_kernel mock_kernels[2] = {
 };
 static int mock_module;
 
-static int is_image(const void *code)
+static uint64_t image_field(const void *code, size_t off, size_t n)
 {
-    return code != NULL && strncmp(code, MOCK_IMAGE, strlen(MOCK_IMAGE)) == 0;
+    uint64_t v = 0;
+    memcpy(&v, (const uint8_t *)code + off, n);
+    return v;
+}
+
+/* The mock text of the image at code, or NULL; *kind names its form. */
+static const char *image_text(const void *code, const char **kind)
+{
+    const char *text = NULL;
+    uint64_t size = 0;
+    if (code == NULL)
+        return NULL;
+    if (strncmp(code, MOCK_IMAGE, strlen(MOCK_IMAGE)) == 0) {
+        *kind = "ptx";
+        return code;
+    }
+    /* No magic number holds a NUL: shorter text is no image. */
+    if (strnlen(code, 4) < 4)
+        return NULL;
+    if (image_field(code, 0, 4) == 0xba55ed50u) {
+        *kind = "fatbin";
+        text = (const char *)code + image_field(code, 6, 2);
+        size = image_field(code, 8, 8);
+    } else if (memcmp(code, "\x7f" "ELF", 4) == 0 &&
+               image_field(code, 0x3c, 2) > 0 &&
+               image_field((const uint8_t *)code +
+                               image_field(code, 0x28, 8), 4, 4) == 1) {
+        /* A section of bytes (SHT_PROGBITS) in the file, as the backend
+         * measured it. */
+        const uint8_t *sh = (const uint8_t *)code + image_field(code, 0x28, 8);
+        *kind = "cubin";
+        text = (const char *)code + image_field(sh, 0x18, 8);
+        size = image_field(sh, 0x20, 8);
+    }
+    if (text == NULL || size == 0 || strnlen(text, size) != size - 1 ||
+        strncmp(text, MOCK_IMAGE, strlen(MOCK_IMAGE)) != 0)
+        return NULL;
+    return text;
+}
+
+/* Loads the image at code as the driver does with JIT options: text
+ * "//gvs-mock bad" does not compile (CUDA_ERROR_INVALID_PTX, an error
+ * log); other images say their form in the info log and take 2.5 ms of
+ * wall time. */
+static CUresult image_load(const void *code, unsigned n,
+                           const CUjit_option *o, void **v)
+{
+    const char *kind = NULL, *text = image_text(code, &kind);
+    char msg[64];
+    if (n > 0 && (o == NULL || v == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (text == NULL)
+        return CUDA_ERROR_INVALID_IMAGE;
+    if (strncmp(text, MOCK_IMAGE " bad", strlen(MOCK_IMAGE " bad")) == 0) {
+        mock_jit_log(n, o, v, CU_JIT_ERROR_LOG_BUFFER,
+                     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, "mock: bad PTX");
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    snprintf(msg, sizeof(msg), "mock: loaded a %s image", kind);
+    mock_jit_log(n, o, v, CU_JIT_INFO_LOG_BUFFER,
+                 CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, msg);
+    for (unsigned i = 0; i < n; i++)
+        if (o[i] == CU_JIT_WALL_TIME) {
+            float ms = 2.5f;
+            memcpy(&v[i], &ms, sizeof(ms));
+        }
+    return CUDA_SUCCESS;
 }
 
 static const struct mock_kernel *kernel_of(const void *h)
@@ -755,9 +824,10 @@ static CUresult mock_lib_load(CUlibrary *lib, const void *code,
                               CUjit_option *o, void **ov, unsigned n,
                               CUlibraryOption *lo, void **lov, unsigned ln)
 {
-    (void)o, (void)ov, (void)n, (void)lo, (void)lov, (void)ln;
-    if (!is_image(code))
-        return CUDA_ERROR_INVALID_IMAGE;
+    (void)lo, (void)lov, (void)ln;
+    CUresult r = image_load(code, n, o, ov);
+    if (r != CUDA_SUCCESS)
+        return r;
     *lib = (CUlibrary)&mock_module;
     return CUDA_SUCCESS;
 }
@@ -785,12 +855,14 @@ static CUresult mock_lib_managed(CUdeviceptr *dptr, size_t *bytes,
     return CUDA_SUCCESS;
 }
 
-static CUresult mock_mod_load(CUmodule *mod, const void *image)
+static CUresult mock_mod_load(CUmodule *mod, const void *image, unsigned n,
+                              CUjit_option *o, void **v)
 {
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (!is_image(image))
-        return CUDA_ERROR_INVALID_IMAGE;
+    CUresult r = image_load(image, n, o, v);
+    if (r != CUDA_SUCCESS)
+        return r;
     *mod = (CUmodule)&mock_module;
     return CUDA_SUCCESS;
 }
@@ -853,16 +925,25 @@ static CUresult mock_launch(CUfunction f, unsigned gx, unsigned gy,
 {
     const struct mock_kernel *k = kernel_of(f);
     const uint8_t *buf = NULL;
+    size_t size = 0;
     (void)s;
     if (k == NULL)
         return CUDA_ERROR_INVALID_HANDLE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (params == NULL && extra != NULL && extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-        buf = extra[1];
+    for (size_t i = 0; params == NULL && extra != NULL &&
+                       extra[i] != CU_LAUNCH_PARAM_END;
+         i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = *(size_t *)extra[i + 1];
+    }
+    /* An extra buffer must hold every parameter. */
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
         (uint64_t)bx * by * bz > 1024 || shmem > 48 * 1024 ||
-        (params == NULL && buf == NULL))
+        (params == NULL &&
+         (buf == NULL || size < k->offset[2] + k->size[2])))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t p;
     uint32_t a, b;
@@ -1560,7 +1641,9 @@ static CUresult mock_graph_launch(CUgraphExec x, CUstream s)
     CUresult r = CUDA_SUCCESS;
     for (unsigned i = 0; i < m->n && r == CUDA_SUCCESS; i++) {
         const struct mock_node *n = &m->node[i];
+        size_t size = sizeof(n->params);
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)n->params,
+                         CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                          CU_LAUNCH_PARAM_END};
         if (n->type == CU_GRAPH_NODE_TYPE_KERNEL)
             r = mock_launch(n->f, n->grid, 1, 1, n->block, 1, 1, 0, s, NULL,
@@ -1664,7 +1747,7 @@ static void fill_rest(void)
     cuda_be_drv.cuMemsetD32Async = mock_set32a;
     cuda_be_drv.cuLibraryLoadData = mock_lib_load;
     cuda_be_drv.cuLibraryGetManaged = mock_lib_managed;
-    cuda_be_drv.cuModuleLoadData = mock_mod_load;
+    cuda_be_drv.cuModuleLoadDataEx = mock_mod_load;
     *(void **)&cuda_be_drv.cuLibraryUnload = (void *)mock_unload;
     *(void **)&cuda_be_drv.cuModuleUnload = (void *)mock_unload;
     *(void **)&cuda_be_drv.cuLibraryGetKernelCount = (void *)mock_kernel_count;

@@ -22,6 +22,12 @@ void mock_arrays_fill(void);
 void mock_peer_fill(void);
 /* mock_link.c: JIT linking. */
 void mock_link_fill(void);
+/* mock_link.c: writes msg into the log buffer buf_opt names among n
+ * options, cut to the size size_opt gives, which then says the bytes
+ * written with the NUL, as the driver does. */
+void mock_jit_log(unsigned n, const CUjit_option *opt, void **val,
+                  CUjit_option buf_opt, CUjit_option size_opt,
+                  const char *msg);
 /* mock_batch.c: batched prefetches and discards. */
 void mock_batch_fill(void);
 

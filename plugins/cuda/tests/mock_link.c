@@ -22,28 +22,25 @@ struct mock_link {
     unsigned inputs;
 };
 
-static void *option(const struct mock_link *l, CUjit_option o)
+void mock_jit_log(unsigned n, const CUjit_option *opt, void **val,
+                  CUjit_option buf_opt, CUjit_option size_opt,
+                  const char *msg)
 {
-    for (unsigned i = 0; i < l->n; i++)
-        if (l->opt[i] == o)
-            return l->val[i];
-    return NULL;
-}
-
-/* Writes a log as the driver does: into the buffer of at most its size
- * option's bytes, the size option then the bytes written with the NUL. */
-static void write_log(struct mock_link *l, CUjit_option buf_opt,
-                      CUjit_option size_opt, const char *msg)
-{
-    char *buf = option(l, buf_opt);
-    size_t size = (size_t)(uintptr_t)option(l, size_opt);
+    char *buf = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (opt[i] == buf_opt)
+            buf = val[i];
+        if (opt[i] == size_opt)
+            size = (size_t)(uintptr_t)val[i];
+    }
     if (buf == NULL || size == 0)
         return;
-    int n = snprintf(buf, size, "%s", msg);
-    size_t wrote = (size_t)n < size ? (size_t)n + 1 : size;
-    for (unsigned i = 0; i < l->n; i++)
-        if (l->opt[i] == size_opt)
-            l->val[i] = (void *)(uintptr_t)wrote;
+    int len = snprintf(buf, size, "%s", msg);
+    size_t wrote = (size_t)len < size ? (size_t)len + 1 : size;
+    for (unsigned i = 0; i < n; i++)
+        if (opt[i] == size_opt)
+            val[i] = (void *)(uintptr_t)wrote;
 }
 
 static CUresult mock_link_create(unsigned n, CUjit_option *opt, void **val,
@@ -86,8 +83,8 @@ static CUresult mock_link_add(CUlinkState state, CUjitInputType type,
         return CUDA_ERROR_INVALID_VALUE;
     if (size >= 3 && memcmp(data, "bad", 3) == 0) {
         snprintf(msg, sizeof(msg), "mock: %s is bad", name);
-        write_log(l, CU_JIT_ERROR_LOG_BUFFER,
-                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, msg);
+        mock_jit_log(l->n, l->opt, l->val, CU_JIT_ERROR_LOG_BUFFER,
+                     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, msg);
         return CUDA_ERROR_INVALID_PTX;
     }
     /* PTX text's NUL does not go into the image. */
@@ -116,8 +113,8 @@ static CUresult mock_link_complete(CUlinkState state, void **out,
     if (l->inputs == 0)
         return CUDA_ERROR_INVALID_VALUE;
     snprintf(msg, sizeof(msg), "mock linked %u inputs", l->inputs);
-    write_log(l, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-              msg);
+    mock_jit_log(l->n, l->opt, l->val, CU_JIT_INFO_LOG_BUFFER,
+                 CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, msg);
     for (unsigned i = 0; i < l->n; i++)
         if (l->opt[i] == CU_JIT_WALL_TIME) {
             float ms = 1.5f;
