@@ -2,7 +2,8 @@
 // program of runtime calls only, then driver calls with no cuInit of its
 // own, as a library mixing both APIs makes them.
 //  - The thread's current context is the runtime's primary context
-//    (cuDevicePrimaryCtxRetain's handle), and driver calls work in it.
+//    (cuDevicePrimaryCtxRetain's handle), and driver calls work in it; a
+//    new thread has none until its cudaSetDevice.
 //  - A stream and an event the runtime made are driver handles.
 //  - cudaStreamPerThread and CU_STREAM_PER_THREAD are one stream: a long
 //    kernel on one keeps the other busy, a host function on the driver's
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "driver_api.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 // A driver call must succeed: else the program exits, naming it.
@@ -45,6 +47,19 @@ static void sleepy(void *arg)
     usleep(400 * 1000);
 }
 
+// A new thread has no context until the runtime's cudaSetDevice gives it
+// its device's primary one.
+static void *new_thread(void *primary)
+{
+    CUcontext c = NULL;
+    CHECK_CU(DRIVER(cuCtxGetCurrent)(&c));
+    printf("new thread's context: %d\n", c != NULL);
+    CHECK(cudaSetDevice(0));
+    CHECK_CU(DRIVER(cuCtxGetCurrent)(&c));
+    printf("after cudaSetDevice, the primary: %d\n", c == (CUcontext)primary);
+    return NULL;
+}
+
 static int value(int *d)
 {
     int v = 0;
@@ -68,6 +83,12 @@ int main()
     printf("current context: %d, device %d, the primary: %d\n", cur != NULL,
            dev, cur == primary);
     CHECK_CU(DRIVER(cuDevicePrimaryCtxRelease)(0));
+    pthread_t t;
+    if (pthread_create(&t, NULL, new_thread, primary) != 0 ||
+        pthread_join(t, NULL) != 0) {
+        printf("FAIL a thread\n");
+        return 1;
+    }
     CUdeviceptr m = 0;
     CHECK_CU(DRIVER(cuMemAlloc)(&m, 256));
     CHECK_CU(DRIVER(cuMemsetD32)(m, 7, 64));

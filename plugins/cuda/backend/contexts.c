@@ -121,23 +121,32 @@ void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id)
 }
 
 /* Request: i32 dev.  Reply: i32, u64 id.  keep: the retain stays
- * (PRIMARY_CTX_RETAIN); else it only names the context the runtime
- * holds (RUNTIME_PRIMARY_CTX), released again at once. */
+ * (PRIMARY_CTX_RETAIN).  Else the op names the context the runtime
+ * holds (RUNTIME_PRIMARY_CTX), released again at once; but where the
+ * runtime plugin has not made it yet (it starts a device at its first
+ * call there, not at cudaSetDevice as NVIDIA's runtime does) the retain
+ * stays, as the runtime's would have. */
 static int primary_ctx_id(struct gvs_call *call, int keep)
 {
     struct apigen_call c = {call->out, call->in, 0};
     int32_t dev;
     CUcontext ctx = NULL;
     uint64_t id = 0;
+    unsigned int flags;
+    int active = 0;
     apigen_get_i32(&c, &dev);
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS && !keep &&
+        CUDA_DRV(cuDevicePrimaryCtxGetState)(dev, &flags, &active) !=
+            CUDA_SUCCESS)
+        active = 0;
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuDevicePrimaryCtxRetain)(&ctx, dev);
     if (r == CUDA_SUCCESS && (id = ctx_id(ctx, dev, 1)) == 0)
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    if ((r == CUDA_SUCCESS && !keep) || (ctx != NULL && id == 0))
+    if ((r == CUDA_SUCCESS && active) || (ctx != NULL && id == 0))
         (void)CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
     cuda_be_reply_id(&c, r, id);
     return c.rc;

@@ -6,7 +6,8 @@
 //  - After runtime calls only, the driver is initialized and the
 //    thread's current context is its runtime device's primary context,
 //    learnt in one round trip, the handle cuDevicePrimaryCtxRetain
-//    gives; it follows cudaSetDevice, and driver calls work in it.
+//    gives; it follows cudaSetDevice, and driver calls work in it.  A
+//    new thread has none until its cudaSetDevice.
 //  - A stream and an event the runtime made are driver handles.
 //  - The per-thread default stream is one for both APIs: once the
 //    runtime made the thread's cudaStreamPerThread, CU_STREAM_PER_THREAD
@@ -14,6 +15,7 @@
 //    streams it makes in order, cuStreamGetId).
 // Prints "ok".
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "mock_check.h"
@@ -28,6 +30,21 @@ static unsigned long long driver_stream_id(CUstream s)
     unsigned long long id = 0;
     CU(DRV(cuStreamGetId)(s, &id));
     return id;
+}
+
+// A new thread has no context until cudaSetDevice gives it the device's
+// primary one, without another round trip once the process knows it.
+static void *new_thread(void *primary)
+{
+    CUcontext c = NULL;
+    CU(DRV(cuCtxGetCurrent)(&c));
+    CHECK(c == NULL);
+    OK(cudaSetDevice(0));
+    struct stats s = now();
+    CU(DRV(cuCtxGetCurrent)(&c));
+    CHECK(c == (CUcontext)primary);
+    CHECK(now().round_trips == s.round_trips);
+    return NULL;
 }
 
 int main()
@@ -53,6 +70,9 @@ int main()
     CU(DRV(cuDevicePrimaryCtxRetain)(&primary, 0));
     CHECK(primary == cur);
     CU(DRV(cuDevicePrimaryCtxRelease_v2)(0));
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, new_thread, primary) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
     CUdeviceptr m = 0;
     CU(DRV(cuMemAlloc_v2)(&m, 256));
     CU(DRV(cuMemsetD8_v2)(m, 7, 256));
