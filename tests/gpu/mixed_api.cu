@@ -8,8 +8,9 @@
 //  - cudaStreamPerThread and CU_STREAM_PER_THREAD are one stream: a long
 //    kernel on one keeps the other busy, a host function on the driver's
 //    keeps the runtime's busy, work through both APIs runs in order, an
-//    event recorded through one follows the other's work, and the
-//    stream's id is the same through both.
+//    event recorded through one follows the other's work, the stream's
+//    id is the same through both, and after a device reset the next
+//    per-thread stream is one again.
 // Every line is a result both runs must print alike.
 #include "check.h"
 #include "driver_api.h"
@@ -156,6 +157,17 @@ int main()
     CHECK(cudaEventDestroy(re));
     CHECK(cudaStreamDestroy(rs));
     CHECK(cudaFree(d));
+
+    // A device reset takes the per-thread stream along; the next one is
+    // still one for both APIs.
+    CHECK(cudaDeviceReset());
+    spin<<<1, 1, 0, cudaStreamPerThread>>>(LONG_NS, NULL, 0);
+    CHECK(cudaGetLastError());
+    printf("after a reset, runtime's work, driver's query: %s\n",
+           driver_error_name(DRIVER(cuStreamQuery)(CU_STREAM_PER_THREAD)));
+    CHECK_CU(DRIVER(cuStreamSynchronize)(CU_STREAM_PER_THREAD));
+    printf("runtime's query after the driver's sync: %s\n",
+           cudaGetErrorName(cudaStreamQuery(cudaStreamPerThread)));
     printf("done\n");
     return 0;
 }

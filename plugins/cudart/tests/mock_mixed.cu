@@ -12,7 +12,8 @@
 //  - The per-thread default stream is one for both APIs: once the
 //    runtime made the thread's cudaStreamPerThread, CU_STREAM_PER_THREAD
 //    makes no stream of the driver's (the mock driver numbers the
-//    streams it makes in order, cuStreamGetId).
+//    streams it makes in order, cuStreamGetId), nor after a device
+//    reset took it along.
 // Prints "ok".
 #include <cuda.h>
 #include <pthread.h>
@@ -114,6 +115,17 @@ int main()
     CU(DRV(cuStreamDestroy_v2)(b));
     OK(cudaEventDestroy(re));
     OK(cudaStreamDestroy(rs));
+
+    // A device reset takes the per-thread stream along, for both APIs:
+    // the next use makes another, still one.
+    OK(cudaDeviceReset());
+    unsigned long long rt2 = 0;
+    OK(cudaStreamGetId(cudaStreamPerThread, &rt2));
+    CHECK(rt2 != rt);
+    CU(DRV(cuStreamQuery)(CU_STREAM_PER_THREAD));
+    CU(DRV(cuStreamCreate)(&a, CU_STREAM_DEFAULT));
+    CHECK(driver_stream_id(a) == ia + 2);
+    CU(DRV(cuStreamDestroy_v2)(a));
     printf("ok\n");
     return 0;
 }
