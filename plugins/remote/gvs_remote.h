@@ -73,6 +73,10 @@ int gvs_remote_session_start(struct gvs_client *cl);
  * does, so that a library's own runtime in the process finds it. */
 void gvs_remote_runtime_device_set(int dev);
 int gvs_remote_runtime_device(void);
+/* Whether the runtime frontend has made a device request on any thread
+ * of this process's session: NVIDIA's runtime has initialized the driver
+ * by then, so the driver frontend counts itself initialized. */
+int gvs_remote_runtime_used(void);
 
 /* Device attributes the backend answered, one table per process for
  * both APIs (the runtime's and the driver's numbers are the same;

@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 5u
+#define GVS_REMOTE_BE_VERSION 6u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -35,6 +35,7 @@
 /* A lane: one client thread.  A lane's own requests never overlap
  * (include/gvs/plugin.h), so a handler may use its lane's fields without
  * a lock. */
+struct gvs_remote_ptds;
 struct gvs_remote_lane {
     uint32_t id;
     /* The driver API's current context of the client thread (the handle
@@ -56,6 +57,9 @@ struct gvs_remote_lane {
     void *d2h_stage;
     const struct gvs_remote_pinner *d2h_pinner;
     int d2h_unpinned;
+    /* The lane's per-thread default streams, the layer's (ptds_stream). */
+    struct gvs_remote_ptds *ptds;
+    uint32_t nptds;
     /* Each API plugin's own state, indexed by its wire id; freed by the
      * plugin (lanes_each at its session_close). */
     void *slot[GVS_REMOTE_LANE_SLOTS];
@@ -194,6 +198,30 @@ struct gvs_remote_be {
      * API's capture-mode op): 0, GVS_E_PROTO for no CUstreamCaptureMode,
      * GVS_E_NOMEM. */
     int (*set_capture_mode)(struct gvs_call *call, int32_t mode);
+
+    /* Per-thread default streams (backend/ptds.c) -----------------------
+     * The handlers run on threads every lane shares, where CUDA's own
+     * per-thread default stream would be the handler thread's, shared by
+     * the lanes it serves.  So each lane has a stream of its own per
+     * context, made at its first use with the default flags: like a
+     * per-thread default stream, it synchronizes with the legacy stream
+     * and with no other.  It is one stream for both APIs, as natively
+     * (the runtime's cudaStreamPerThread is the driver's
+     * CU_STREAM_PER_THREAD of the device's primary context).  A context
+     * is named by ctx, a created one's CUcontext, or by NULL and dev for
+     * dev's primary context. */
+    /* The lane's stream in the context current on the calling thread
+     * (the plugin entered the lane), made by create (the plugin's
+     * stream creation there with the default flags and priority 0) at
+     * its first use and after the context lost its streams: 0, create's
+     * failure, or nomem. */
+    int32_t (*ptds_stream)(struct gvs_call *call, void *ctx, int dev,
+                           int32_t (*create)(void **s), int32_t nomem,
+                           void **out);
+    /* The context lost its streams (a primary context reset or released
+     * for good, a created context destroyed): every lane's stream there
+     * is made again at its next use. */
+    void (*ptds_lost)(void *ctx, int dev);
 
     /* Failures of posted ops -------------------------------------------
      * CUDA reports a failure it cannot report at once (a kernel's, a

@@ -68,20 +68,22 @@ static int get_batch(struct apigen_call *c, struct batch *b)
 }
 
 /* Request: u64 stream, u8 0, u8 kind, u64 flags, the ranges, the
- * locations.  Reply: i32. */
+ * locations.  Reply: i32.  The u8 is cuda_be_enter_stream's ordering
+ * byte, which it sets to 1 for CU_STREAM_PER_THREAD: a batch is ordered
+ * on its stream either way. */
 int cuda_be_mem_batch(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     struct batch b = {0, 0, NULL, NULL, NULL, NULL};
     CUstream st = NULL;
-    uint8_t zero = 0, kind;
+    uint8_t order = 0, kind;
     uint64_t flags;
-    CUresult r = cuda_be_enter_stream(call, &c, &st, &zero);
+    CUresult r = cuda_be_enter_stream(call, &c, &st, &order);
     apigen_get_u8(&c, &kind);
     apigen_get_u64(&c, &flags);
     if (c.rc == 0)
         get_batch(&c, &b);
-    if (apigen_end(&c) == 0 && (zero != 0 || kind > DISCARD_PREFETCH))
+    if (apigen_end(&c) == 0 && (order > 1 || kind > DISCARD_PREFETCH))
         c.rc = GVS_E_PROTO;
     if (c.rc < 0) {
         batch_free(&b);

@@ -265,7 +265,6 @@ struct cuda_be_ctx {
     CUcontext ctx;
     CUdevice dev;
     int primary;
-    uint64_t generation; /* cuda_be_ctx_generation, atomic */
 };
 
 struct cuda_be_param {
@@ -297,15 +296,10 @@ struct cuda_be_library {
 /* What the plugin keeps per lane (client thread), in the slot of the
  * layer's lane (remote_be.h): a lane's own requests never overlap, so
  * its handlers use it without a lock. */
-struct cuda_be_lane_stream;
 struct cuda_be_lane {
     /* copy.c: the first failure of the posted pieces of the lane's
      * current copy. */
     CUresult copy_failed;
-    /* streams.c: the lane's per-thread default streams, one per context
-     * it used CU_STREAM_PER_THREAD in. */
-    struct cuda_be_lane_stream *streams;
-    uint32_t nstreams;
 };
 
 /* lanes.c: the lane of call, created on first use; NULL when out of
@@ -333,9 +327,6 @@ void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id);
 CUresult cuda_be_ctx(uint64_t wire, CUcontext *out);
 /* The id of a context the session retained or created, else 0. */
 uint64_t cuda_be_ctx_id_of(CUcontext ctx);
-/* How many times the context of id has lost its streams (a primary
- * context reset or released for good); 0 for an id that is not one. */
-uint64_t cuda_be_ctx_generation(uint64_t id);
 /* shared.c: how the driver pins, copies and stages for the layer's
  * shared host memory and pinned staging (remote_be.h). */
 extern const struct gvs_remote_pinner cuda_be_pinner;
@@ -347,8 +338,6 @@ void cuda_be_shared_free(void);
  * CUDA_ERROR_INVALID_HANDLE for an id the table does not hold so. */
 int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
                            CUresult (*destroy)(void *));
-/* streams.c: a lane's per-thread default streams go. */
-void cuda_be_lane_streams_free(struct cuda_be_lane *l);
 /* hostfunc.c: the parameters of a graph host node that runs the client's
  * callback id each time the graph does (its record kept for the
  * session), or CUDA_ERROR_OUT_OF_MEMORY. */
@@ -358,7 +347,7 @@ CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out);
 uint64_t cuda_be_host_node_id(const CUDA_HOST_NODE_PARAMS *h);
 /* streams.c: the stream of a wire value (0 the legacy default stream,
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD the lane's own in its current
- * context, else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.
+ * context, the layer's (ptds_stream), else a GVS_RH_STREAM id), or CUDA_ERROR_INVALID_HANDLE.
  * Caller has entered the lane (cuda_be_enter). */
 CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out);
 /* pools.c: the pool of a GVS_RH_MEMPOOL id, or

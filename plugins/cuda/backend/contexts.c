@@ -60,7 +60,7 @@ static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)
         gvs_free(slot);
         goto out;
     }
-    *c = (struct cuda_be_ctx){ctx, dev, primary, 0};
+    *c = (struct cuda_be_ctx){ctx, dev, primary};
     *slot = id;
     if (gvs_u64map_put(&ids, (uint64_t)(uintptr_t)ctx, slot) < 0) {
         gvs_free(gvs_handles_remove(cuda_be_remote->handles(), GVS_RH_CONTEXT,
@@ -71,28 +71,6 @@ static uint64_t ctx_id(CUcontext ctx, CUdevice dev, int primary)
 out:
     pthread_mutex_unlock(&lock);
     return id;
-}
-
-uint64_t cuda_be_ctx_generation(uint64_t id)
-{
-    struct cuda_be_ctx *c =
-        gvs_handles_get(cuda_be_remote->handles(), GVS_RH_CONTEXT, id);
-    return c != NULL ? __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) : 0;
-}
-
-/* The primary context of dev lost its streams: the lanes' per-thread
- * streams there are made again at their next use. */
-static void primary_lost_streams(CUdevice dev)
-{
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < ids.n; i++) {
-        uint64_t *id = ids.e[i].val;
-        struct cuda_be_ctx *c = gvs_handles_get(cuda_be_remote->handles(),
-                                                GVS_RH_CONTEXT, *id);
-        if (c != NULL && c->primary && c->dev == dev)
-            __atomic_add_fetch(&c->generation, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&lock);
 }
 
 /* Request: i32 dev.  Reply: i32.  reset: cuDevicePrimaryCtxReset_v2,
@@ -118,7 +96,7 @@ static int primary_release(struct gvs_call *call, int reset)
                                                        &active) !=
                       CUDA_SUCCESS ||
          !active))
-        primary_lost_streams(dev);
+        cuda_be_remote->ptds_lost(NULL, dev);
     if (r == CUDA_SUCCESS && reset)
         cuda_be_remote->latch_clear(call);
     apigen_put_i32(&c, r);
@@ -142,25 +120,46 @@ void cuda_be_reply_id(struct apigen_call *c, CUresult r, uint64_t id)
         apigen_put_u64(c, id);
 }
 
-/* Request: i32 dev.  Reply: i32, u64 id. */
-int cuda_be_primary_ctx_retain(struct gvs_call *call)
+/* Request: i32 dev.  Reply: i32, u64 id.  keep: the retain stays
+ * (PRIMARY_CTX_RETAIN).  Else the op names the context the runtime
+ * holds (RUNTIME_PRIMARY_CTX), released again at once; but where the
+ * runtime plugin has not made it yet (it starts a device at its first
+ * call there, not at cudaSetDevice as NVIDIA's runtime does) the retain
+ * stays, as the runtime's would have. */
+static int primary_ctx_id(struct gvs_call *call, int keep)
 {
     struct apigen_call c = {call->out, call->in, 0};
     int32_t dev;
     CUcontext ctx = NULL;
     uint64_t id = 0;
+    unsigned int flags;
+    int active = 0;
     apigen_get_i32(&c, &dev);
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS && !keep &&
+        CUDA_DRV(cuDevicePrimaryCtxGetState)(dev, &flags, &active) !=
+            CUDA_SUCCESS)
+        active = 0;
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuDevicePrimaryCtxRetain)(&ctx, dev);
-    if (r == CUDA_SUCCESS && (id = ctx_id(ctx, dev, 1)) == 0) {
-        (void)CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
+    if (r == CUDA_SUCCESS && (id = ctx_id(ctx, dev, 1)) == 0)
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    if ((r == CUDA_SUCCESS && active) || (ctx != NULL && id == 0))
+        (void)CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
     cuda_be_reply_id(&c, r, id);
     return c.rc;
+}
+
+int cuda_be_primary_ctx_retain(struct gvs_call *call)
+{
+    return primary_ctx_id(call, 1);
+}
+
+int cuda_be_runtime_primary_ctx(struct gvs_call *call)
+{
+    return primary_ctx_id(call, 0);
 }
 
 /* Request: u32 flags, i32 dev.  Reply: i32, u64 id.  The new context is
@@ -215,6 +214,7 @@ int cuda_be_ctx_destroy(struct gvs_call *call)
     }
     if (r == CUDA_SUCCESS) {
         r = CUDA_DRV(cuCtxDestroy_v2)(ctx->ctx);
+        cuda_be_remote->ptds_lost(ctx->ctx, ctx->dev);
         gvs_free(ctx);
         (void)cuda_be_remote->context_moved(GVS_REMOTE_CONTEXT_LOST);
     }

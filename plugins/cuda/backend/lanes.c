@@ -20,7 +20,6 @@ static void lane_free(struct gvs_remote_lane *rl, void *arg)
     (void)arg;
     if (l == NULL)
         return;
-    cuda_be_lane_streams_free(l);
     gvs_free(l);
     rl->slot[CUDA_PLUGIN_ID] = NULL;
 }

@@ -13,78 +13,35 @@
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
 
-/* The handlers run on threads every lane shares, where the driver's
- * CU_STREAM_PER_THREAD would be the handler thread's stream, not the
- * client thread's.  So each lane gets a stream of its own per context,
- * made at its first use with the default flags: like a per-thread
- * default stream, it synchronizes with the legacy stream and with no
- * other.  It lives as long as its context: a primary context reset or
- * released for good destroys it with the context's other streams (its
- * generation then moves on, and the next use makes another); the worker
- * destroys the rest. */
-struct cuda_be_lane_stream {
-    uint64_t ctx; /* the context's id */
-    uint64_t generation;
-    CUstream s;
-};
-
-/* A new entry of l for ctx, reusing one whose context is gone; NULL when
- * out of memory. */
-static struct cuda_be_lane_stream *lane_stream_add(struct cuda_be_lane *l,
-                                                   uint64_t ctx)
+static int32_t ptds_create(void **s)
 {
-    CUcontext c;
-    for (uint32_t i = 0; i < l->nstreams; i++)
-        if (cuda_be_ctx(l->streams[i].ctx, &c) != CUDA_SUCCESS) {
-            l->streams[i].ctx = ctx;
-            return &l->streams[i];
-        }
-    struct cuda_be_lane_stream *n = gvs_realloc(
-        l->streams, ((size_t)l->nstreams + 1) * sizeof(*n));
-    if (n == NULL)
-        return NULL;
-    l->streams = n;
-    n[l->nstreams] = (struct cuda_be_lane_stream){.ctx = ctx};
-    return &n[l->nstreams++];
+    CUstream st = NULL;
+    CUresult r = CUDA_DRV(cuStreamCreateWithPriority)(&st, CU_STREAM_DEFAULT,
+                                                      0);
+    *s = st;
+    return r;
 }
 
-/* The lane's per-thread default stream in its current context. */
+/* The lane's per-thread default stream in its current context: the
+ * layer's, the runtime plugin's cudaStreamPerThread in a primary
+ * context. */
 static CUresult lane_stream(struct gvs_call *call, CUstream *out)
 {
     struct gvs_remote_lane *rl = cuda_be_remote->lane(call);
-    struct cuda_be_lane *l = cuda_be_lane(call);
-    if (rl == NULL || l == NULL)
+    void *s = NULL;
+    if (rl == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (rl->context == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    uint64_t gen = cuda_be_ctx_generation(rl->context);
-    struct cuda_be_lane_stream *e = NULL;
-    for (uint32_t i = 0; i < l->nstreams && e == NULL; i++)
-        if (l->streams[i].ctx == rl->context)
-            e = &l->streams[i];
-    if (e != NULL && e->s != NULL && e->generation == gen) {
-        *out = e->s;
-        return CUDA_SUCCESS;
-    }
-    if (e == NULL && (e = lane_stream_add(l, rl->context)) == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    e->s = NULL;
-    CUresult r = CUDA_DRV(cuStreamCreateWithPriority)(&e->s,
-                                                      CU_STREAM_DEFAULT, 0);
-    if (r != CUDA_SUCCESS) {
-        e->s = NULL;
-        return r;
-    }
-    e->generation = gen;
-    *out = e->s;
-    return CUDA_SUCCESS;
-}
-
-void cuda_be_lane_streams_free(struct cuda_be_lane *l)
-{
-    gvs_free(l->streams);
-    l->streams = NULL;
-    l->nstreams = 0;
+    struct cuda_be_ctx *c = gvs_handles_get(cuda_be_remote->handles(),
+                                            GVS_RH_CONTEXT, rl->context);
+    if (c == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult r = (CUresult)cuda_be_remote->ptds_stream(
+        call, c->primary ? NULL : c->ctx, c->dev, ptds_create,
+        CUDA_ERROR_OUT_OF_MEMORY, &s);
+    *out = s;
+    return r;
 }
 
 CUresult cuda_be_stream(struct gvs_call *call, uint64_t wire, CUstream *out)

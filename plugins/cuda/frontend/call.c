@@ -47,9 +47,11 @@ void cuda_fe_set_initialized(void)
     atomic_store(&initialized, 1);
 }
 
+/* NVIDIA's runtime initializes the driver before its first device call:
+ * once gvs's runtime frontend made one, so has the program. */
 int cuda_fe_initialized(void)
 {
-    return atomic_load(&initialized);
+    return atomic_load(&initialized) || gvs_remote_runtime_used();
 }
 
 /* No server is a machine with no device; a server lost mid-session, a
@@ -97,7 +99,7 @@ static int before_send_locked(struct gvs_client *cl, unsigned flags)
     if (!(flags & APIGEN_DEVICE))
         return 0;
     int rc = cuda_fe_ctx_sync_locked(cl);
-    if (rc == 0 && cuda_fe_ctx_current() != NULL)
+    if (rc == 0 && cuda_fe_ctx_current_locked() != NULL)
         gvs_remote_staging_kick_locked(&cuda_fe_shared, cl);
     return rc == 0 ? cuda_fe_managed_push_locked(cl) : rc;
 }
@@ -122,11 +124,14 @@ const struct gvs_remote_shared cuda_fe_shared = {
 static int needs_init(uint16_t op)
 {
     return op != CUDA_OP_cuInit && op != CUDA_OP_cuDriverGetVersion &&
-           !atomic_load(&initialized);
+           !cuda_fe_initialized();
 }
 
 CUresult cuda_fe_begin(struct apigen_call *c)
 {
+    /* The runtime's primary context learnt now, if it is to be, not
+     * while this request is being built (cuda_fe_ctx_current). */
+    (void)cuda_fe_ctx_current();
     return (CUresult)gvs_remote_begin(&cuda_fe_remote_api, c);
 }
 

@@ -62,8 +62,13 @@ int cuda_fe_ctx_device_of(CUcontext ctx, CUdevice *dev);
  * lane's current context, posted ahead of the lane's next request that
  * depends on it (call.c's pre-send work). */
 
-/* The calling thread's current context, or NULL. */
+/* The calling thread's current context, or NULL.  Where the thread has
+ * none of its own and gvs's runtime frontend serves it, the runtime
+ * device's primary context, asked of the backend the first time (a
+ * round trip: never while a request is being built). */
 CUcontext cuda_fe_ctx_current(void);
+/* The same, asking nothing: for the client lock's holder. */
+CUcontext cuda_fe_ctx_current_locked(void);
 /* Caller holds the client lock: posts the thread's current context as
  * its lane's when it changed.  0 or a negative GVS_E_* code. */
 int cuda_fe_ctx_sync_locked(struct gvs_client *cl);

@@ -76,19 +76,45 @@ static void forget(CUcontext ctx)
 static CUresult push(CUcontext ctx);
 static CUcontext primary_of(CUdevice dev);
 
+static CUresult call_id(uint16_t op, struct apigen_call *c, uint64_t *id);
+
+/* The runtime device this thread last asked the backend about. */
+static _Thread_local int asked_dev = -1;
+
+/* dev's primary context, which gvs's runtime frontend holds on the
+ * backend (its plugin made it current there for the thread), where ask:
+ * learnt from the backend the first time (RUNTIME_PRIMARY_CTX), once per
+ * thread and device, so that no request being built is ever interrupted
+ * (cuda_fe_begin asks first). */
+static CUcontext runtime_primary(CUdevice dev, int ask)
+{
+    CUcontext p = primary_of(dev);
+    struct apigen_call c;
+    uint64_t id = 0;
+    if (p != NULL || !ask || asked_dev == dev)
+        return p;
+    asked_dev = dev;
+    if (cuda_fe_begin(&c) != CUDA_SUCCESS)
+        return NULL;
+    apigen_put_i32(&c, dev);
+    if (call_id(CUDA_OP_RUNTIME_PRIMARY_CTX, &c, &id) != CUDA_SUCCESS ||
+        remember(id, dev, 1) != CUDA_SUCCESS)
+        return NULL;
+    return (CUcontext)(uintptr_t)id;
+}
+
 /* NVIDIA's runtime makes its device's primary context current on each
- * thread it serves, and a library's runtime in the same process uses the
- * context it finds.  Where gvs's runtime frontend serves the program, the
- * thread's device is the layer's (gvs_remote_runtime_device): with no
- * context of the program's own, that device's primary context is the
- * thread's, as natively.  One the session has not retained yet stays
- * unknown here: the library's runtime retains it before it relies on it. */
-static void adopt_runtime_device(void)
+ * thread it serves, and a library's runtime in the same process, or the
+ * program's own driver calls, use the context they find.  Where gvs's
+ * runtime frontend serves the program, the thread's device is the
+ * layer's (gvs_remote_runtime_device): with no context of the program's
+ * own, that device's primary context is the thread's, as natively. */
+static void adopt_runtime_device(int ask)
 {
     if (depth > 1 || (depth == 1 && !adopted))
         return;
     int dev = gvs_remote_runtime_device();
-    CUcontext p = dev >= 0 ? primary_of(dev) : NULL;
+    CUcontext p = dev >= 0 ? runtime_primary(dev, ask) : NULL;
     if (p == NULL)
         return;
     if (depth == 1)
@@ -99,13 +125,19 @@ static void adopt_runtime_device(void)
 
 CUcontext cuda_fe_ctx_current(void)
 {
-    adopt_runtime_device();
+    adopt_runtime_device(1);
+    return depth > 0 ? stack[depth - 1] : NULL;
+}
+
+CUcontext cuda_fe_ctx_current_locked(void)
+{
+    adopt_runtime_device(0);
     return depth > 0 ? stack[depth - 1] : NULL;
 }
 
 int cuda_fe_ctx_sync_locked(struct gvs_client *cl)
 {
-    uint64_t cur = id_of(cuda_fe_ctx_current());
+    uint64_t cur = id_of(cuda_fe_ctx_current_locked());
     if (cur == lane_ctx)
         return 0;
     int rc = gvs_remote_set_context_locked(cl, cur);
@@ -138,6 +170,7 @@ void cuda_fe_ctx_fork_child(void)
 {
     depth = 0;
     lane_ctx = 0;
+    asked_dev = -1;
     gvs_u64map_clear(&known);
 }
 

@@ -457,6 +457,12 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_MEM_BATCH, "qccqii", {H, 0, 1, 1, 0, 0}, 0},
     {CUDA_OP_MEM_BATCH, "qccqiqqiiiq",
      {0, 0, 2, 0, 1, H, UINT64_MAX, 1, 1, 0, UINT64_MAX}, 0},
+    /* Where the two frontends meet: a batch on CU_STREAM_PER_THREAD (an
+     * answer, not the end of the session); the runtime's primary
+     * context named. */
+    {CUDA_OP_MEM_BATCH, "qccqiqqiiiq",
+     {(uintptr_t)CU_STREAM_PER_THREAD, 0, 0, 0, 1, H, 4, 1, 1, 0, 0}, 0},
+    {CUDA_OP_RUNTIME_PRIMARY_CTX, "i", {0}, 0},
     {CUDA_OP_LINK_CREATE, "iiqiq",
      {2, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, UINT64_MAX,
       CU_JIT_INFO_LOG_BUFFER, H}, 0},
@@ -796,6 +802,24 @@ static int memops_hostile(void)
     return 0;
 }
 
+/* Where the two frontends meet: a batch on CU_STREAM_PER_THREAD is
+ * answered (here, a lane with no context: CUDA_ERROR_INVALID_CONTEXT),
+ * not refused as malformed, while an ordering byte the frontend never
+ * sends is; the runtime's primary context is named for a device, not
+ * for one past them. */
+static int mixed_hostile(void)
+{
+    const uint64_t pt = (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+    CHECK(RAW(CUDA_OP_MEM_BATCH, "qccqiqqiiiq", pt, 0, 0, 0, 1, H, 4, 1, 1,
+              0, 0) == CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(RAW(CUDA_OP_MEM_BATCH, "qccqiqqiiiq", 0, 2, 0, 0, 1, H, 4, 1, 1, 0,
+              0) == GVS_E_PROTO);
+    CHECK(RAW(CUDA_OP_RUNTIME_PRIMARY_CTX, "i", 0) == CUDA_SUCCESS);
+    CHECK(RAW(CUDA_OP_RUNTIME_PRIMARY_CTX, "i", MOCK_DEVICES) ==
+          CUDA_ERROR_INVALID_DEVICE);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     out = gvs_buf_new(1 << 16);
@@ -834,6 +858,7 @@ int main(int argc, char **argv)
     }
     CHECK(ncases == NCASES + NRAW);
     CHECK(host_func_hostile() == 0);
+    CHECK(mixed_hostile() == 0);
     CHECK(memops_hostile() == 0);
 
     harness_close();

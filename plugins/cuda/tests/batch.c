@@ -137,6 +137,12 @@ static void managed(void)
     CHECK(cuMemDiscardBatchAsync(ptrs, lens, 2, 0, s));
     CHECK(cuMemDiscardAndPrefetchBatchAsync(ptrs, lens, 2, &loc, &first, 1,
                                             0, s));
+    /* The per-thread stream is a stream to a batch too (its session was
+     * once ended as malformed). */
+    CHECK(cuMemPrefetchBatchAsync(ptrs, lens, 2, &loc, &first, 1, 0,
+                                  CU_STREAM_PER_THREAD));
+    CHECK(cuMemDiscardBatchAsync(ptrs, lens, 2, 0, CU_STREAM_PER_THREAD));
+    CHECK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
     /* The driver's refusals come back; a range that is no device
      * memory is the backend's. */
     EXPECT(cuMemDiscardBatchAsync(ptrs, lens, 2, 1, s) ==

@@ -60,9 +60,6 @@ struct be_module {
  * layer's lane (remote_be.h). */
 struct be_lane {
     int device; /* the lane's current device, moved by SET_DEVICE */
-    /* The lane's per-thread default streams (cudaStreamPerThread), one
-     * per device, the streams code's (streams.c); NULL until first use. */
-    void *ptsz_stream;
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;
@@ -152,15 +149,9 @@ struct be_lane *be_lane(struct gvs_call *call);
  * failure to become current (cudaErrorMemoryAllocation if it has no
  * state) is the call's result. */
 cudaError_t cudart_be_enter(struct gvs_call *call);
-/* Frees every lane's runtime state (a per-thread stream is the streams
- * code's to destroy). */
+/* Frees every lane's runtime state. */
 void be_lanes_free(struct be_session *s);
 
-/* streams.c: session_close calls it first, after the layer's
- * callbacks_release ---------------------------------------------------- */
-
-/* Destroys the lanes' per-thread default streams. */
-void be_streams_close(struct be_session *s);
 /* notifications.c: makes later async notifications and log callbacks
  * send nothing; returns when none uses the session any more. */
 void be_notifications_release(void);

@@ -49,8 +49,8 @@ void be_reply_u64(struct apigen_call *c, cudaError_t e, uint64_t v);
 
 /* backend/streams.c: the stream a wire value stands for in the lane of
  * call: 0 and cudaStreamLegacy the legacy default stream,
- * cudaStreamPerThread the lane's own per-thread default stream (created
- * on first use), anything else a BE_H_STREAM id.  Unknown id:
+ * cudaStreamPerThread the lane's own per-thread default stream (the
+ * layer's, one with the driver's CU_STREAM_PER_THREAD), anything else a BE_H_STREAM id.  Unknown id:
  * cudaErrorInvalidResourceHandle. */
 cudaError_t be_stream(struct gvs_call *call, uint64_t wire,
                       cudaStream_t *out);

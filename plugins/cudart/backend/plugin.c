@@ -41,7 +41,6 @@ static void session_close(void *state)
     be_remote->callbacks_release();
     be_remote->notify_stop();
     be_notifications_release();
-    be_streams_close(s);
     be_shared_free();
     be_link_free();
     be_modules_free(s);

@@ -182,7 +182,8 @@ int cudart_be_cudafreeasync(struct gvs_call *call)
     return c.rc;
 }
 
-/* A reset frees every allocation of the lane's device. */
+/* A reset frees every allocation of the lane's device, and destroys its
+ * primary context's streams: the lanes' per-thread ones too. */
 int cudart_be_cudadevicereset(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
@@ -192,8 +193,10 @@ int cudart_be_cudadevicereset(struct gvs_call *call)
     if (e == cudaSuccess)
         e = cudaDeviceReset();
     struct be_lane *l = be_lane(call);
-    if (e == cudaSuccess && l != NULL)
+    if (e == cudaSuccess && l != NULL) {
         be_quota_release_device(l->device);
+        be_remote->ptds_lost(NULL, l->device);
+    }
     apigen_put_i32(&c, e);
     return c.rc;
 }

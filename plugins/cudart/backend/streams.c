@@ -1,13 +1,10 @@
 /*
  * Streams: created streams live in the session's handle table
  * (objects.h); the default streams are resolved per lane (docs/cudart.md,
- * "Streams and events").
- *
- * The handlers run on gvsd's executor and lane threads, where
- * cudaStreamPerThread would be that thread's own stream, shared by the
- * client threads it serves.  So each lane gets a stream of its own per
- * device, created with the default flags: like a per-thread default
- * stream, it synchronizes with the legacy stream and with no other.
+ * "Streams and events").  cudaStreamPerThread is the lane's per-thread
+ * default stream in its device's primary context, the layer's
+ * (remote_be.h, ptds_stream): the driver plugin's CU_STREAM_PER_THREAD
+ * there, as natively.
  */
 #include "be.h"
 #include "cudart_ops.h"
@@ -15,44 +12,27 @@
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
-#include "gvs/mem.h"
 #include "objects.h"
 
-/* A lane's per-thread default streams (be_lane.ptsz_stream), one per
- * device, created on first use. */
-struct lane_streams {
-    int ndevices;
-    cudaStream_t s[];
-};
+static int32_t ptds_create(void **s)
+{
+    cudaStream_t st = NULL;
+    cudaError_t e = cudaStreamCreateWithFlags(&st, cudaStreamDefault);
+    *s = st;
+    return e;
+}
 
 /* Caller has entered the lane (cudart_be_enter): its device is current. */
 static cudaError_t lane_stream(struct gvs_call *call, cudaStream_t *out)
 {
     struct be_lane *l = be_lane(call);
+    void *s = NULL;
     if (l == NULL)
         return cudaErrorMemoryAllocation;
-    struct lane_streams *ls = l->ptsz_stream;
-    if (ls == NULL) {
-        int n = 0;
-        cudaError_t e = cudaGetDeviceCount(&n);
-        if (e != cudaSuccess)
-            return e;
-        ls = gvs_calloc(1, sizeof(*ls) + (size_t)n * sizeof(ls->s[0]));
-        if (ls == NULL)
-            return cudaErrorMemoryAllocation;
-        ls->ndevices = n;
-        l->ptsz_stream = ls;
-    }
-    if (l->device < 0 || l->device >= ls->ndevices)
-        return cudaErrorInvalidDevice;
-    if (ls->s[l->device] == NULL) {
-        cudaError_t e = cudaStreamCreateWithFlags(&ls->s[l->device],
-                                                  cudaStreamDefault);
-        if (e != cudaSuccess)
-            return e;
-    }
-    *out = ls->s[l->device];
-    return cudaSuccess;
+    cudaError_t e = (cudaError_t)be_remote->ptds_stream(
+        call, NULL, l->device, ptds_create, cudaErrorMemoryAllocation, &s);
+    *out = s;
+    return e;
 }
 
 cudaError_t be_stream(struct gvs_call *call, uint64_t wire, cudaStream_t *out)
@@ -80,26 +60,6 @@ cudaError_t be_enter_stream_range(struct gvs_call *call, uint64_t wire,
     if (e == cudaSuccess)
         e = be_check_device_range(p, len);
     return e;
-}
-
-static void lane_streams_close(struct gvs_remote_lane *rl, void *arg)
-{
-    struct be_lane *l = rl->slot[CUDART_PLUGIN_ID];
-    struct lane_streams *ls = l != NULL ? l->ptsz_stream : NULL;
-    (void)arg;
-    if (ls == NULL)
-        return;
-    for (int d = 0; d < ls->ndevices; d++)
-        if (ls->s[d] != NULL)
-            (void)cudaStreamDestroy(ls->s[d]);
-    gvs_free(ls);
-    l->ptsz_stream = NULL;
-}
-
-void be_streams_close(struct be_session *s)
-{
-    (void)s;
-    be_remote->lanes_each(lane_streams_close, NULL);
 }
 
 /* Request: u32 flags, i32 priority.  Reply: i32, u64 stream id. */

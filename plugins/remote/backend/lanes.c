@@ -93,8 +93,10 @@ void remote_be_lanes_free(void)
 {
     pthread_mutex_lock(&lock);
     for (uint32_t i = 0; i < cap; i++) {
-        if (table[i] != NULL)
+        if (table[i] != NULL) {
             gvs_free(table[i]->stage);
+            gvs_free(table[i]->ptds);
+        }
         gvs_free(table[i]);
     }
     gvs_free(table);

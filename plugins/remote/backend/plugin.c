@@ -23,6 +23,8 @@ static const struct gvs_remote_be api = {
     .context_moved = remote_be_context_moved,
     .thread_capture_mode = remote_be_thread_capture_mode,
     .set_capture_mode = remote_be_set_capture_mode,
+    .ptds_stream = remote_be_ptds_stream,
+    .ptds_lost = remote_be_ptds_lost,
     .latch = remote_be_latch,
     .report_latched = remote_be_report_latched,
     .latch_clear = remote_be_latch_clear,
@@ -129,6 +131,7 @@ static void session_close(void *state)
     remote_be_notify_stop();
     remote_be_output_close();
     remote_be_lanes_free();
+    remote_be_ptds_close();
     remote_be_quota_close();
     remote_be_texobjs_free();
     remote_be_intern_close();

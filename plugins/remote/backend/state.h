@@ -18,6 +18,14 @@ int remote_be_context_moved(uint16_t plugin);
 int *remote_be_thread_capture_mode(void);
 int remote_be_set_capture_mode(struct gvs_call *call, int32_t mode);
 
+/* ptds.c */
+int32_t remote_be_ptds_stream(struct gvs_call *call, void *ctx, int dev,
+                              int32_t (*create)(void **s), int32_t nomem,
+                              void **out);
+void remote_be_ptds_lost(void *ctx, int dev);
+/* The contexts' generations go (session_close). */
+void remote_be_ptds_close(void);
+
 /* plugin.c: the session's handle table. */
 struct gvs_handles *remote_be_handles(void);
 

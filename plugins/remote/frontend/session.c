@@ -20,9 +20,16 @@
 static atomic_int started;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* The device gvs's runtime frontend last used on this thread; -1 where
+ * it has used none.  runtime_used: on any thread of the session. */
+static _Thread_local int runtime_device = -1;
+static atomic_int runtime_used;
+
 static void fork_child(void)
 {
     atomic_store(&started, 0);
+    atomic_store(&runtime_used, 0);
+    runtime_device = -1;
 }
 
 static void atfork_init(void)
@@ -65,16 +72,19 @@ EXPORT int gvs_remote_session_start(struct gvs_client *cl)
     return rc;
 }
 
-/* The device gvs's runtime frontend last used on this thread; -1 where
- * it has used none. */
-static _Thread_local int runtime_device = -1;
-
 EXPORT void gvs_remote_runtime_device_set(int dev)
 {
+    pthread_once(&atfork_once, atfork_init);
     runtime_device = dev;
+    atomic_store(&runtime_used, 1);
 }
 
 EXPORT int gvs_remote_runtime_device(void)
 {
     return runtime_device;
+}
+
+EXPORT int gvs_remote_runtime_used(void)
+{
+    return atomic_load(&runtime_used);
 }
