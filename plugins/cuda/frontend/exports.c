@@ -11,8 +11,6 @@
  */
 #include "exports.h"
 
-#include "gvs_remote.h"
-
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,57 +50,15 @@ static CUresult succeed(void)
 
 /* ---- CUDART_INTERFACE: modules and primary contexts for the runtime. */
 
-/* What nvcc emits for each translation unit's device code. */
-struct fatbinc_wrapper {
-    uint32_t magic;
-    uint32_t version;
-    const void *fatbin;
-    const void *filename_or_fatbins;
-};
-
-#define FATBINC_MAGIC 0x466243b1u
-
-/* An -rdc program's units, linked again from their own images (each a
- * fatbinary whose PTX the link compiles for this GPU), as the driver
- * links them: through the frontend's own cuLink*, remoted. */
-static CUresult link_units(CUmodule *module, const void *const *units)
-{
-    CUlinkState link;
-    void *cubin;
-    size_t size;
-    CUresult r = cuLinkCreate_v2(0, NULL, NULL, &link);
-    if (r != CUDA_SUCCESS)
-        return r;
-    for (size_t i = 0; r == CUDA_SUCCESS && units[i] != NULL; i++) {
-        const uint8_t *start;
-        size_t n = gvs_remote_image_size(units[i], &start);
-        r = n == 0 ? CUDA_ERROR_INVALID_IMAGE
-                   : cuLinkAddData_v2(link, CU_JIT_INPUT_FATBINARY,
-                                      (void *)start, n, NULL, 0, NULL, NULL);
-    }
-    if (r == CUDA_SUCCESS)
-        r = cuLinkComplete(link, &cubin, &size);
-    if (r == CUDA_SUCCESS)
-        r = cuModuleLoadData(module, cubin);
-    (void)cuLinkDestroy(link);
-    return r;
-}
-
-/* [1] (CUmodule *, wrapper *): the wrapped fatbinary's module.  A
- * version 2 wrapper (nvcc's link.stub) is an -rdc program's
- * device-linked image, followed by its units' images: where the linked
- * image holds no code for this GPU, the units are linked again. */
-static CUresult load_wrapper(CUmodule *module, const struct fatbinc_wrapper *w)
+/* [1] (CUmodule *, wrapper *): the wrapped fatbinary's module (an -rdc
+ * program's units linked again where need be: rdc.c). */
+static CUresult load_wrapper(CUmodule *module, const struct cuda_fe_fatbinc *w)
 {
     if (module == NULL || w == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    if (w->magic != FATBINC_MAGIC)
+    if (w->magic != CUDA_FE_FATBINC_MAGIC)
         return CUDA_ERROR_INVALID_IMAGE;
-    CUresult r = cuModuleLoadFatBinary(module, w->fatbin);
-    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && w->version == 2 &&
-        w->filename_or_fatbins != NULL)
-        r = link_units(module, w->filename_or_fatbins);
-    return r;
+    return cuModuleLoadFatBinary(module, w);
 }
 
 /* [2] (CUcontext *, CUdevice): the device's primary context, retained
@@ -115,7 +71,7 @@ static CUresult primary_context(CUcontext *ctx, CUdevice dev)
 }
 
 /* [6]: [1] with three more arguments, refused unless all are 0. */
-static CUresult load_wrapper_ext(CUmodule *module, const struct fatbinc_wrapper *w,
+static CUresult load_wrapper_ext(CUmodule *module, const struct cuda_fe_fatbinc *w,
                                  void *arg3, void *arg4, unsigned int arg5)
 {
     if (arg3 != NULL || arg4 != NULL || arg5 != 0)

@@ -23,4 +23,20 @@
 #include <cudaProfiler.h>
 #pragma GCC visibility pop
 
+/* rdc.c: what nvcc emits for a unit's device code, the fatbinC wrapper
+ * (a version 2 one is an -rdc program's device-linked image, its units'
+ * images listed after it); the units of code when it is such a wrapper,
+ * else NULL; and their link, whose cubin lives until cuLinkDestroy(*link)
+ * (nothing to destroy when it fails). */
+struct cuda_fe_fatbinc {
+    uint32_t magic;
+    uint32_t version;
+    const void *fatbin;
+    const void *filename_or_fatbins;
+};
+#define CUDA_FE_FATBINC_MAGIC 0x466243b1u
+const void *const *cuda_fe_rdc_units(const void *code);
+CUresult cuda_fe_rdc_link(const void *const *units, CUlinkState *link,
+                          void **cubin, size_t *size);
+
 #endif

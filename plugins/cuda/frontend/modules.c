@@ -139,8 +139,8 @@ static CUresult decode_lib(struct apigen_call *c, int kind, uint64_t *id)
  * JIT options, and decodes the reply: the report into the program's
  * option arrays and log buffers, failed or not, as the driver writes
  * them. */
-static CUresult load(int kind, const void *code, unsigned nopt,
-                     CUjit_option *opt, void **val, uint64_t *id)
+static CUresult load_image(int kind, const void *code, unsigned nopt,
+                           CUjit_option *opt, void **val, uint64_t *id)
 {
     const uint8_t *img = NULL;
     struct gvs_client *cl;
@@ -180,6 +180,26 @@ static CUresult load(int kind, const void *code, unsigned nopt,
     if (r != CUDA_SUCCESS)
         return cuda_fe_end(&c, r);
     return decode_lib(&c, kind, id);
+}
+
+/* load_image, and where code is an -rdc program's linked image with no
+ * code for the GPU, its units linked again (rdc.c). */
+static CUresult load(int kind, const void *code, unsigned nopt,
+                     CUjit_option *opt, void **val, uint64_t *id)
+{
+    CUresult r = load_image(kind, code, nopt, opt, val, id);
+    const void *const *units = cuda_fe_rdc_units(code);
+    if (r != CUDA_ERROR_NO_BINARY_FOR_GPU || units == NULL)
+        return r;
+    CUlinkState link;
+    void *cubin;
+    size_t size;
+    r = cuda_fe_rdc_link(units, &link, &cubin, &size);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = load_image(kind, cubin, nopt, opt, val, id);
+    (void)cuLinkDestroy(link);
+    return r;
 }
 
 /* Library options are not passed: the backend keeps its copy of the

@@ -73,14 +73,9 @@ CUresult cuDriverGetVersion(int *driverVersion)
     return CUDA_SUCCESS;
 }
 
-/* An -rdc program's device-linked image for another GPU. */
-static const char other_gpu[16] = "\x50\xed\x55\xba";
-
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
     loaded_fatbin = fatCubin;
-    if (fatCubin == other_gpu)
-        return CUDA_ERROR_NO_BINARY_FOR_GPU;
     *module = (CUmodule)0x4d4f44;
     return CUDA_SUCCESS;
 }
@@ -93,7 +88,6 @@ static struct {
     size_t added_len[4];
     int nadded;
     CUresult add_rc;
-    const void *loaded;
 } link_seen;
 static const char linked_cubin[] = "\x7f" "ELF linked";
 
@@ -139,13 +133,6 @@ CUresult cuLinkComplete(CUlinkState state, void **cubin, size_t *size)
 CUresult cuLinkDestroy(CUlinkState state)
 {
     link_seen.destroyed += state == (CUlinkState)0x11;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuModuleLoadData(CUmodule *module, const void *image)
-{
-    link_seen.loaded = image;
-    *module = (CUmodule)0x4c4e4b;
     return CUDA_SUCCESS;
 }
 
@@ -446,35 +433,14 @@ static int test_slots(void)
     CUmodule mod = NULL;
     CUcontext ctx = NULL;
     EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &w) == CUDA_SUCCESS);
-    EXPECT(loaded_fatbin == fatbin && mod == (CUmodule)0x4d4f44);
+    EXPECT(loaded_fatbin == &w && mod == (CUmodule)0x4d4f44);
     EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &bad) == CUDA_ERROR_INVALID_IMAGE);
     EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(NULL, &w) == CUDA_ERROR_INVALID_VALUE);
-    /* An -rdc program's linked image for another GPU: its units are
-     * linked again, each whole, and the result loaded; a version 1
-     * wrapper has no units to link. */
-    static const char unit_a[16] = "\x50\xed\x55\xba", unit_b[16] = "\x50\xed\x55\xba";
-    const void *units[] = {unit_a, unit_b, NULL};
-    struct wrapper rdc = {0x466243b1, 2, other_gpu, units};
-    struct wrapper old_gpu = {0x466243b1, 1, other_gpu, NULL};
-    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &rdc) == CUDA_SUCCESS);
-    EXPECT(mod == (CUmodule)0x4c4e4b && link_seen.loaded == linked_cubin);
-    EXPECT(link_seen.created == 1 && link_seen.completed == 1 &&
-           link_seen.destroyed == 1 && link_seen.nadded == 2);
-    EXPECT(link_seen.added[0] == unit_a && link_seen.added[1] == unit_b &&
-           link_seen.added_len[0] == 16);
-    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &old_gpu) ==
-           CUDA_ERROR_NO_BINARY_FOR_GPU);
-    EXPECT(link_seen.created == 1);
-    link_seen.add_rc = CUDA_ERROR_INVALID_PTX;
-    link_seen.nadded = 0;
-    EXPECT(SLOT(load_fn, CUDART_INTERFACE, 1)(&mod, &rdc) == CUDA_ERROR_INVALID_PTX);
-    EXPECT(link_seen.nadded == 1 && link_seen.completed == 1 &&
-           link_seen.destroyed == 2);
     EXPECT(SLOT(primary_fn, CUDART_INTERFACE, 2)(&ctx, 3) == CUDA_SUCCESS);
     EXPECT(retained_dev == 3 && ctx == (CUcontext)0xc7c7);
     loaded_fatbin = NULL;
     EXPECT(SLOT(load_ext_fn, CUDART_INTERFACE, 6)(&mod, &w, NULL, NULL, 0) == CUDA_SUCCESS);
-    EXPECT(loaded_fatbin == fatbin);
+    EXPECT(loaded_fatbin == &w);
     EXPECT(SLOT(load_ext_fn, CUDART_INTERFACE, 6)(&mod, &w, &w, NULL, 0) ==
            CUDA_ERROR_NOT_SUPPORTED);
     EXPECT(SLOT(load_ext_fn, CUDART_INTERFACE, 6)(&mod, &w, NULL, NULL, 1) ==
@@ -561,12 +527,45 @@ static int test_slots(void)
     return 0;
 }
 
+/* An -rdc program's units (rdc.c): found in a version 2 wrapper alone,
+ * linked each whole, the link destroyed when a step fails. */
+static int test_rdc(void)
+{
+    static const char fatbin[16] = "\x50\xed\x55\xba";
+    static const char unit_a[16] = "\x50\xed\x55\xba", unit_b[16] = "\x50\xed\x55\xba";
+    const void *units[] = {unit_a, unit_b, NULL};
+    struct wrapper rdc = {0x466243b1, 2, fatbin, units};
+    struct wrapper one = {0x466243b1, 1, fatbin, NULL};
+    CUlinkState link;
+    void *cubin = NULL;
+    size_t size = 0;
+    EXPECT(cuda_fe_rdc_units(&rdc) == units);
+    EXPECT(cuda_fe_rdc_units(&one) == NULL);
+    EXPECT(cuda_fe_rdc_units(fatbin) == NULL);
+    EXPECT(cuda_fe_rdc_link(units, &link, &cubin, &size) == CUDA_SUCCESS);
+    EXPECT(cubin == linked_cubin && size == sizeof(linked_cubin));
+    EXPECT(link_seen.created == 1 && link_seen.completed == 1 &&
+           link_seen.destroyed == 0 && link_seen.nadded == 2);
+    EXPECT(link_seen.added[0] == unit_a && link_seen.added[1] == unit_b &&
+           link_seen.added_len[0] == 16);
+    link_seen.add_rc = CUDA_ERROR_INVALID_PTX;
+    link_seen.nadded = 0;
+    EXPECT(cuda_fe_rdc_link(units, &link, &cubin, &size) ==
+           CUDA_ERROR_INVALID_PTX);
+    EXPECT(link_seen.nadded == 1 && link_seen.completed == 1 &&
+           link_seen.destroyed == 1);
+    puts("ok");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "storage") == 0)
         return test_storage();
     if (argc == 2 && strcmp(argv[1], "slots") == 0)
         return test_slots();
-    fprintf(stderr, "usage: %s storage|slots\n", argv[0]);
+    if (argc == 2 && strcmp(argv[1], "rdc") == 0)
+        return test_rdc();
+    fprintf(stderr, "usage: %s storage|slots|rdc\n", argv[0]);
     return 2;
 }
