@@ -12,9 +12,11 @@ struct fe_errdesc {
 
 static _Thread_local cudaError_t last_error = cudaSuccess;
 
+/* cudaErrorNotReady (a query of work still running) is an answer, not a
+ * failure: the runtime does not keep it as the last error. */
 cudaError_t cudart_fe_ret(cudaError_t r)
 {
-    if (r != cudaSuccess)
+    if (r != cudaSuccess && r != cudaErrorNotReady)
         last_error = r;
     return r;
 }
