@@ -25,9 +25,12 @@
 
 /* rdc.c: what nvcc emits for a unit's device code, the fatbinC wrapper
  * (a version 2 one is an -rdc program's device-linked image, its units'
- * images listed after it); the units of code when it is such a wrapper,
- * else NULL; and their link, whose cubin lives until cuLinkDestroy(*link)
- * (nothing to destroy when it fails). */
+ * images listed after it).  cuda_fe_rdc_relink: the units to link again
+ * when code is such a wrapper and its linked image holds no cubin a GPU
+ * of compute capability cc() (major * 10 + minor, asked of such a
+ * wrapper alone) runs, else NULL.
+ * cuda_fe_rdc_link: their link, whose cubin lives until
+ * cuLinkDestroy(*link) (nothing to destroy when it fails). */
 struct cuda_fe_fatbinc {
     uint32_t magic;
     uint32_t version;
@@ -35,7 +38,7 @@ struct cuda_fe_fatbinc {
     const void *filename_or_fatbins;
 };
 #define CUDA_FE_FATBINC_MAGIC 0x466243b1u
-const void *const *cuda_fe_rdc_units(const void *code);
+const void *const *cuda_fe_rdc_relink(const void *code, unsigned (*cc)(void));
 CUresult cuda_fe_rdc_link(const void *const *units, CUlinkState *link,
                           void **cubin, size_t *size);
 

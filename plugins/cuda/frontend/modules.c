@@ -182,19 +182,35 @@ static CUresult load_image(int kind, const void *code, unsigned nopt,
     return decode_lib(&c, kind, id);
 }
 
-/* load_image, and where code is an -rdc program's linked image with no
+/* The compute capability of the device code loads for: the current
+ * context's, else device 0's (a library loaded before any context). */
+static unsigned load_cc(void)
+{
+    CUdevice dev = 0;
+    int major = 0, minor = 0;
+    if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+        dev = 0;
+    CUdevice_attribute ma = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+    CUdevice_attribute mi = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+    (void)cuDeviceGetAttribute(&major, ma, dev);
+    (void)cuDeviceGetAttribute(&minor, mi, dev);
+    return (unsigned)(major * 10 + minor);
+}
+
+/* load_image, or where code is an -rdc program's linked image with no
  * code for the GPU, its units linked again (rdc.c). */
 static CUresult load(int kind, const void *code, unsigned nopt,
                      CUjit_option *opt, void **val, uint64_t *id)
 {
-    CUresult r = load_image(kind, code, nopt, opt, val, id);
-    const void *const *units = cuda_fe_rdc_units(code);
-    if (r != CUDA_ERROR_NO_BINARY_FOR_GPU || units == NULL)
-        return r;
+    const void *const *units = NULL;
+    if (code != NULL && cuda_fe_initialized())
+        units = cuda_fe_rdc_relink(code, load_cc);
+    if (units == NULL)
+        return load_image(kind, code, nopt, opt, val, id);
     CUlinkState link;
     void *cubin;
     size_t size;
-    r = cuda_fe_rdc_link(units, &link, &cubin, &size);
+    CUresult r = cuda_fe_rdc_link(units, &link, &cubin, &size);
     if (r != CUDA_SUCCESS)
         return r;
     r = load_image(kind, cubin, nopt, opt, val, id);

@@ -91,10 +91,18 @@ static struct {
 } link_seen;
 static const char linked_cubin[] = "\x7f" "ELF linked";
 
+/* The layer's measure: a wrapper's fatbinary, header and entries. */
 size_t gvs_remote_image_size(const void *code, const uint8_t **start)
 {
-    *start = code;
-    return 16;
+    const uint8_t *p = code;
+    uint16_t hdr;
+    uint64_t fat;
+    if (((const uint32_t *)code)[0] == 0x466243b1u)
+        p = ((const void *const *)code)[1];
+    memcpy(&hdr, p + 6, 2);
+    memcpy(&fat, p + 8, 8);
+    *start = p;
+    return hdr + fat;
 }
 
 CUresult cuLinkCreate_v2(unsigned int n, CUjit_option *options,
@@ -527,27 +535,78 @@ static int test_slots(void)
     return 0;
 }
 
-/* An -rdc program's units (rdc.c): found in a version 2 wrapper alone,
- * linked each whole, the link destroyed when a step fails. */
+/* A fatbinary of one entry of kind (2: a cubin, 1: PTX) for arch. */
+struct fatbin1 {
+    uint8_t b[16 + 64 + 8];
+};
+
+static void fatbin1(struct fatbin1 *f, uint16_t kind, uint32_t arch)
+{
+    const uint32_t magic = 0xba55ed50u, ehdr = 64;
+    const uint16_t version = 1, hdr = 16;
+    const uint64_t fat = 64 + 8, size = 8;
+    memset(f, 0, sizeof(*f));
+    memcpy(f->b, &magic, 4);
+    memcpy(f->b + 4, &version, 2);
+    memcpy(f->b + 6, &hdr, 2);
+    memcpy(f->b + 8, &fat, 8);
+    memcpy(f->b + 16, &kind, 2);
+    memcpy(f->b + 20, &ehdr, 4);
+    memcpy(f->b + 24, &size, 8);
+    memcpy(f->b + 16 + 0x1c, &arch, 4);
+}
+
+/* An -rdc program's units (rdc.c): linked again from a version 2
+ * wrapper alone, when its linked image has no cubin the GPU runs (same
+ * major version, no newer minor); each linked whole, the link
+ * destroyed when a step fails. */
+static unsigned cc_75(void)
+{
+    return 75;
+}
+
+static unsigned cc_78(void)
+{
+    return 78;
+}
+
+static unsigned cc_86(void)
+{
+    return 86;
+}
+
+static unsigned cc_90(void)
+{
+    return 90;
+}
+
 static int test_rdc(void)
 {
-    static const char fatbin[16] = "\x50\xed\x55\xba";
-    static const char unit_a[16] = "\x50\xed\x55\xba", unit_b[16] = "\x50\xed\x55\xba";
-    const void *units[] = {unit_a, unit_b, NULL};
-    struct wrapper rdc = {0x466243b1, 2, fatbin, units};
-    struct wrapper one = {0x466243b1, 1, fatbin, NULL};
+    struct fatbin1 sm75, ptx90, unit_a, unit_b;
+    fatbin1(&sm75, 2, 75);
+    fatbin1(&ptx90, 1, 90);
+    fatbin1(&unit_a, 1, 75);
+    fatbin1(&unit_b, 1, 75);
+    const void *units[] = {&unit_a, &unit_b, NULL};
+    struct wrapper rdc = {0x466243b1, 2, &sm75, units};
+    struct wrapper rdc_ptx = {0x466243b1, 2, &ptx90, units};
+    struct wrapper one = {0x466243b1, 1, &sm75, NULL};
     CUlinkState link;
     void *cubin = NULL;
     size_t size = 0;
-    EXPECT(cuda_fe_rdc_units(&rdc) == units);
-    EXPECT(cuda_fe_rdc_units(&one) == NULL);
-    EXPECT(cuda_fe_rdc_units(fatbin) == NULL);
+    EXPECT(cuda_fe_rdc_relink(&rdc, cc_90) == units);
+    EXPECT(cuda_fe_rdc_relink(&rdc_ptx, cc_90) == units);
+    EXPECT(cuda_fe_rdc_relink(&rdc, cc_75) == NULL);
+    EXPECT(cuda_fe_rdc_relink(&rdc, cc_78) == NULL);
+    EXPECT(cuda_fe_rdc_relink(&rdc, cc_86) == units);
+    EXPECT(cuda_fe_rdc_relink(&one, cc_90) == NULL);
+    EXPECT(cuda_fe_rdc_relink(&sm75, cc_90) == NULL);
     EXPECT(cuda_fe_rdc_link(units, &link, &cubin, &size) == CUDA_SUCCESS);
     EXPECT(cubin == linked_cubin && size == sizeof(linked_cubin));
     EXPECT(link_seen.created == 1 && link_seen.completed == 1 &&
            link_seen.destroyed == 0 && link_seen.nadded == 2);
-    EXPECT(link_seen.added[0] == unit_a && link_seen.added[1] == unit_b &&
-           link_seen.added_len[0] == 16);
+    EXPECT(link_seen.added[0] == unit_a.b && link_seen.added[1] == unit_b.b &&
+           link_seen.added_len[0] == sizeof(unit_a.b));
     link_seen.add_rc = CUDA_ERROR_INVALID_PTX;
     link_seen.nadded = 0;
     EXPECT(cuda_fe_rdc_link(units, &link, &cubin, &size) ==
