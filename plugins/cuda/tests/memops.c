@@ -61,8 +61,7 @@ static void single(CUstream s, CUdeviceptr d)
     struct stats s0 = now();
     CHECK(cuStreamWriteValue32(s, d, 7, 0));
     CHECK(cuStreamWaitValue32(s, d, 7, CU_STREAM_WAIT_VALUE_EQ));
-    CHECK(cuStreamWriteValue64(s, d + 8, 0x123456789aull,
-                               CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+    CHECK(cuStreamWriteValue64(s, d + 8, 0x123456789aull, 0));
     CHECK(cuStreamWaitValue64(s, d + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
     CHECK(cuStreamWriteValue32(NULL, d + 16, 5, 0));
     CHECK(cuStreamWriteValue32(CU_STREAM_PER_THREAD, d + 20, 6, 0));

@@ -17,5 +17,8 @@ foreach(t quota reclaim fault gvsd_death)
     COMMAND ${Python3_EXECUTABLE} ${GVS_SECURITY_DIR}/${t}.py
             --gvsd $<TARGET_FILE:gvsd> --frontend ${GVS_FRONTEND_DIR}
             --program $<TARGET_FILE:security_${t}>)
-  set_tests_properties(gpu.security.${t} PROPERTIES LABELS gpu TIMEOUT 300)
+  # Alone: reclaim and quota read the GPU's free memory, which programs
+  # run beside them (ctest -j) would move.
+  set_tests_properties(gpu.security.${t} PROPERTIES LABELS gpu TIMEOUT 300
+                       RUN_SERIAL ON)
 endforeach()

@@ -25,6 +25,10 @@ int main()
     h[1] = 0;
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // Loaded before any stream waits: CUDA loads a kernel at its first
+    // launch (lazy loading), which would wait for the blocked stream.
+    read_flag<<<1, 1, 0, s>>>(d, out);
+    CHECK(cudaStreamSynchronize(s));
 
     CUresult r = DRIVER(cuStreamWriteValue32)(s, (CUdeviceptr)(d + 1),
                                               0xfeed, 0);
