@@ -13,6 +13,7 @@
 #pragma GCC visibility pop
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,9 +50,11 @@ struct gvs_client {
     uint64_t next_id;
     char server[512];
     pthread_mutex_t rlock;
-    _Atomic int leaders; /* waiters polling to read their own reply: the
-                          * receiver leaves the reading to them */
-    pthread_mutex_t wlock;
+    /* Waiters polling to read their own reply: the receiver leaves the
+     * reading to them.  On a line of its own, the one line the receiver
+     * polls while they lead. */
+    alignas(64) _Atomic int leaders;
+    alignas(64) pthread_mutex_t wlock;
     struct client_pending *pending;
     _Atomic int npending; /* entries in pending, read without wlock by the
                            * receiver's spin */

@@ -111,6 +111,10 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
 }
 
 
+/* Pauses between two looks at the leaders line while a waiter leads
+ * (a microsecond or so). */
+#define LEADER_BACKOFF 32
+
 static int max_spinners;
 static _Atomic int spinners;
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
@@ -413,6 +417,35 @@ static int read_frame(struct gvs_client *c, struct gvs_conn *conn)
     return rc;
 }
 
+/* Polls until a frame is there to read and no waiter leads, for
+ * gvs_spin_ns() (gvs_spin_busy_ns() while replies are due) after the
+ * last leader left.  While one leads, only the leaders line is read, and
+ * seldom: polling the connection would pull the lines the waiter writes
+ * on every call (its ring position, the client's locks) to this core and
+ * back.  1 when a frame is there. */
+static int receiver_spin(struct gvs_client *c, struct gvs_conn *conn)
+{
+    long long ns = gvs_spin_ns();
+    if (ns <= 0)
+        return 0;
+    long long start = gvs_now_ns(), now = start;
+    for (;;) {
+        if (atomic_load_explicit(&c->leaders, memory_order_relaxed) > 0) {
+            for (int i = 0; i < LEADER_BACKOFF; i++)
+                gvs_cpu_relax();
+            start = now = gvs_now_ns();
+            continue;
+        }
+        if (gvs_conn_readable(conn))
+            return 1;
+        gvs_cpu_relax();
+        now = gvs_now_ns();
+        if (now - start >= ns &&
+            (now - start >= gvs_spin_busy_ns() || !replies_due(c)))
+            return 0;
+    }
+}
+
 /* Takes rlock to read a frame: while waiters poll to read their own
  * replies it leaves them what arrives, and it blocks on rlock (then in
  * the read, holding it) only once nothing came for its spin.  0 when
@@ -422,12 +455,8 @@ static int take_reading(struct gvs_client *c, struct gvs_conn *conn)
     /* The next frame often comes within microseconds (a reply to a call
      * made just after the last one, or to one in flight): catch it
      * without a sleep and a wake-up. */
-    if (!gvs_conn_spin_readable_busy(conn, gvs_spin_ns(), replies_due, c))
+    if (!receiver_spin(c, conn))
         return pthread_mutex_lock(&c->rlock);
-    if (atomic_load_explicit(&c->leaders, memory_order_relaxed) > 0) {
-        gvs_cpu_relax();
-        return -1;
-    }
     return pthread_mutex_trylock(&c->rlock);
 }
 

@@ -62,23 +62,15 @@ int gvs_conn_readable(struct gvs_conn *c)
     return conn_readable(c);
 }
 
-int gvs_conn_spin_readable_busy(struct gvs_conn *c, long long ns,
-                                int (*busy)(void *), void *arg)
+int gvs_conn_spin_readable(struct gvs_conn *c, long long ns)
 {
     if ((c->ops->readable == NULL && c->fd < 0) || ns <= 0)
         return 0;
-    long long start = gvs_now_ns(), now = start;
+    long long start = gvs_now_ns();
     do {
         if (conn_readable(c))
             return 1;
         gvs_cpu_relax();
-        now = gvs_now_ns();
-    } while (now - start < ns ||
-             (busy != NULL && now - start < gvs_spin_busy_ns() && busy(arg)));
+    } while (gvs_now_ns() - start < ns);
     return 0;
-}
-
-int gvs_conn_spin_readable(struct gvs_conn *c, long long ns)
-{
-    return gvs_conn_spin_readable_busy(c, ns, NULL, NULL);
 }

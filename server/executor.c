@@ -184,6 +184,32 @@ static void spin_for_lane_work(struct gvs_session *s,
     pthread_mutex_lock(&s->lock);
 }
 
+/* Caller holds the lock.  t, idle, asks for the reading (unless
+ * another thread does): it is the thread that served last, warm for
+ * what its client thread asks next, which then runs where it is read.
+ * Only while it spins: a sleeping thread would leave the reading
+ * undone until it woke. */
+static void want_reading(struct gvsd_lane_thread *t)
+{
+    struct gvs_session *s = t->s;
+    if (s->want != NULL || s->reading_over || gvs_spin_ns() <= 0)
+        return;
+    s->want = t;
+    atomic_store_explicit(&s->reader_wanted, 1, memory_order_relaxed);
+}
+
+/* Caller holds the lock.  t no longer asks for the reading. */
+static void want_drop(struct gvsd_lane_thread *t)
+{
+    struct gvs_session *s = t->s;
+    if (s->want != t)
+        return;
+    s->want = NULL;
+    atomic_store_explicit(&s->reader_wanted, 0, memory_order_relaxed);
+}
+
+static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t);
+
 static void *lane_main(void *arg)
 {
     struct gvsd_lane_thread *t = arg;
@@ -191,16 +217,23 @@ static void *lane_main(void *arg)
     pthread_setname_np(pthread_self(), "gvsd-lane");
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        if (!t->busy && !s->executor_done)
+        if (!t->busy && !t->reader && !s->executor_done)
             spin_for_lane_work(s, t);
-        while (!t->busy && !s->executor_done)
+        if (!t->busy && !t->reader)
+            want_drop(t);
+        while (!t->busy && !t->reader && !s->executor_done)
             pthread_cond_wait(&t->wake, &s->lock);
         atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
+        if (t->reader) {
+            lane_read(s, t);
+            continue;
+        }
         if (!t->busy)
             break;
         struct gvsd_job *j = jobs_pop(&t->jobs);
         if (j == NULL) {
             t->busy = 0;
+            want_reading(t);
             pthread_cond_signal(&s->idle);
             continue;
         }
@@ -238,15 +271,15 @@ static int thread_start(void *(*fn)(void *), void *arg)
     return rc == 0 ? 0 : GVS_E_NOMEM;
 }
 
-/* Caller holds the lock.  A free lane thread, started if none is free and
- * the session may have more, else waited for when wait is set.  NULL when
- * none exists and none can be started, or none is free and wait is not
- * set. */
+/* Caller holds the lock.  A free lane thread (neither serving a lane
+ * nor reading), started if none is free and the session may have more,
+ * else waited for when wait is set.  NULL when none exists and none can
+ * be started, or none is free and wait is not set. */
 static struct gvsd_lane_thread *lane_free(struct gvs_session *s, int wait)
 {
     for (;;) {
         for (int i = 0; i < s->nlanes; i++)
-            if (!s->lanes[i].busy)
+            if (!s->lanes[i].busy && !s->lanes[i].reader)
                 return &s->lanes[i];
         if (s->nlanes < GVSD_LANE_THREADS) {
             struct gvsd_lane_thread *t = &s->lanes[s->nlanes];
@@ -278,8 +311,10 @@ static struct gvsd_lane_thread *lane_free(struct gvs_session *s, int wait)
 static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
 {
     if (!t->busy) {
+        want_drop(t);
         t->busy = 1;
         t->lane = j->h.lane;
+        t->warm = 1;
         atomic_store_explicit(&t->kicked, 1, memory_order_release);
         pthread_cond_signal(&t->wake);
     }
@@ -304,32 +339,48 @@ static int others_pending(const struct gvs_session *s, uint32_t lane)
     return 0;
 }
 
-/* Caller holds the lock.  The lane thread that may take j at once: the
- * one serving j's lane, else a free one, when nothing waits for or runs
- * on the executor and j would pass no other lane's non-blocking job.
- * Then a client thread's requests, a launch and the synchronization
- * after it say, run one after the other on one thread, with no hand-off
- * from the executor in between.  Never waits for a lane thread: the
- * reader must go on. */
-static struct gvsd_lane_thread *lane_direct(struct gvs_session *s,
-                                            const struct gvsd_job *j)
+/* Caller holds the lock.  Whether j may run at once on a free lane
+ * thread: nothing waits for or runs on the executor, and j would pass
+ * no other lane's non-blocking job.  Then a client thread's requests, a
+ * launch and the synchronization after it say, run one after the other
+ * on one thread, with no hand-off from the executor in between. */
+static int direct_ok(const struct gvs_session *s, const struct gvsd_job *j)
 {
-    if (s->failed || j->op == NULL || s->queue.head != NULL ||
-        s->executor_busy || others_pending(s, j->h.lane))
-        return NULL;
-    struct gvsd_lane_thread *t = lane_busy(s, j->h.lane);
-    return t != NULL ? t : lane_free(s, 0);
+    return !s->failed && j->op != NULL && s->queue.head == NULL &&
+           !s->executor_busy && !others_pending(s, j->h.lane);
 }
 
-/* A request goes straight to a lane thread when it can (lane_direct),
- * else to the executor, which keeps the order of requests as they came. */
-void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
+/* Caller holds the lock.  Counts j as outstanding until it is served. */
+static void account(struct gvs_session *s, struct gvsd_job *j)
 {
     j->cost = gvs_buf_len(j->in) + GVSD_JOB_OVERHEAD;
-    pthread_mutex_lock(&s->lock);
     s->outstanding += j->cost;
     atomic_fetch_add(&s->inflight, 1);
-    struct gvsd_lane_thread *t = lane_direct(s, j);
+}
+
+/* Caller holds the lock.  An idle lane thread that served `lane` last,
+ * or NULL. */
+static struct gvsd_lane_thread *lane_warm(struct gvs_session *s,
+                                          uint32_t lane)
+{
+    for (int i = 0; i < s->nlanes; i++) {
+        struct gvsd_lane_thread *t = &s->lanes[i];
+        if (!t->busy && !t->reader && t->warm && t->lane == lane)
+            return t;
+    }
+    return NULL;
+}
+
+/* Caller holds the lock.  A request goes straight to a lane thread when
+ * it can (direct_ok): the one serving its lane, else a free one; else to
+ * the executor, which keeps the order of requests as they came.  Never
+ * waits for a lane thread: the reader must go on. */
+static void route(struct gvs_session *s, struct gvsd_job *j)
+{
+    struct gvsd_lane_thread *t = NULL;
+    if (direct_ok(s, j) && (t = lane_busy(s, j->h.lane)) == NULL &&
+        (t = lane_warm(s, j->h.lane)) == NULL)
+        t = lane_free(s, 0);
     if (t != NULL) {
         lane_give(t, j);
     } else {
@@ -337,7 +388,82 @@ void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j)
         atomic_fetch_add(&s->queued, 1);
         pthread_cond_signal(&s->work);
     }
+}
+
+/* Caller holds the lock.  Makes t, idle, the reader. */
+static void reader_give(struct gvsd_lane_thread *t)
+{
+    want_drop(t);
+    t->reader = 1;
+    atomic_store_explicit(&t->kicked, 1, memory_order_release);
+    pthread_cond_signal(&t->wake);
+}
+
+/* Caller holds the lock, released while reading; t is the reader.
+ * Reads and routes requests until one may run at once on a free lane
+ * thread (direct_ok), no other idle thread served its lane last, and
+ * another idle lane thread can take over the reading: then t serves that
+ * request itself, where it was read, and the other reads meanwhile.
+ * Between two frames it passes the reading to an idle thread that asks
+ * for it (want_reading).  Returns with the reading passed on, or
+ * over. */
+static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
+{
+    for (;;) {
+        struct gvsd_job *j;
+        pthread_mutex_unlock(&s->lock);
+        int rc = gvsd_read(s, t->out, &j);
+        pthread_mutex_lock(&s->lock);
+        if (rc == GVSD_READ_PASS) {
+            /* The thread asking is idle (it is no longer asking once it
+             * has work, or stops spinning). */
+            struct gvsd_lane_thread *w = s->want;
+            if (w != NULL) {
+                t->reader = 0;
+                reader_give(w);
+                return;
+            }
+            continue;
+        }
+        if (rc != 1) {
+            t->reader = 0;
+            s->reading_over = 1;
+            s->read_rc = rc;
+            pthread_cond_broadcast(&s->stopped);
+            return;
+        }
+        account(s, j);
+        struct gvsd_lane_thread *next;
+        if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
+            lane_warm(s, j->h.lane) == NULL &&
+            (next = lane_free(s, 0)) != NULL) {
+            t->reader = 0;
+            reader_give(next);
+            lane_give(t, j);
+            return;
+        }
+        route(s, j);
+    }
+}
+
+int gvsd_reading_start(struct gvs_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct gvsd_lane_thread *t = lane_free(s, 0);
+    if (t != NULL)
+        reader_give(t);
     pthread_mutex_unlock(&s->lock);
+    return t != NULL ? 0 : GVS_E_NOMEM;
+}
+
+int gvsd_reading_wait(struct gvs_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (!s->reading_over)
+        pthread_cond_wait(&s->stopped, &s->lock);
+    int rc = s->read_rc;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 /* Caller holds the lock, which is released while polling: requests of a
@@ -381,7 +507,7 @@ static void *executor_main(void *arg)
         atomic_fetch_sub(&s->queued, 1);
         s->executor_busy = 1;
         /* What another lane's thread took earlier goes first.  Until j is
-         * on its way, nothing passes it (lane_direct sees the executor
+         * on its way, nothing passes it (direct_ok sees the executor
          * busy), lane_free's wait included. */
         while (!s->failed && others_pending(s, j->h.lane))
             pthread_cond_wait(&s->drained, &s->lock);

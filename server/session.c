@@ -31,25 +31,37 @@ static int serving(void *arg)
     return atomic_load_explicit(&s->inflight, memory_order_relaxed) > 0;
 }
 
-/* The reader: runs until the client ends the session or it must close. */
-static int serve(struct gvs_session *s)
+/* Polls for a frame, for gvs_spin_ns() (gvs_spin_busy_ns() while
+ * requests are being served): a client issuing calls back to back sends
+ * the next one within microseconds, caught so without a sleep and a
+ * wake-up.  1 when a frame is there, 0 when none came, -1 when another
+ * thread asks for the reading first. */
+static int reader_spin(struct gvs_session *s)
+{
+    long long ns = gvs_spin_ns();
+    long long start = gvs_now_ns(), now = start;
+    for (;;) {
+        if (gvs_conn_readable(s->conn))
+            return 1;
+        if (atomic_load_explicit(&s->reader_wanted, memory_order_relaxed))
+            return -1;
+        if (now - start >= ns &&
+            (now - start >= gvs_spin_busy_ns() || !serving(s)))
+            return 0;
+        gvs_cpu_relax();
+        now = gvs_now_ns();
+    }
+}
+
+int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
+              struct gvsd_job **jp)
 {
     uint32_t id = s->opts->id;
-    /* idle_timeout_ms: a client that sends nothing for that long (not
-     * even the keepalives our clients send) has gone or hangs; the
-     * receive timeout ends its session.  Reads apart, the connection's
-     * timeout bounds nothing (shm's sends ignore it). */
     unsigned idle = s->opts->cfg != NULL ? s->opts->cfg->idle_timeout_ms : 0;
-    int set = gvs_conn_set_timeout(s->conn, idle);
-    if (set < 0) {
-        gvs_error("session %u: cannot set the idle timeout: %s", id,
-                  gvs_strerror(set));
-        return set;
-    }
+    *jp = NULL;
     for (;;) {
-        /* A client issuing calls back to back sends the next one within
-         * microseconds: catch it without a sleep and a wake-up. */
-        gvs_conn_spin_readable_busy(s->conn, gvs_spin_ns(), serving, s);
+        if (reader_spin(s) < 0)
+            return GVSD_READ_PASS;
         struct gvs_frame_hdr h;
         char why[128];
         int rc = gvs_frame_recv_hdr_why(s->conn, s->opts->max_frame, &h, why,
@@ -99,11 +111,11 @@ static int serve(struct gvs_session *s)
                                 : rc == GVS_E_TOOBIG   ? GVSD_END_FRAME_TOO_BIG
                                                        : GVSD_END_BAD_FRAME);
         if (rc == 0 && j->op != NULL && (j->op->flags & GVS_OP_INLINE)) {
-            gvsd_serve(s, j, s->out);
+            gvsd_serve(s, j, out);
             rc = failed_rc(s);
         } else if (rc == 0) {
-            gvsd_executor_queue(s, j);
-            continue;
+            *jp = j;
+            return 1;
         }
         gvsd_job_put(s, j);
         if (rc != 0)
@@ -111,19 +123,35 @@ static int serve(struct gvs_session *s)
     }
 }
 
-/* Serves the session on an executor (and lane threads) while this thread
- * reads.  Returns how the session ended; *drained is 0 when ops still
- * ran past GVSD_DRAIN_MS: the plugins' state may not be freed then. */
+/* Serves the session on the executor and lane threads, one of which
+ * reads at a time.  Returns how the session ended; *drained is 0 when
+ * ops still ran past GVSD_DRAIN_MS: the plugins' state may not be freed
+ * then. */
 static int serve_threaded(struct gvs_session *s, int *drained)
 {
-    int rc = gvsd_executor_start(s);
+    /* idle_timeout_ms: a client that sends nothing for that long (not
+     * even the keepalives our clients send) has gone or hangs; the
+     * receive timeout ends its session.  Reads apart, the connection's
+     * timeout bounds nothing (shm's sends ignore it). */
+    unsigned idle = s->opts->cfg != NULL ? s->opts->cfg->idle_timeout_ms : 0;
+    int rc = gvs_conn_set_timeout(s->conn, idle);
+    if (rc < 0) {
+        gvs_error("session %u: cannot set the idle timeout: %s", s->opts->id,
+                  gvs_strerror(rc));
+        return rc;
+    }
+    rc = gvsd_executor_start(s);
     if (rc == 0 && (rc = gvsd_watch_start(s)) < 0)
         gvsd_executor_stop(s);
+    if (rc == 0 && (rc = gvsd_reading_start(s)) < 0) {
+        gvsd_watch_stop(s);
+        gvsd_executor_stop(s);
+    }
     if (rc < 0) {
         gvs_error("session %u: cannot start its threads", s->opts->id);
         return rc;
     }
-    rc = serve(s);
+    rc = gvsd_reading_wait(s);
     if (rc < 0)
         gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
     gvsd_watch_stop(s);

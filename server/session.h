@@ -2,12 +2,16 @@
  * One client session, served in its own worker process: the handshake,
  * then requests dispatched to the plugins the handshake named.
  *
- * Threads of a session (docs/protocol.md, "Lanes"): the thread that runs
- * gvsd_session_run is the reader; it reads every frame, runs
- * GVS_OP_INLINE ops at once and queues the rest for one executor thread,
- * which runs them in arrival order except GVS_OP_BLOCKING ops: those go
- * to a lane thread serving that lane, and the lane's later requests
- * follow them there, so each lane keeps its order.  Replies and
+ * Threads of a session (docs/protocol.md, "Lanes"): one executor thread
+ * and lane threads.  One lane thread at a time is the reader: it reads
+ * every frame, runs GVS_OP_INLINE ops at once and queues the rest for
+ * the executor, which runs them in arrival order except GVS_OP_BLOCKING
+ * ops: those go to a lane thread serving that lane, and the lane's later
+ * requests follow them there, so each lane keeps its order.  A request
+ * that may run at once on a free lane thread runs on the reader, which
+ * first passes the reading on to an idle lane thread (leader/follower):
+ * no hand-off between threads before it runs.  The thread that runs
+ * gvsd_session_run waits for the reading to end.  Replies and
  * notifications are written under one send lock.
  */
 #ifndef GVSD_SESSION_H
@@ -76,8 +80,11 @@ struct gvsd_lane_thread {
     struct gvs_session *s;
     pthread_cond_t wake;
     int busy;
-    _Atomic int kicked; /* set with busy, read without the lock by the
-                         * thread's spin */
+    int reader;         /* it reads the session's frames */
+    int warm;           /* it has served `lane` last: that lane's state
+                         * is in its core's caches */
+    _Atomic int kicked; /* set with busy or reader, read without the lock
+                         * by the thread's spin */
     uint32_t lane;
     int blocking; /* its GVS_OP_BLOCKING jobs, queued or running */
     int ordered;  /* its jobs that no other lane's request may pass: the
@@ -137,6 +144,13 @@ struct gvs_session {
     int nlanes;
     int executor_running;
     int lanes_running;
+    /* An idle lane thread that asks for the reading, so that the
+     * requests it is warm for run where they are read; reader_wanted is
+     * set with it, read without the lock by the reader's spin. */
+    struct gvsd_lane_thread *want;
+    _Atomic int reader_wanted;
+    int reading_over; /* the reader saw the end: read_rc says how */
+    int read_rc;      /* gvsd_read's end */
     int reading_done; /* the reader has stopped: the executor ends once
                        * its queue is empty */
     int executor_done; /* idle lane threads end */
@@ -171,6 +185,16 @@ int gvsd_hello_reply(struct gvs_conn *c, uint64_t id, int32_t status,
 void gvsd_session_close_plugins(struct gvs_session *s);
 
 /* dispatch.c ----------------------------------------------------------- */
+
+/* session.c: reads requests until one is to be routed, *jp, and returns
+ * 1; serves GVS_OP_INLINE ops on the way, with out as the reply buffer.
+ * Returns GVSD_READ_PASS when, between two frames, another thread asked
+ * for the reading (reader_wanted).  Else returns how the reading ends: 0
+ * when the client ended the session, or a negative GVS_E_* code
+ * (logged). */
+#define GVSD_READ_PASS 2
+int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
+              struct gvsd_job **jp);
 
 /* Checks a received request and finds what serves it (j->slot, j->op).
  * Returns 0, GVSD_SESSION_END for a BYE, or a negative GVS_E_* code
@@ -229,8 +253,10 @@ void gvsd_watch_stop(struct gvs_session *s);
 
 /* Starts the executor.  0 or GVS_E_NOMEM. */
 int gvsd_executor_start(struct gvs_session *s);
-/* Hands a classified request to the executor. */
-void gvsd_executor_queue(struct gvs_session *s, struct gvsd_job *j);
+/* Starts the first lane thread as the reader.  0 or GVS_E_NOMEM. */
+int gvsd_reading_start(struct gvs_session *s);
+/* Waits for the reading to end; returns gvsd_read's end. */
+int gvsd_reading_wait(struct gvs_session *s);
 /* A job to read a request of len body bytes into (reused, with storage
  * that fits it when a spare one has such, or new), NULL when out of
  * memory; waits first while too many bytes are outstanding. */
@@ -240,7 +266,7 @@ struct gvsd_job *gvsd_job_get(struct gvs_session *s, size_t len);
 void gvsd_jobs_prepare(struct gvs_session *s);
 /* Returns a job that was never queued (an inline op, a bad frame). */
 void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j);
-/* After the reader has stopped: lets the executor and lane threads serve
+/* After the reading has ended: lets the executor and lane threads serve
  * what is queued (nothing after a failure) and end.  Returns 0 once all
  * have ended, GVS_E_TIMEOUT if some still run after GVSD_DRAIN_MS. */
 int gvsd_executor_stop(struct gvs_session *s);

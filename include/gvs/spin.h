@@ -49,9 +49,4 @@ int gvs_conn_readable(struct gvs_conn *c);
  * ran out or the transport has nothing to poll. */
 int gvs_conn_spin_readable(struct gvs_conn *c, long long spin_ns);
 
-/* The same, but past spin_ns goes on polling while busy(arg) is nonzero,
- * up to gvs_spin_busy_ns() in all. */
-int gvs_conn_spin_readable_busy(struct gvs_conn *c, long long spin_ns,
-                                int (*busy)(void *), void *arg);
-
 #endif
