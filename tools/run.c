@@ -84,7 +84,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-/* The frontend libraries go first in the program's library path. */
+/* The frontend libraries go first in the program's library path, and
+ * Triton, which links the helpers it compiles with -lcuda from the
+ * directory it finds the driver in, is pointed at ours. */
 static int program_env(const char *exe_dir, const char *server)
 {
     char dir[PATH_MAX];
@@ -103,7 +105,9 @@ static int program_env(const char *exe_dir, const char *server)
         return -1;
     snprintf(path, len, "%s%s%s", dir, old != NULL && old[0] ? ":" : "",
              old != NULL ? old : "");
-    int rc = setenv("LD_LIBRARY_PATH", path, 1) | setenv("GVS_SERVER", server, 1);
+    int rc = setenv("LD_LIBRARY_PATH", path, 1) |
+             setenv("TRITON_LIBCUDA_PATH", dir, 1) |
+             setenv("GVS_SERVER", server, 1);
     gvs_free(path);
     return rc;
 }

@@ -107,7 +107,9 @@ TEST_IMPL(cli_run_private)
     char frontend[600];
     const char *const args[] = {
         "run", "--", "/bin/sh", "-c",
-        "echo $GVS_SERVER; echo $LD_LIBRARY_PATH; exit 3", NULL};
+        "echo $GVS_SERVER; echo $LD_LIBRARY_PATH; echo $TRITON_LIBCUDA_PATH; "
+        "exit 3",
+        NULL};
     unsetenv("GVS_FRONTEND_DIR");
     setenv("LD_LIBRARY_PATH", "/old/lib", 1);
     ASSERT_EQ(run_gvs(args, &r), 0);
@@ -117,8 +119,10 @@ TEST_IMPL(cli_run_private)
     ASSERT(nl != NULL);
     *nl = '\0';
     ASSERT(strstr(r.out, "/gvsd.sock") != NULL);
-    snprintf(frontend, sizeof(frontend), "%s/bin/../lib/gvs/frontend:/old/lib\n",
-             test_build_dir());
+    snprintf(frontend, sizeof(frontend),
+             "%s/bin/../lib/gvs/frontend:/old/lib\n"
+             "%s/bin/../lib/gvs/frontend\n",
+             test_build_dir(), test_build_dir());
     ASSERT_STR_EQ(nl + 1, frontend);
     /* The private directory and the daemon are gone. */
     char *dir = r.out + strlen("unix://");
