@@ -86,6 +86,19 @@ int gvs_remote_runtime_used(void);
 int gvs_remote_device_attr(int device, int attr, int *value);
 void gvs_remote_device_attr_keep(int device, int attr, int value);
 
+/* The flags of device's primary context, kept while it is known active
+ * (frontend/primary.c), for both APIs.  A frontend takes the epoch
+ * before it asks the backend, and keeps the answer with it: an answer
+ * that crossed a change is dropped.  Every frontend calls
+ * gvs_remote_primary_changed before it sends a release, a reset or new
+ * flags of a primary context.  state: 1 and *flags where kept, else 0.
+ * Thread-safe. */
+uint64_t gvs_remote_primary_epoch(void);
+int gvs_remote_primary_state(int device, unsigned *flags);
+void gvs_remote_primary_keep(int device, unsigned flags, int active,
+                             uint64_t asked);
+void gvs_remote_primary_changed(void);
+
 /* The streams and events this process made and has not destroyed,
  * through either API frontend (frontend/known.c), each with the API
  * plugin that made it and its owner there, a nonzero tag of that API's

@@ -248,7 +248,33 @@ static CUcontext primary_of(CUdevice dev)
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    gvs_remote_primary_changed();
     return cuda_rpc_cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    gvs_remote_primary_changed();
+    return cuda_rpc_cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+/* NVIDIA's runtime asks before nearly every call: answered from the
+ * layer's table while the context is known active (gvs_remote.h). */
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+                                    int *active)
+{
+    unsigned f;
+    if (cuda_fe_initialized() && flags != NULL && active != NULL &&
+        gvs_remote_primary_state(dev, &f)) {
+        *flags = f;
+        *active = 1;
+        return CUDA_SUCCESS;
+    }
+    uint64_t asked = gvs_remote_primary_epoch();
+    CUresult r = cuda_rpc_cuDevicePrimaryCtxGetState(dev, flags, active);
+    if (r == CUDA_SUCCESS)
+        gvs_remote_primary_keep(dev, *flags, *active, asked);
+    return r;
 }
 
 /* The forms of CUDA 10 and before, the same calls. */
@@ -271,6 +297,7 @@ CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
  * destructors before the context is torn down. */
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    gvs_remote_primary_changed();
     CUcontext p = primary_of(dev);
     if (p != NULL) {
         cuda_fe_ctx_storage_release(p);

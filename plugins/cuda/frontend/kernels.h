@@ -13,6 +13,12 @@
 /* Largest kernel parameter block (CUDA 12.1+ on Volta and later). */
 #define CUDA_FE_PARAM_MAX 32764u
 
+/* The function attributes that describe a kernel's code, which nothing
+ * changes once it is loaded: CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK to
+ * CU_FUNC_ATTRIBUTE_CACHE_MODE_CA (the later ones, cluster dimensions,
+ * dynamic shared memory and carveout, are the program's to set). */
+#define CUDA_FE_CODE_ATTRS (CU_FUNC_ATTRIBUTE_CACHE_MODE_CA + 1)
+
 struct cuda_fe_param {
     uint32_t offset;
     uint32_t size;
@@ -29,6 +35,11 @@ struct cuda_fe_kernel {
     /* The last configuration the backend accepted (gvs_remote.h): a
      * launch within it is posted. */
     _Atomic uint64_t ok_config;
+    /* The attributes of its code as the backend answered them for device
+     * attr_dev (modules.c): bit a of attr_have once attribute a is kept. */
+    uint32_t attr_have;
+    CUdevice attr_dev;
+    int attr_val[CUDA_FE_CODE_ATTRS];
 };
 
 /* launch.c: the parameter block of a launch or kernel node, packed into

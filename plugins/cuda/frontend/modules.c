@@ -517,11 +517,48 @@ CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
     return CUDA_SUCCESS;
 }
 
+/* The attributes of a kernel's code (kernels.h), which libraries ask for
+ * before their launches (PyTorch and its libraries 6,928 times in 64
+ * tokens of a GPT-2 decode), are answered here after the backend's
+ * first answer for a device.  Failures are not kept. */
+static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int attr_kept(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
+                     int *v)
+{
+    int hit = 0;
+    if (attrib < 0 || attrib >= CUDA_FE_CODE_ATTRS)
+        return 0;
+    pthread_mutex_lock(&attr_lock);
+    if ((k->attr_have & (1u << attrib)) && k->attr_dev == dev) {
+        *v = k->attr_val[attrib];
+        hit = 1;
+    }
+    pthread_mutex_unlock(&attr_lock);
+    return hit;
+}
+
+static void attr_keep(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
+                      int v)
+{
+    if (attrib < 0 || attrib >= CUDA_FE_CODE_ATTRS)
+        return;
+    pthread_mutex_lock(&attr_lock);
+    if (k->attr_have == 0)
+        k->attr_dev = dev;
+    if (k->attr_dev == dev) {
+        k->attr_val[attrib] = v;
+        k->attr_have |= 1u << attrib;
+    }
+    pthread_mutex_unlock(&attr_lock);
+}
+
 static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
                          CUdevice dev)
 {
     struct apigen_call c;
     int32_t v = 0;
+    int kept;
     if (pi == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
@@ -532,6 +569,10 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
     if (k->is_kernel && !is_kernel &&
         cuda_fe_ctx_device(&dev) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_CONTEXT;
+    if (attr_kept(k, attrib, dev, &kept)) {
+        *pi = kept;
+        return CUDA_SUCCESS;
+    }
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -543,8 +584,10 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
     if (r == CUDA_SUCCESS)
         apigen_get_i32(&c, &v);
     r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         *pi = v;
+        attr_keep(k, attrib, dev, v);
+    }
     return r;
 }
 

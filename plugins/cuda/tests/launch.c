@@ -32,6 +32,62 @@ static void expect_all(CUdeviceptr p, uint32_t n, uint32_t value)
         EXPECT(host[i] == value);
 }
 
+/* A primary context's state (the mock's is its references and flags):
+ * asked once while the context is active, and again after each change;
+ * an inactive one every time. */
+static void primary_state(void)
+{
+    unsigned flags = 9;
+    int active = 9;
+    CUcontext primary;
+    struct stats s = now();
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    EXPECT(active == 0);
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    EXPECT(now().round_trips - s.round_trips == 2);
+    CHECK(cuDevicePrimaryCtxRetain(&primary, 1));
+    s = now();
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    EXPECT(active == 1 && flags == 0 && now().round_trips - s.round_trips == 1);
+    CHECK(cuDevicePrimaryCtxSetFlags(1, CU_CTX_SCHED_BLOCKING_SYNC));
+    s = now();
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    EXPECT(active == 1 && flags == CU_CTX_SCHED_BLOCKING_SYNC &&
+           now().round_trips - s.round_trips == 1);
+    EXPECT(cuDevicePrimaryCtxGetState(1, NULL, &active) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuDevicePrimaryCtxGetState(7, &flags, &active) ==
+           CUDA_ERROR_INVALID_DEVICE);
+    CHECK(cuDevicePrimaryCtxSetFlags(1, 0));
+    CHECK(cuDevicePrimaryCtxRelease(1));
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active));
+    EXPECT(active == 0);
+}
+
+/* The attributes of a kernel's code: the backend's answer once (the
+ * mock's attribute a is 100 + a); those a program sets, and bad ones,
+ * every time. */
+static void code_attributes(CUfunction f)
+{
+    int regs = 0, again = 0, dyn = 0;
+    struct stats s = now();
+    CHECK(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    CHECK(cuFuncGetAttribute(&again, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    EXPECT(regs == 104 && again == regs &&
+           now().round_trips - s.round_trips == 1);
+    CHECK(cuFuncGetAttribute(
+        &dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    CHECK(cuFuncGetAttribute(
+        &dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    EXPECT(dyn == 108 && now().round_trips - s.round_trips == 3);
+    EXPECT(cuFuncGetAttribute(&dyn, (CUfunction_attribute)1000, f) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuFuncGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, f) ==
+           CUDA_ERROR_INVALID_VALUE);
+}
+
 /* The client's files: the mock image from a file, as a module and as a
  * library; a missing file, a directory, an empty file. */
 static void from_files(void)
@@ -96,6 +152,13 @@ int main(void)
     CUdevice got;
     CHECK(cuCtxGetDevice(&got));
     EXPECT(got == 1);
+    primary_state();
+    int version = 0, again_version = 0;
+    CHECK(cuDriverGetVersion(&version));
+    sa = now();
+    CHECK(cuDriverGetVersion(&again_version));
+    EXPECT(version == 13000 && again_version == version &&
+           now().round_trips == sa.round_trips);
 
     /* A module: its kernels found by name, no round trip after the load. */
     EXPECT(cuModuleLoadData(&mod, "not an image") == CUDA_ERROR_INVALID_IMAGE);
@@ -109,6 +172,7 @@ int main(void)
     EXPECT(off == 8 && size == 4);
     EXPECT(cuFuncGetParamInfo(ffill, 3, &off, &size) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(now().round_trips == s0.round_trips);
+    code_attributes(ffill);
 
     /* Launches: the first waits; the same configuration is then posted,
      * each launch one request and no wait. */

@@ -193,17 +193,73 @@ static CUresult mock_by_bus_id(CUdevice *dev, const char *id)
 static int ctx_objs[MOCK_DEVICES];
 static _Thread_local CUcontext current;
 
+/* Each primary context's references and flags, for GetState. */
+static int primary_refs[MOCK_DEVICES];
+static unsigned primary_flags[MOCK_DEVICES];
+
 static CUresult mock_retain(CUcontext *ctx, CUdevice dev)
 {
     CUresult r = check_dev(dev);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         *ctx = (CUcontext)&ctx_objs[dev];
+        primary_refs[dev]++;
+    }
     return r;
 }
 
 static CUresult mock_release(CUdevice dev)
 {
-    return check_dev(dev);
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS && primary_refs[dev] > 0)
+        primary_refs[dev]--;
+    return r;
+}
+
+static CUresult mock_reset(CUdevice dev)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        primary_refs[dev] = 0;
+    return r;
+}
+
+static CUresult mock_primary_state(CUdevice dev, unsigned *flags,
+                                   int *active)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS) {
+        *flags = primary_flags[dev];
+        *active = primary_refs[dev] > 0;
+    }
+    return r;
+}
+
+static CUresult mock_primary_flags(CUdevice dev, unsigned flags)
+{
+    CUresult r = check_dev(dev);
+    if (r == CUDA_SUCCESS)
+        primary_flags[dev] = flags;
+    return r;
+}
+
+/* Every function's attribute a is 100 + a; past the cluster scheduling
+ * preference, there is none. */
+static CUresult mock_func_attr(int *v, CUfunction_attribute a, CUfunction f)
+{
+    (void)f;
+    if ((int)a < 0 ||
+        a > CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
+        return CUDA_ERROR_INVALID_VALUE;
+    *v = 100 + (int)a;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_kernel_attr(int *v, CUfunction_attribute a,
+                                 CUkernel k, CUdevice dev)
+{
+    (void)k;
+    CUresult r = check_dev(dev);
+    return r == CUDA_SUCCESS ? mock_func_attr(v, a, NULL) : r;
 }
 
 static CUresult mock_ctx_create(CUcontext *ctx, unsigned flags, CUdevice dev)
@@ -1693,7 +1749,11 @@ static void fill_rest(void)
 {
     cuda_be_drv.cuDevicePrimaryCtxRetain = mock_retain;
     cuda_be_drv.cuDevicePrimaryCtxRelease_v2 = mock_release;
-    cuda_be_drv.cuDevicePrimaryCtxReset_v2 = mock_release;
+    cuda_be_drv.cuDevicePrimaryCtxReset_v2 = mock_reset;
+    cuda_be_drv.cuDevicePrimaryCtxGetState = mock_primary_state;
+    cuda_be_drv.cuDevicePrimaryCtxSetFlags_v2 = mock_primary_flags;
+    cuda_be_drv.cuFuncGetAttribute = mock_func_attr;
+    cuda_be_drv.cuKernelGetAttribute = mock_kernel_attr;
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
     cuda_be_drv.cuCtxDestroy_v2 = mock_ctx_destroy;
     cuda_be_drv.cuCtxSynchronize = mock_ctx_sync;

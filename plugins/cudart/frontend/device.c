@@ -111,8 +111,24 @@ cudaError_t cudaSetValidDevices(int *device_arr, int len)
     return cudaSuccess;
 }
 
+/* A primary context's release, reset or new flags: the remoting layer
+ * forgets what it kept of its state (gvs_remote.h). */
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags,
+                           unsigned int flags)
+{
+    gvs_remote_primary_changed();
+    return cudart_fe_ret(cudart_rpc_cudaInitDevice(device, deviceFlags, flags));
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    gvs_remote_primary_changed();
+    return cudart_fe_ret(cudart_rpc_cudaSetDeviceFlags(flags));
+}
+
 cudaError_t cudaDeviceReset(void)
 {
+    gvs_remote_primary_changed();
     cudaError_t e = cudart_rpc_cudaDeviceReset();
     if (e == cudaSuccess) {
         fe_mem_forget_device(fe_thread_device());
