@@ -93,6 +93,14 @@ void gvs_remote_device_attr_keep(int device, int attr, int value);
  * gvs_remote_primary_changed before it sends a release, a reset or new
  * flags of a primary context.  state: 1 and *flags where kept, else 0.
  * Thread-safe. */
+/* Kernel settings (frontend/funcset.c): every frontend calls change
+ * before it sends a function attribute, cache or shared memory setting,
+ * through either API; an attribute a program may set is kept with the
+ * count it was answered at, and valid while the count stays.
+ * Thread-safe. */
+uint64_t gvs_remote_kernel_settings(void);
+void gvs_remote_kernel_settings_change(void);
+
 uint64_t gvs_remote_primary_epoch(void);
 int gvs_remote_primary_state(int device, unsigned *flags);
 void gvs_remote_primary_keep(int device, unsigned flags, int active,

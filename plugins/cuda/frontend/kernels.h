@@ -35,11 +35,14 @@ struct cuda_fe_kernel {
     /* The last configuration the backend accepted (gvs_remote.h): a
      * launch within it is posted. */
     _Atomic uint64_t ok_config;
-    /* The attributes of its code as the backend answered them for device
-     * attr_dev (modules.c): bit a of attr_have once attribute a is kept. */
+    /* Its attributes as the backend answered them for device attr_dev
+     * (modules.c): bit a of attr_have once attribute a is kept; one a
+     * program may set is valid while the layer's count of kernel
+     * settings is still attr_settings[a]. */
     uint32_t attr_have;
     CUdevice attr_dev;
-    int attr_val[CUDA_FE_CODE_ATTRS];
+    int attr_val[CU_FUNC_ATTRIBUTE_MAX];
+    uint64_t attr_settings[CU_FUNC_ATTRIBUTE_MAX];
 };
 
 /* launch.c: the parameter block of a launch or kernel node, packed into

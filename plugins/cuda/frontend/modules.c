@@ -517,20 +517,24 @@ CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
     return CUDA_SUCCESS;
 }
 
-/* The attributes of a kernel's code (kernels.h), which libraries ask for
- * before their launches (PyTorch and its libraries 6,928 times in 64
- * tokens of a GPT-2 decode), are answered here after the backend's
- * first answer for a device.  Failures are not kept. */
+/* Function attributes, which libraries ask for before their launches
+ * (PyTorch and its libraries 6,928 times in 64 tokens of a GPT-2
+ * decode), are answered here after the backend's first answer for a
+ * device: those of the kernel's code for good (kernels.h), those a
+ * program may set until a setting changes (gvs_remote.h).  Failures are
+ * not kept. */
 static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int attr_kept(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
                      int *v)
 {
     int hit = 0;
-    if (attrib < 0 || attrib >= CUDA_FE_CODE_ATTRS)
+    if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
         return 0;
+    uint64_t now = gvs_remote_kernel_settings();
     pthread_mutex_lock(&attr_lock);
-    if ((k->attr_have & (1u << attrib)) && k->attr_dev == dev) {
+    if ((k->attr_have & (1u << attrib)) && k->attr_dev == dev &&
+        (attrib < CUDA_FE_CODE_ATTRS || k->attr_settings[attrib] == now)) {
         *v = k->attr_val[attrib];
         hit = 1;
     }
@@ -538,16 +542,19 @@ static int attr_kept(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
     return hit;
 }
 
+/* asked: the count of kernel settings before the backend was asked, so
+ * that an answer that crossed a setting is not kept. */
 static void attr_keep(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
-                      int v)
+                      int v, uint64_t asked)
 {
-    if (attrib < 0 || attrib >= CUDA_FE_CODE_ATTRS)
+    if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
         return;
     pthread_mutex_lock(&attr_lock);
     if (k->attr_have == 0)
         k->attr_dev = dev;
     if (k->attr_dev == dev) {
         k->attr_val[attrib] = v;
+        k->attr_settings[attrib] = asked;
         k->attr_have |= 1u << attrib;
     }
     pthread_mutex_unlock(&attr_lock);
@@ -573,6 +580,7 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
         *pi = kept;
         return CUDA_SUCCESS;
     }
+    uint64_t asked = gvs_remote_kernel_settings();
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -586,18 +594,30 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
     r = cuda_fe_end(&c, r);
     if (r == CUDA_SUCCESS) {
         *pi = v;
-        attr_keep(k, attrib, dev, v);
+        attr_keep(k, attrib, dev, v, asked);
     }
     return r;
 }
 
+/* A setting to the value the attribute has is no change: libraries
+ * set the dynamic shared memory a kernel may use before each launch.
+ * Any other setting is sent, once the layer has been told: a smaller
+ * shared-memory allowance can make a configuration that launched before
+ * fail now, and what was kept of any function's settable attributes is
+ * asked again. */
 static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
                          CUdevice dev)
 {
     struct apigen_call c;
+    int now;
     struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
     if (k == NULL || k->is_kernel != is_kernel)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (attrib >= CUDA_FE_CODE_ATTRS && attr_kept(k, attrib, dev, &now) &&
+        now == value)
+        return CUDA_SUCCESS;
+    atomic_store_explicit(&k->ok_config, 0, memory_order_relaxed);
+    gvs_remote_kernel_settings_change();
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -632,6 +652,26 @@ CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                               CUkernel kernel, CUdevice dev)
 {
     return set_attr(attrib, val, (uint64_t)(uintptr_t)kernel, 1, dev);
+}
+
+/* Cache and shared memory preferences, which may move the carveout. */
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+    gvs_remote_kernel_settings_change();
+    return cuda_rpc_cuFuncSetCacheConfig(hfunc, config);
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+                                CUdevice dev)
+{
+    gvs_remote_kernel_settings_change();
+    return cuda_rpc_cuKernelSetCacheConfig(kernel, config, dev);
+}
+
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+{
+    gvs_remote_kernel_settings_change();
+    return cuda_rpc_cuFuncSetSharedMemConfig(hfunc, config);
 }
 
 static CUresult param_info(uint64_t id, int is_kernel, size_t index,

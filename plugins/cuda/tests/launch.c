@@ -66,26 +66,62 @@ static void primary_state(void)
     EXPECT(active == 0);
 }
 
-/* The attributes of a kernel's code: the backend's answer once (the
- * mock's attribute a is 100 + a); those a program sets, and bad ones,
- * every time. */
-static void code_attributes(CUfunction f)
+/* Function attributes (the mock's attribute a is 100 + a until set):
+ * the backend's answer once; one a program may set, again after any
+ * setting; a setting to the value it has costs nothing; bad ones are
+ * asked every time. */
+static void func_attributes(CUfunction f)
 {
     int regs = 0, again = 0, dyn = 0;
+    const CUfunction_attribute shm =
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     struct stats s = now();
     CHECK(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     CHECK(cuFuncGetAttribute(&again, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     EXPECT(regs == 104 && again == regs &&
            now().round_trips - s.round_trips == 1);
-    CHECK(cuFuncGetAttribute(
-        &dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
-    CHECK(cuFuncGetAttribute(
-        &dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
-    EXPECT(dyn == 108 && now().round_trips - s.round_trips == 3);
+    CHECK(cuFuncGetAttribute(&dyn, shm, f));
+    CHECK(cuFuncGetAttribute(&dyn, shm, f));
+    EXPECT(dyn == 108 && now().round_trips - s.round_trips == 2);
+    CHECK(cuFuncSetAttribute(f, shm, 108));
+    EXPECT(now().round_trips - s.round_trips == 2);
+    CHECK(cuFuncSetAttribute(f, shm, 4096));
+    CHECK(cuFuncGetAttribute(&dyn, shm, f));
+    CHECK(cuFuncGetAttribute(&again, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 4);
+    CHECK(cuFuncGetAttribute(&dyn, shm, f));
+    EXPECT(now().round_trips - s.round_trips == 4);
+    CHECK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
+    CHECK(cuFuncGetAttribute(&dyn, shm, f));
+    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 6);
+    EXPECT(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS, 104) ==
+           CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuFuncGetAttribute(&dyn, (CUfunction_attribute)1000, f) ==
            CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuFuncGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, f) ==
            CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Whether a stream captures, which PyTorch asks before its allocations:
+ * answered here while no capture has begun, for the session's streams
+ * and the default ones; a stream the session does not know is the
+ * backend's to judge. */
+static void is_capturing(CUstream st)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    struct stats s = now();
+    CHECK(cuStreamIsCapturing(st, &status));
+    EXPECT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    CHECK(cuStreamIsCapturing(CU_STREAM_LEGACY, &status));
+    EXPECT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    CHECK(cuStreamIsCapturing(CU_STREAM_PER_THREAD, &status));
+    EXPECT(status == CU_STREAM_CAPTURE_STATUS_NONE &&
+           now().round_trips == s.round_trips);
+    EXPECT(cuStreamIsCapturing((CUstream)(uintptr_t)0x5eed0000, &status) ==
+           CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(now().round_trips - s.round_trips == 1);
 }
 
 /* The client's files: the mock image from a file, as a module and as a
@@ -172,7 +208,7 @@ int main(void)
     EXPECT(off == 8 && size == 4);
     EXPECT(cuFuncGetParamInfo(ffill, 3, &off, &size) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(now().round_trips == s0.round_trips);
-    code_attributes(ffill);
+    func_attributes(ffill);
 
     /* Launches: the first waits; the same configuration is then posted,
      * each launch one request and no wait. */
@@ -239,6 +275,7 @@ int main(void)
     CUevent ev;
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
     CHECK(cuEventCreate(&ev, CU_EVENT_DEFAULT));
+    is_capturing(st);
     fill(ffill, p, 3, N, 4, st);
     /* Records and waits of a known event and stream of one context are
      * posted; what the tables do not prove waits, and its failure comes

@@ -242,15 +242,37 @@ static CUresult mock_primary_flags(CUdevice dev, unsigned flags)
     return r;
 }
 
-/* Every function's attribute a is 100 + a; past the cluster scheduling
- * preference, there is none. */
+/* Every function's attribute a is 100 + a until set (for all functions
+ * at once), the first eight are not settable; past the cluster
+ * scheduling preference, there is none. */
+static int attr_set[CU_FUNC_ATTRIBUTE_MAX];
+static int attr_is_set[CU_FUNC_ATTRIBUTE_MAX];
+
 static CUresult mock_func_attr(int *v, CUfunction_attribute a, CUfunction f)
 {
     (void)f;
-    if ((int)a < 0 ||
-        a > CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
+    if ((int)a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    *v = 100 + (int)a;
+    *v = attr_is_set[a] ? attr_set[a] : 100 + (int)a;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_func_set_attr(CUfunction f, CUfunction_attribute a,
+                                   int v)
+{
+    (void)f;
+    if ((int)a < CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+        a >= CU_FUNC_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    attr_set[a] = v;
+    attr_is_set[a] = 1;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_func_cache(CUfunction f, CUfunc_cache c)
+{
+    (void)f;
+    (void)c;
     return CUDA_SUCCESS;
 }
 
@@ -1754,6 +1776,8 @@ static void fill_rest(void)
     cuda_be_drv.cuDevicePrimaryCtxSetFlags_v2 = mock_primary_flags;
     cuda_be_drv.cuFuncGetAttribute = mock_func_attr;
     cuda_be_drv.cuKernelGetAttribute = mock_kernel_attr;
+    cuda_be_drv.cuFuncSetAttribute = mock_func_set_attr;
+    cuda_be_drv.cuFuncSetCacheConfig = mock_func_cache;
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
     cuda_be_drv.cuCtxDestroy_v2 = mock_ctx_destroy;
     cuda_be_drv.cuCtxSynchronize = mock_ctx_sync;

@@ -4,6 +4,7 @@
 #include "kernels.h"
 
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
                                   const void *func)
@@ -44,6 +45,7 @@ static cudaError_t set_call(uint16_t op, const void *func, int32_t a,
     /* A smaller shared-memory allowance can make a configuration that
      * launched before fail now. */
     fe_kernel_forget_config(f);
+    gvs_remote_kernel_settings_change();
     fe_put_kernel(&c, f, module);
     apigen_put_i32(&c, a);
     apigen_put_i32(&c, b);
