@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 6u
+#define GVS_REMOTE_BE_VERSION 7u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -284,6 +284,10 @@ struct gvs_remote_be {
      * total at most the quota, free (unless NULL) at most what is left
      * of it. */
     void (*quota_mem_info)(size_t *free, size_t *total);
+    /* The bytes the session's allocations hold on device (the worker's
+     * CUDA ordinal), and its quota (0: none): what NVML shows as the
+     * session's own use. */
+    void (*quota_usage)(int device, uint64_t *bytes, uint64_t *quota);
 
     /* Host callbacks (docs/remoting.md, "Host callbacks") ---------------
      * A function of the program that a stream runs on the client.  A

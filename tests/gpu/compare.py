@@ -7,7 +7,9 @@ they must fail the same way.  Through gvs the program runs with `gvs run`:
 over a private Unix-socket gvsd, or over TCP or shared memory to a gvsd
 this script starts.  --transport takes a comma-separated list: the
 program then runs through gvs once per transport, each run compared with
-the one native run.
+the one native run.  --gvsd-arg gives that gvsd an argument (a memory
+quota, a device list), and then a gvsd is started here over unix too;
+--native-env sets a variable for the native run alone.
 
 With GVS_TEST_NOGPU naming ../shared/tools/nogpu.sh (the GPU machine, as
 root), the gvs client runs as on a machine without a GPU: in a private
@@ -68,15 +70,14 @@ def main():
     ap.add_argument("--gvsd", required=True)
     ap.add_argument("--mode", choices=("gpu", "e2e"), required=True)
     ap.add_argument("--transport", type=transports, default=["unix"])
-    # With tcp or shm only: an argument for the gvsd this script starts.
+    # An argument for the gvsd this script starts; with it, the program
+    # runs over unix too against a gvsd started here (not gvs run's own).
     ap.add_argument("--gvsd-arg", action="append", default=[])
     # NAME=VALUE for the native run only (what a gvsd argument stands for).
     ap.add_argument("--native-env", action="append", default=[])
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = [x for x in a.program if x != "--"]
-    if a.gvsd_arg and "unix" in a.transport:
-        ap.error("--gvsd-arg needs --transport tcp or shm")
 
     env = native_env()
     for kv in a.native_env:
@@ -111,7 +112,7 @@ def via_gvs(a, prog, transport, native, t_native, nogpu):
     daemon = None
     cmd = [nogpu] if nogpu else []
     cmd += [a.gvs, "run"]
-    if transport != "unix" or nogpu:
+    if transport != "unix" or nogpu or a.gvsd_arg:
         daemon, uri = start_gvsd(a.gvsd, transport, a.gvsd_arg)
         cmd += ["--server", uri]
     try:

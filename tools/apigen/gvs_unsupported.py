@@ -100,7 +100,7 @@ class Api:
 
     def __init__(self, name, title, result, not_supported, fail, base_header,
                  headers, failure, reasons, defines=None, prerequisites=None,
-                 undeclared=None, setup=()):
+                 undeclared=None, setup=(), quiet=False):
         self.name = name                    # the plugin: plugins/NAME
         self.title = title                  # "CUDA runtime"
         self.result = result                # the API's error type
@@ -118,6 +118,9 @@ class Api:
         self.prerequisites = prerequisites or {}
         self.undeclared = undeclared or {}  # {name: (return type, params)}
         self.setup = setup                  # functions every call goes through
+        # Stubs fail without a word: the API's callers probe for optional
+        # features, and "not supported" is an answer they expect.
+        self.quiet = quiet
 
 
 # The runtime's headers declare each export under its own name (the
@@ -146,7 +149,32 @@ CUDA = Api("cuda", "CUDA driver", "CUresult", "CUDA_ERROR_NOT_SUPPORTED",
            defines=("__CUDA_API_VERSION_INTERNAL",),
            prerequisites={"cudaVDPAU.h": "vdpau/vdpau.h"})
 
-APIS = {api.name: api for api in (CUDART, CUDA)}
+# NVML: nvml.h maps the names a program writes to the current versions
+# (nvmlInit is nvmlInit_v2) unless NVML_NO_UNVERSIONED_FUNC_DEFS, which
+# declares the older ones under their own names, as the library exports
+# them.  Every export but nvmlErrorString (implemented) returns
+# nvmlReturn_t.  The library exports names no header of CUDA 13.0
+# declares: the older names of two functions, its private export table,
+# and three functions of later headers, whose prototypes are these.
+NVML_UNDECLARED = {
+    "nvmlGetBlacklistDeviceCount": ("nvmlReturn_t", "unsigned int *deviceCount"),
+    "nvmlGetBlacklistDeviceInfoByIndex":
+        ("nvmlReturn_t", "unsigned int index, nvmlExcludedDeviceInfo_t *info"),
+    "nvmlInternalGetExportTable":
+        ("nvmlReturn_t", "const void **ppExportTable, const void *pExportTableId"),
+    "nvmlDeviceGetRemappedRows_v2": ("nvmlReturn_t", "nvmlDevice_t device, void *info"),
+    "nvmlDeviceGetUnrepairableMemoryFlag_v1":
+        ("nvmlReturn_t", "nvmlDevice_t device, void *unrepairableMemoryStatus"),
+    "nvmlDeviceReadPRMCounters_v1": ("nvmlReturn_t", "nvmlDevice_t device, void *counterList"),
+}
+NVML = Api("nvml", "NVML", "nvmlReturn_t", "NVML_ERROR_NOT_SUPPORTED",
+           "NVML_ERROR_NOT_SUPPORTED", "nvml.h", (("nvml.h", True),),
+           {"nvmlReturn_t": "NVML_ERROR_NOT_SUPPORTED", "*": "NULL"},
+           "plugins/nvml/unsupported.reasons",
+           defines=("NVML_NO_UNVERSIONED_FUNC_DEFS",), undeclared=NVML_UNDECLARED,
+           quiet=True)
+
+APIS = {api.name: api for api in (CUDART, CUDA, NVML)}
 
 TOKEN = re.compile(r"""\s*(?:("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')"""
                    r"""|([A-Za-z_]\w*)|(\.?\d[\w.]*)|(\.\.\.|[^\s\w]))""")
@@ -459,16 +487,20 @@ def gen_stubs(api, protos, missing, soname):
 /* A stub ignores its arguments. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-/* Says once per function that it is missing; fails like any call. */
+/* %s */
 static %s unsupported(const char *name, atomic_flag *logged)
 {
-    if (!atomic_flag_test_and_set(logged))
-        fprintf(stderr, "gvs: %%s is not supported yet\\n", name);
-    return %s;
+%s    return %s;
 }
 
 #pragma GCC visibility push(default)
-""" % (api.result, api.fail))
+""" % ("Fails like any call, without a word (the API's callers probe)."
+       if api.quiet else "Says once per function that it is missing; fails like any call.",
+       api.result,
+       "    (void)name;\n    (void)logged;\n" if api.quiet else
+       "    if (!atomic_flag_test_and_set(logged))\n"
+       "        fprintf(stderr, \"gvs: %s is not supported yet\\n\", name);\n",
+       api.fail))
     hidden = [n for n in missing if not protos[n].c_visible]
     if hidden:
         out.append("\n/* Declared for C by no toolkit header. */\n")
@@ -579,9 +611,9 @@ def gen_coverage(api, exports, objs, soname, reasons=()):
            "`cmake --build build --target %s_coverage`.\n\n" % api.name,
            "Of the %d functions NVIDIA's `%s` exports, gvs's frontend\n" % (len(status), soname),
            "forwards **%d** to the backend, answers **%d** locally, and does not\n"
-           "support **%d** yet (they return `%s` and say so once\n"
-           "on stderr).\n\n" % (count["forwarded"], count["answered locally"],
-                                count["not supported"], api.not_supported),
+           "support **%d** yet (they return `%s`%s).\n\n"
+           % (count["forwarded"], count["answered locally"], count["not supported"],
+              api.not_supported, "" if api.quiet else " and say so once\non stderr"),
            "* forwarded: its code can send a request to the backend (beyond the\n"
            "  session's set-up, which every call makes once).\n"
            "* answered locally: implemented in the frontend alone.\n"
@@ -616,8 +648,11 @@ def main(argv):
     ap.add_argument("--api", choices=sorted(APIS), default=CUDART.name,
                     help="the library the frontend stands in for")
     ap.add_argument("--cc", help="the C compiler, to preprocess the driver's headers")
-    ap.add_argument("--lib", required=True,
-                    help="the toolkit's library (libcudart.so.13, stubs/libcuda.so)")
+    lib_or_soname = ap.add_mutually_exclusive_group(required=True)
+    lib_or_soname.add_argument("--lib",
+                               help="the toolkit's library (libcudart.so.13, stubs/libcuda.so)")
+    lib_or_soname.add_argument("--soname",
+                               help="the library's soname, where --exports lists its functions")
     ap.add_argument("--exports", help="the functions to export, if not LIB's")
     ap.add_argument("--include-dir", action="append", required=True,
                     help="the toolkit's include directory")
@@ -628,8 +663,10 @@ def main(argv):
     ns = ap.parse_args(argv)
     api = APIS[ns.api]
     try:
-        lib = gvs_elf.Elf(ns.lib)
-        soname = lib.soname()
+        if ns.lib is None and ns.exports is None:
+            raise GenError("--soname needs --exports")
+        lib = gvs_elf.Elf(ns.lib) if ns.lib is not None else None
+        soname = lib.soname() if lib is not None else ns.soname
         exports = read_exports(ns.exports) if ns.exports else lib.exported_functions()
         objs = Objects(ns.objects, api.setup)
         protos = read_prototypes(api, ns.include_dir, set(exports), ns.cc)

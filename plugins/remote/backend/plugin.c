@@ -40,6 +40,7 @@ static const struct gvs_remote_be api = {
     .quota_release_device = remote_be_quota_release_device,
     .quota_release_owner = remote_be_quota_release_owner,
     .quota_mem_info = remote_be_quota_mem_info,
+    .quota_usage = remote_be_quota_usage,
     .callback_new = remote_be_callback_new,
     .callback_run = remote_be_callback_run,
     .callback_free = remote_be_callback_free,

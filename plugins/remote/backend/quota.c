@@ -182,6 +182,14 @@ void remote_be_quota_mem_info(size_t *free, size_t *total)
     pthread_mutex_unlock(&lock);
 }
 
+void remote_be_quota_usage(int device, uint64_t *bytes, uint64_t *limit)
+{
+    pthread_mutex_lock(&lock);
+    *bytes = device >= 0 && device < GVS_SESSION_GPUS ? device_bytes[device] : 0;
+    *limit = quota;
+    pthread_mutex_unlock(&lock);
+}
+
 void remote_be_quota_close(void)
 {
     pthread_mutex_lock(&lock);

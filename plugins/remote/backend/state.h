@@ -121,6 +121,7 @@ void remote_be_quota_name_device(int device, const uint8_t uuid[16]);
 void remote_be_quota_release_device(int device);
 void remote_be_quota_release_owner(uint64_t owner);
 void remote_be_quota_mem_info(size_t *free, size_t *total);
+void remote_be_quota_usage(int device, uint64_t *bytes, uint64_t *quota);
 
 /* plugin.c: the session's handle table. */
 struct gvs_handles *remote_be_handles(void);

@@ -1,5 +1,6 @@
-"""CuPy: elementwise and reduction kernels, a RawKernel, cuBLAS matmul,
-cuFFT, the memory pool."""
+"""CuPy: elementwise and reduction kernels (built in, and an
+ElementwiseKernel and a ReductionKernel of our own), a RawKernel, cuBLAS
+matmul, cuFFT, the memory pool."""
 import fwcheck
 import cupy as cp
 
@@ -12,6 +13,12 @@ fwcheck.show("reduction", a.sum(axis=0))
 axpy = cp.ElementwiseKernel("float32 x, float32 y, float32 k", "float32 z",
                             "z = k * x + y", "axpy")
 fwcheck.show("elementwise kernel", axpy(a, b, cp.float32(2)))
+l2norm = cp.ReductionKernel("float32 x", "float32 y", "x * x", "a + b",
+                            "y = sqrt(a)", "0", "l2norm")
+norms = l2norm(a, axis=1)
+fwcheck.show("reduction kernel", norms)
+print("reduction kernel matches", bool(cp.allclose(
+    norms, cp.sqrt((a * a).sum(axis=1)), rtol=1e-5)))
 scale = cp.RawKernel(r"""
 extern "C" __global__ void scale(float *x, float k, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
