@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${GVS_JOBS:-$(nproc)}
 fuzz_seconds=${FUZZ_SECONDS:-60}
-harnesses="fuzz_frame fuzz_hello fuzz_buf fuzz_config fuzz_cudart_ops fuzz_cuda_ops"
+harnesses="fuzz_frame fuzz_hello fuzz_buf fuzz_config fuzz_cudart_ops fuzz_cuda_ops fuzz_nvml_ops"
 
 # Tests run under ASan with leak detection off, and tests left out of
 # the ASan suite, each with the reason; every other non-GPU test runs

@@ -224,6 +224,36 @@ def cuda_seeds():
     return out
 
 
+def nvml_seeds():
+    """fuzz_nvml_ops: u16 op, body.  Ops with described arguments get them
+    (zeros, then ones: GPUs 0 and 1 of the mock); the hand-coded ones
+    get the shapes nvml.api gives them."""
+    path = os.path.join(ROOT, "plugins", "nvml", "nvml.api")
+    with open(path, encoding="utf-8") as f:
+        d = gvs_apigen.parse(path, f.read())
+    out = {}
+    ops = {op.name: op.num for op in d.ops}
+    for op in d.ops:
+        head = u16(op.num)
+        if op.args:
+            out["%s_zero" % op.name] = head + api_request(op, 0)
+            if op.ins:
+                out["%s_one" % op.name] = head + api_request(op, 1)
+    out["INIT"] = u16(ops["INIT"])
+    for which in (0, 1, 2):
+        out["SYSTEM_STRING_%d" % which] = u16(ops["SYSTEM_STRING"]) + i32(which)
+    for which in range(6):
+        out["DEVICE_STRING_%d" % which] = (u16(ops["DEVICE_STRING"]) + u32(which % 2) +
+                                           i32(which) + u32(96))
+    out["DEVICE_STRING_short"] = u16(ops["DEVICE_STRING"]) + u32(0) + i32(0) + u32(4)
+    out["DEVICE_MEMORY"] = u16(ops["DEVICE_MEMORY"]) + u32(0)
+    for kind in range(3):
+        out["DEVICE_PROCESSES_%d" % kind] = u16(ops["DEVICE_PROCESSES"]) + u32(0) + i32(kind)
+    out["DEVICE_FIELD_VALUES"] = (u16(ops["DEVICE_FIELD_VALUES"]) + u32(1) + u32(2) +
+                                  u32(7) + u32(0) + u32(9) + u32(1))
+    return out
+
+
 def write(out_dir, harness, seeds):
     d = os.path.join(out_dir, harness)
     os.makedirs(d, exist_ok=True)
@@ -243,7 +273,8 @@ def main(argv):
                            ("fuzz_buf", buf_seeds()),
                            ("fuzz_config", config_seeds()),
                            ("fuzz_cudart_ops", cudart),
-                           ("fuzz_cuda_ops", cuda_seeds())):
+                           ("fuzz_cuda_ops", cuda_seeds()),
+                           ("fuzz_nvml_ops", nvml_seeds())):
         n, size = write(ns.out, harness, seeds)
         print("%-16s %4d files %8d bytes" % (harness, n, size))
     return 0

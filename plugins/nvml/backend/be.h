@@ -33,6 +33,7 @@
     X(nvmlDeviceGetHandleByUUID)                                             \
     X(nvmlSystemGetDriverVersion)                                            \
     X(nvmlSystemGetNVMLVersion)                                              \
+    X(nvmlSystemGetCudaDriverVersion_v2)                                     \
     X(nvmlDeviceGetName)                                                     \
     X(nvmlDeviceGetUUID)                                                     \
     X(nvmlDeviceGetSerial)                                                   \

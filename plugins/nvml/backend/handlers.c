@@ -43,6 +43,21 @@ int nvml_be_system_string(struct gvs_call *call)
     return c.rc;
 }
 
+int nvml_be_nvmlsystemgetcudadriverversion_v2(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    int version = 0;
+    nvmlReturn_t r = nvml_be_ready();
+    if (r == NVML_SUCCESS)
+        r = NVML_LIB(nvmlSystemGetCudaDriverVersion_v2)(&version);
+    apigen_put_i32(&c, (int32_t)r);
+    if (r == NVML_SUCCESS)
+        apigen_put_i32(&c, version);
+    return c.rc;
+}
+
 int nvml_be_device_string(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};

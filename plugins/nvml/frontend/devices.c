@@ -1,8 +1,10 @@
 /* The session's GPUs as NVML handles, and what identifies them: names,
- * UUIDs, serials and PCI addresses, asked of the backend, and the
- * lookups by those, answered from its answers. */
+ * UUIDs, serials and PCI addresses, asked of the backend once per
+ * nvmlInit (they do not change while the GPU is there), and the lookups
+ * by those, answered from its answers. */
 #include "fe.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +16,27 @@
 static struct nvmlDevice_st devices[NVML_DEVICES_MAX];
 static _Atomic unsigned count;
 
+/* What identifies each GPU, as the backend answered it: a string of
+ * `which` is known once its bit is set in have_string. */
+struct identity {
+    unsigned have_string;
+    char string[NVML_STR_DEVICE_COUNT][NVML_STRING_MAX + 1];
+    int have_pci;
+    nvmlPciInfo_t pci;
+};
+static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct identity identity[NVML_DEVICES_MAX];
+
 void nvml_fe_devices_set(unsigned n)
 {
-    for (unsigned i = 0; i < n; i++)
+    pthread_mutex_lock(&identity_lock);
+    for (unsigned i = 0; i < n; i++) {
         devices[i].index = i;
+        identity[i].have_string = 0;
+        identity[i].have_pci = 0;
+    }
     atomic_store(&count, n);
+    pthread_mutex_unlock(&identity_lock);
 }
 
 unsigned nvml_fe_device_count(void)
@@ -153,26 +171,50 @@ nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
     return system_string(NVML_STR_NVML_VERSION, version, length);
 }
 
-/* NVML answers a buffer too short for the string: the backend asks its
- * NVML with the caller's length. */
+/* The string which of device i, asked of the backend in full the first
+ * time (so that a shorter buffer is answered here, as NVML answers it). */
+static nvmlReturn_t known_string(unsigned i, enum nvml_string which, char *out,
+                                 unsigned length)
+{
+    pthread_mutex_lock(&identity_lock);
+    struct identity *id = &identity[i];
+    nvmlReturn_t r = NVML_SUCCESS;
+    if (!(id->have_string & (1u << which))) {
+        struct apigen_call c;
+        r = nvml_fe_begin_device(&c, &devices[i]);
+        if (r == NVML_SUCCESS) {
+            apigen_put_i32(&c, (int32_t)which);
+            apigen_put_u32(&c, NVML_STRING_MAX + 1);
+            r = nvml_fe_run(&c, NVML_OP_DEVICE_STRING, 0);
+            if (r == NVML_SUCCESS)
+                r = nvml_fe_get_string(&c, id->string[which],
+                                       NVML_STRING_MAX + 1);
+            r = nvml_fe_end(&c, r);
+        }
+        if (r == NVML_SUCCESS)
+            id->have_string |= 1u << which;
+    }
+    if (r == NVML_SUCCESS) {
+        size_t len = strlen(id->string[which]);
+        if (len >= length)
+            r = NVML_ERROR_INSUFFICIENT_SIZE;
+        else
+            memcpy(out, id->string[which], len + 1);
+    }
+    pthread_mutex_unlock(&identity_lock);
+    return r;
+}
+
 static nvmlReturn_t device_string(nvmlDevice_t device, enum nvml_string which,
                                   char *out, unsigned length)
 {
     nvmlReturn_t r = nvml_fe_ready();
     if (r != NVML_SUCCESS)
         return r;
-    if (out == NULL)
+    int i = nvml_fe_device_index(device);
+    if (out == NULL || i < 0)
         return NVML_ERROR_INVALID_ARGUMENT;
-    struct apigen_call c;
-    r = nvml_fe_begin_device(&c, device);
-    if (r != NVML_SUCCESS)
-        return r;
-    apigen_put_i32(&c, (int32_t)which);
-    apigen_put_u32(&c, length);
-    r = nvml_fe_run(&c, NVML_OP_DEVICE_STRING, 0);
-    if (r == NVML_SUCCESS)
-        r = nvml_fe_get_string(&c, out, length);
-    return nvml_fe_end(&c, r);
+    return known_string((unsigned)i, which, out, length);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name,
@@ -207,6 +249,27 @@ nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char *version,
     return device_string(device, NVML_STR_VBIOS_VERSION, version, length);
 }
 
+/* The PCI address, asked once (nvml.api's generated round trip). */
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+    nvmlReturn_t r = nvml_fe_ready();
+    if (r != NVML_SUCCESS)
+        return r;
+    int i = nvml_fe_device_index(device);
+    if (pci == NULL || i < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&identity_lock);
+    struct identity *id = &identity[i];
+    if (!id->have_pci) {
+        r = nvml_rpc_nvmlDeviceGetPciInfo_v3(device, &id->pci, 0);
+        id->have_pci = r == NVML_SUCCESS;
+    }
+    if (r == NVML_SUCCESS)
+        *pci = id->pci;
+    pthread_mutex_unlock(&identity_lock);
+    return r;
+}
+
 /* The older forms answer the same fields: NVML's v1 and v2 differ from
  * v3 only in how they fill busId, which the v3 answer holds. */
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
@@ -232,7 +295,7 @@ static nvmlReturn_t find_by_string(enum nvml_string which, const char *key,
     unsigned n = nvml_fe_device_count();
     for (unsigned i = 0; i < n; i++) {
         char s[NVML_STRING_MAX + 1];
-        r = device_string(&devices[i], which, s, sizeof(s));
+        r = known_string(i, which, s, sizeof(s));
         if (r == NVML_ERROR_NOT_SUPPORTED)
             continue;
         if (r != NVML_SUCCESS)

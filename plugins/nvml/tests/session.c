@@ -5,7 +5,9 @@
  * the session's memory quota in MiB (0: none).  Prints "ok" last.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <nvml.h>
+#include <stdint.h>
 
 /* NVML's private export tables, which no header declares. */
 nvmlReturn_t nvmlInternalGetExportTable(const void **ppExportTable,
@@ -34,6 +36,26 @@ nvmlReturn_t nvmlInternalGetExportTable(const void **ppExportTable,
     } while (0)
 
 static const unsigned long long MiB = 1ull << 20;
+
+/* The client's round trips (include/gvs/client.h's counters, looked up:
+ * the program links nothing of gvs; more[] is room for later fields). */
+struct stats {
+    uint64_t round_trips, posts, bytes_sent, bytes_received, more[8];
+};
+
+static uint64_t round_trips(void)
+{
+    static void (*get)(struct stats *);
+    if (get == NULL)
+        *(void **)&get = dlsym(RTLD_DEFAULT, "gvs_client_get_stats");
+    if (get == NULL) {
+        fprintf(stderr, "no gvs_client_get_stats\n");
+        exit(1);
+    }
+    struct stats s;
+    get(&s);
+    return s.round_trips;
+}
 
 static void before_init(void)
 {
@@ -94,6 +116,29 @@ static void identity(unsigned want)
         CHECK_EQ(nvmlDeviceGetFieldValues(d, 2, f), NVML_SUCCESS);
         CHECK_EQ(f[0].value.uiVal, 14 + host);
         CHECK_EQ(f[1].value.uiVal, 18 + host);
+    }
+    /* What identifies a GPU is asked once per nvmlInit: a second look,
+     * and a lookup by it, cost no round trip. */
+    uint64_t before = round_trips();
+    for (unsigned i = 0; i < n; i++) {
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+        nvmlPciInfo_t pci;
+        CHECK_EQ(nvmlDeviceGetHandleByIndex_v2(i, &d), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetName(d, name, sizeof(name)), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetUUID(d, uuid, sizeof(uuid)), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetPciInfo(d, &pci), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetHandleByUUID(uuid, &again), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetHandleByPciBusId_v2(pci.busId, &again), NVML_SUCCESS);
+    }
+    CHECK_EQ(round_trips() - before, 0);
+    /* What changes is asked each time: one round trip a call. */
+    if (n > 0) {
+        unsigned t;
+        CHECK_EQ(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
+        before = round_trips();
+        CHECK_EQ(nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &t), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &t), NVML_SUCCESS);
+        CHECK_EQ(round_trips() - before, 2);
     }
     CHECK_EQ(nvmlDeviceGetHandleByUUID("GPU-none", &again), NVML_ERROR_NOT_FOUND);
     CHECK_EQ(nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &again),
