@@ -29,36 +29,18 @@
 
 #include "fuzz_host.h"
 #include "gvs/buf.h"
-#include "gvs/err.h"
 #include "gvs/plugin.h"
-#include "gvs/proto.h"
-
-/* The backend's entry point, linked in. */
-int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
 
 /* What the quota lets the mock hold over the whole run: allocations are
  * not freed when a session closes (a worker's end frees them). */
 #define QUOTA ((uint64_t)256 << 20)
 
-static const struct gvs_plugin *plugin;
-static struct gvs_buf *out;
-
 int LLVMFuzzerInitialize(int *argc, char **argv[])
 {
     (void)argc;
     (void)argv;
-    out = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
-    if (out == NULL || gvs_plugin_entry(GVS_PLUGIN_ABI, &plugin) != 0)
-        abort();
+    fuzz_ops_init();
     return 0;
-}
-
-static const struct gvs_op *find(uint16_t op)
-{
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op)
-            return o;
-    return NULL;
 }
 
 /* Reads every byte of the reply tail, so that ASan checks them all. */
@@ -71,39 +53,34 @@ static void touch(const void *p, size_t len)
     free(copy);
 }
 
+static void check(const struct gvs_op *o, const struct gvs_call *c)
+{
+    (void)o;
+    if (c->noreply)
+        return;
+    /* The ops a client only posts (MODULE_STAGE, CALLBACK_DONE) reply
+     * nothing even when asked for a reply. */
+    if (gvs_buf_len(c->out) > 0) {
+        int32_t result;
+        if (gvs_buf_get_i32(c->out, &result) != 0 || result < 0)
+            abort();
+    }
+    if (c->out_tail_len > 0) {
+        if (c->out_tail == NULL || gvs_buf_len(c->out) == 0)
+            abort();
+        touch(c->out_tail, c->out_tail_len);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3)
         return 0;
-    const struct gvs_op *o = find((uint16_t)(data[0] | data[1] << 8));
+    const struct gvs_op *o = fuzz_op(data, size);
     if (o == NULL)
         return 0;
     int noreply = (data[2] & 1) && (o->flags & GVS_OP_ASYNC_OK);
-    struct gvs_buf *in = gvs_buf_view(data + 3, size - 3);
-    void *state;
-    if (in == NULL ||
-        plugin->session_open(fuzz_host(QUOTA), NULL, &state) != 0)
-        abort();
-    gvs_buf_reset(out);
-    struct gvs_call c = {.in = in, .out = out, .state = state, .id = 1,
-                         .op = o->op, .lane = 1u + ((data[2] >> 1) & 3u),
-                         .noreply = noreply};
-    int rc = o->fn(&c);
-    if (rc > 0 || (rc < 0 && strcmp(gvs_errname(rc), "UNKNOWN") == 0))
-        abort();
-    /* The ops a client only posts (MODULE_STAGE, CALLBACK_DONE) reply
-     * nothing even when asked for a reply. */
-    if (rc == 0 && !noreply && gvs_buf_len(out) > 0) {
-        int32_t result;
-        if (gvs_buf_get_i32(out, &result) != 0 || result < 0)
-            abort();
-    }
-    if (rc == 0 && !noreply && c.out_tail_len > 0) {
-        if (c.out_tail == NULL || gvs_buf_len(out) == 0)
-            abort();
-        touch(c.out_tail, c.out_tail_len);
-    }
-    plugin->session_close(state);
-    gvs_buf_free(in);
+    fuzz_op_run(o, data + 3, size - 3, QUOTA, 1u + ((data[2] >> 1) & 3u),
+                noreply, check);
     return 0;
 }

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gvs/buf.h"
 #include "gvs/err.h"
+#include "gvs/proto.h"
 
 static uint64_t quota;
 
@@ -104,4 +106,50 @@ const struct gvs_host_api *fuzz_host(uint64_t memory_quota)
 {
     quota = memory_quota;
     return &host;
+}
+
+/* The API plugin's entry point, linked into each op harness. */
+int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
+
+static const struct gvs_plugin *plugin;
+static struct gvs_buf *reply;
+
+void fuzz_ops_init(void)
+{
+    reply = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    if (reply == NULL || gvs_plugin_entry(GVS_PLUGIN_ABI, &plugin) != 0)
+        abort();
+}
+
+const struct gvs_op *fuzz_op(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return NULL;
+    uint16_t op = (uint16_t)(data[0] | data[1] << 8);
+    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
+        if (o->op == op)
+            return o;
+    return NULL;
+}
+
+void fuzz_op_run(const struct gvs_op *o, const uint8_t *body, size_t len,
+                 uint64_t memory_quota, uint32_t lane, int noreply,
+                 void (*check)(const struct gvs_op *o,
+                               const struct gvs_call *c))
+{
+    struct gvs_buf *in = gvs_buf_view(body, len);
+    void *state;
+    if (in == NULL ||
+        plugin->session_open(fuzz_host(memory_quota), NULL, &state) != 0)
+        abort();
+    gvs_buf_reset(reply);
+    struct gvs_call c = {.in = in, .out = reply, .state = state, .id = 1,
+                         .op = o->op, .lane = lane, .noreply = noreply};
+    int rc = o->fn(&c);
+    if (rc > 0 || (rc < 0 && strcmp(gvs_errname(rc), "UNKNOWN") == 0))
+        abort();
+    if (rc == 0)
+        check(o, &c);
+    plugin->session_close(state);
+    gvs_buf_free(in);
 }

@@ -17,4 +17,19 @@
 
 const struct gvs_host_api *fuzz_host(uint64_t memory_quota);
 
+/* What every op harness does with the plugin linked into it (its
+ * gvs_plugin_entry).  fuzz_ops_init: from LLVMFuzzerInitialize.
+ * fuzz_op: the op of the table whose number the input's first two
+ * bytes are (little-endian), NULL for none.  fuzz_op_run: o's handler
+ * on body in a session of its own on fuzz_host(memory_quota), as the
+ * request of lane (posted when noreply); aborts unless the handler
+ * returns 0 or a GVS_E_* code, and after 0 hands check the call, whose
+ * out holds the reply. */
+void fuzz_ops_init(void);
+const struct gvs_op *fuzz_op(const uint8_t *data, size_t size);
+void fuzz_op_run(const struct gvs_op *o, const uint8_t *body, size_t len,
+                 uint64_t memory_quota, uint32_t lane, int noreply,
+                 void (*check)(const struct gvs_op *o,
+                               const struct gvs_call *c));
+
 #endif

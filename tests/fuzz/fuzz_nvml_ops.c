@@ -24,18 +24,9 @@
 
 #include "fuzz_host.h"
 #include "gvs/buf.h"
-#include "gvs/err.h"
 #include "gvs/plugin.h"
-#include "gvs/proto.h"
-#include "nvml_ops.h"
-
-/* The backend's entry point, linked in. */
-int gvs_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
 
 #define QUOTA ((uint64_t)1 << 30)
-
-static const struct gvs_plugin *plugin;
-static struct gvs_buf *out;
 
 int LLVMFuzzerInitialize(int *argc, char **argv[])
 {
@@ -47,45 +38,23 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
         abort();
     }
     (void)argc;
-    out = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
-    if (out == NULL || gvs_plugin_entry(GVS_PLUGIN_ABI, &plugin) != 0)
-        abort();
+    fuzz_ops_init();
     return 0;
 }
 
-static const struct gvs_op *find(uint16_t op)
+static void check(const struct gvs_op *o, const struct gvs_call *c)
 {
-    for (const struct gvs_op *o = plugin->ops; o->op != 0; o++)
-        if (o->op == op)
-            return o;
-    return NULL;
+    int32_t result;
+    (void)o;
+    if (gvs_buf_get_i32(c->out, &result) != 0 || result < 0 ||
+        (result != 0 && gvs_buf_len(c->out) != 0))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 2)
-        return 0;
-    const struct gvs_op *o = find((uint16_t)(data[0] | data[1] << 8));
-    if (o == NULL)
-        return 0;
-    struct gvs_buf *in = gvs_buf_view(data + 2, size - 2);
-    void *state;
-    if (in == NULL ||
-        plugin->session_open(fuzz_host(QUOTA), NULL, &state) != 0)
-        abort();
-    gvs_buf_reset(out);
-    struct gvs_call c = {.in = in, .out = out, .state = state, .id = 1,
-                         .op = o->op, .lane = 1};
-    int rc = o->fn(&c);
-    if (rc > 0 || (rc < 0 && strcmp(gvs_errname(rc), "UNKNOWN") == 0))
-        abort();
-    if (rc == 0) {
-        int32_t result;
-        if (gvs_buf_get_i32(out, &result) != 0 || result < 0 ||
-            (result != 0 && gvs_buf_len(out) != 0))
-            abort();
-    }
-    plugin->session_close(state);
-    gvs_buf_free(in);
+    const struct gvs_op *o = fuzz_op(data, size);
+    if (o != NULL)
+        fuzz_op_run(o, data + 2, size - 2, QUOTA, 1, 0, check);
     return 0;
 }
