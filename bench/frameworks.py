@@ -33,12 +33,15 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+# The environment of a native run and a free TCP port, as the C benchmarks'
+# driver makes them.
+from run import free_port, native_env  # noqa: E402  (bench/run.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOADS = {  # name: table label
@@ -56,18 +59,6 @@ MARK = "GVSBENCH "
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def native_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GVS_")}
-    env.pop("LD_LIBRARY_PATH", None)
-    return env
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Gvsd:
