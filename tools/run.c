@@ -20,7 +20,8 @@ static const char run_usage[] =
     "                     tls://host:port, shm:///path)\n"
     "  --gvsd PATH        the private gvsd to start (default: the gvsd\n"
     "                     beside gvs)\n"
-    "  --log-level LEVEL  the private gvsd's: error, warn, info or debug\n"
+    "  --log-level LEVEL  the private gvsd's: error, warn (default), info\n"
+    "                     or debug\n"
     "  -h, --help         show this text\n"
     "\n"
     "Exit status, as env's and timeout's: PROGRAM's own, 128+N when signal\n"
@@ -164,8 +165,10 @@ int gvs_cmd_run(int argc, char **argv)
     signal(SIGHUP, forward);
     if (o.server == NULL) {
         snprintf(gvsd, sizeof(gvsd), "%s/gvsd", exe_dir);
+        /* The private gvsd shares the user's terminal: only what needs
+         * attention, unless asked for more. */
         if (gvs_daemon_start(&d, o.gvsd != NULL ? o.gvsd : gvsd,
-                             o.log_level) < 0)
+                             o.log_level != NULL ? o.log_level : "warn") < 0)
             return GVS_TOOL_FAILED;
         o.server = d.uri;
     }

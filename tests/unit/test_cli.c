@@ -124,6 +124,9 @@ TEST_IMPL(cli_run_private)
              "%s/bin/../lib/gvs/frontend\n",
              test_build_dir(), test_build_dir());
     ASSERT_STR_EQ(nl + 1, frontend);
+    /* The private gvsd shares the terminal: nothing but warnings and
+     * errors from it, and here there are none. */
+    ASSERT_STR_EQ(r.err, "");
     /* The private directory and the daemon are gone. */
     char *dir = r.out + strlen("unix://");
     *strrchr(dir, '/') = '\0';
