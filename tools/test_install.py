@@ -2,7 +2,8 @@
 """install.layout: `cmake --install BUILD --prefix P` gives the FHS layout
 of docs/operating.md, and the installed programs find their plugins and
 frontends from their own location, with nothing of the build tree left
-in them: the installed gvsd loads every plugin from P/lib/gvs/plugins,
+in them: the installed gvsd takes the installed example config and
+loads every plugin from P/lib/gvs/plugins,
 and an end-to-end run through the installed `gvs run` gives what the
 program gives natively (tests/gpu/compare.py --mode e2e, on a machine
 without a GPU: both fail the same way).
@@ -36,11 +37,14 @@ def dynamic(path):
 
 
 def plugins_loaded(prefix):
-    """The plugins the installed gvsd says it loaded, and from where."""
+    """The plugins the installed gvsd says it loaded, and from where, with
+    the installed example config (its listen keys replaced by the command
+    line's): a key gvsd does not take would stop it."""
     sock = os.path.join(prefix, "gvsd.sock")
     r, w = os.pipe()
-    gvsd = subprocess.Popen([os.path.join(prefix, "bin", "gvsd"), "--listen",
-                             "unix://" + sock, "--ready-fd", str(w)],
+    gvsd = subprocess.Popen([os.path.join(prefix, "bin", "gvsd"), "--config",
+                             os.path.join(prefix, "etc", "gvs", "gvs.conf.example"),
+                             "--listen", "unix://" + sock, "--ready-fd", str(w)],
                             pass_fds=(w,), stderr=subprocess.PIPE, text=True)
     os.close(w)
     with os.fdopen(r) as ready:
