@@ -314,7 +314,54 @@ MOCK_2(nvmlDeviceGetMigMode, unsigned, 0)
 MOCK_2(nvmlDeviceGetEccMode, nvmlEnableState_t, 0)
 MOCK_2(nvmlDeviceGetGpuOperationMode, nvmlGpuOperationMode_t, 0)
 MOCK_2(nvmlDeviceGetPowerManagementLimitConstraints, unsigned, 100000)
+MOCK_1(nvmlDeviceGetPowerState, nvmlPstates_t, 0)
+MOCK_2(nvmlDeviceGetEncoderUtilization, unsigned, 3)
+MOCK_2(nvmlDeviceGetDecoderUtilization, unsigned, 4)
+MOCK_1(nvmlDeviceGetPcieReplayCounter, unsigned, 0)
+MOCK_1(nvmlDeviceGetCurrentClocksThrottleReasons, unsigned long long, 1)
+MOCK_1(nvmlDeviceGetSupportedClocksThrottleReasons, unsigned long long, 511)
+MOCK_1(nvmlDeviceGetSupportedClocksEventReasons, unsigned long long, 511)
+MOCK_1(nvmlDeviceGetBoardId, unsigned, 6)
+MOCK_1(nvmlDeviceGetMultiGpuBoard, unsigned, 0)
+MOCK_1(nvmlDeviceGetNumFans, unsigned, 0)
+MOCK_1(nvmlDeviceGetPowerManagementMode, nvmlEnableState_t, 1)
+MOCK_1(nvmlDeviceGetRetiredPagesPendingStatus, nvmlEnableState_t, 0)
+MOCK_2(nvmlDeviceGetAutoBoostedClocksEnabled, nvmlEnableState_t, 0)
+MOCK_2(nvmlDeviceGetGspFirmwareMode, unsigned, 1)
+MOCK_1(nvmlDeviceGetPcieSpeed, unsigned, 16000)
+MOCK_1(nvmlDeviceGetPcieLinkMaxSpeed, unsigned, 32000)
+MOCK_1(nvmlDeviceGetAdaptiveClockInfoStatus, unsigned, 1)
 MOCK_ARG(nvmlDeviceGetTemperature, nvmlTemperatureSensors_t, unsigned, 30)
+MOCK_ARG(nvmlDeviceGetTemperatureThreshold, nvmlTemperatureThresholds_t, unsigned, 90)
+MOCK_ARG(nvmlDeviceGetPcieThroughput, nvmlPcieUtilCounter_t, unsigned, 100)
+MOCK_ARG(nvmlDeviceGetApplicationsClock, nvmlClockType_t, unsigned, 1700)
+MOCK_ARG(nvmlDeviceGetDefaultApplicationsClock, nvmlClockType_t, unsigned, 1700)
+MOCK_ARG(nvmlDeviceGetMaxCustomerBoostClock, nvmlClockType_t, unsigned, 1980)
+MOCK_ARG(nvmlDeviceGetFanSpeed_v2, unsigned, unsigned, 0)
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                         nvmlMemoryErrorType_t type,
+                                         nvmlEccCounterType_t counter,
+                                         unsigned long long *count)
+{
+    int i = index_of(device);
+    if (i < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = (unsigned long long)(10 * i + 2 * (int)type + (int)counter);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device,
+                                          nvmlPerfPolicyType_t policy,
+                                          nvmlViolationTime_t *t)
+{
+    int i = index_of(device);
+    if (i < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    t->referenceTime = 1000u + (unsigned)i;
+    t->violationTime = (unsigned long long)policy;
+    return NVML_SUCCESS;
+}
 MOCK_ARG(nvmlDeviceGetClockInfo, nvmlClockType_t, unsigned, 1000)
 MOCK_ARG(nvmlDeviceGetMaxClockInfo, nvmlClockType_t, unsigned, 2000)
 MOCK_ARG(nvmlDeviceGetNvLinkState, unsigned, nvmlEnableState_t, 0)

@@ -110,8 +110,22 @@ static void identity(unsigned want)
         nvmlUtilization_t u;
         CHECK_EQ(nvmlDeviceGetUtilizationRates(d, &u), NVML_SUCCESS);
         CHECK_EQ(u.gpu, 40 + host);
-        unsigned speed;
+        unsigned speed, thr, util, period;
         CHECK_EQ(nvmlDeviceGetFanSpeed(d, &speed), NVML_ERROR_NOT_SUPPORTED);
+        CHECK_EQ(nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,
+                                                   &thr), NVML_SUCCESS);
+        CHECK_EQ(thr, 90 + 10 * host + NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+        CHECK_EQ(nvmlDeviceGetEncoderUtilization(d, &util, &period), NVML_SUCCESS);
+        CHECK_EQ(util, 3 + 10 * host);
+        CHECK_EQ(period, 4 + 10 * host);
+        unsigned long long ecc;
+        CHECK_EQ(nvmlDeviceGetTotalEccErrors(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                             NVML_AGGREGATE_ECC, &ecc), NVML_SUCCESS);
+        CHECK_EQ(ecc, 10 * host + 2 * NVML_MEMORY_ERROR_TYPE_UNCORRECTED + NVML_AGGREGATE_ECC);
+        nvmlViolationTime_t vt;
+        CHECK_EQ(nvmlDeviceGetViolationStatus(d, NVML_PERF_POLICY_THERMAL, &vt), NVML_SUCCESS);
+        CHECK_EQ(vt.referenceTime, 1000 + host);
+        CHECK_EQ(vt.violationTime, NVML_PERF_POLICY_THERMAL);
         nvmlFieldValue_t f[2] = {{.fieldId = 7}, {.fieldId = 9, .scopeId = 1}};
         CHECK_EQ(nvmlDeviceGetFieldValues(d, 2, f), NVML_SUCCESS);
         CHECK_EQ(f[0].value.uiVal, 14 + host);
