@@ -6,9 +6,14 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 
-/* The device this thread last made current through us; CUDA starts
- * every thread on device 0. */
-static _Thread_local int thread_device;
+/* The device this thread last made current through us, -1 before the
+ * first.  A lane's calls run on whichever of the session's threads is
+ * free (server/executor.c), so a call may come to a thread that never
+ * ran one: CUDA would start it on device 0, but with no context current
+ * until a runtime call that initializes one, and the calls that act on
+ * the current context alone (cudaCtxResetPersistingL2Cache) would find
+ * none.  The first call on a thread makes the lane's device current. */
+static _Thread_local int thread_device = -1;
 
 struct be_lane *be_lane(struct gvs_call *call)
 {
@@ -38,6 +43,16 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
         if (e != cudaSuccess)
             return e;
         *thread_mode = mode;
+    }
+    if (thread_device < 0) {
+        /* Where even that fails (no driver), the call itself says so;
+         * the failure left as the thread's last error is cleared (the
+         * thread ran nothing before). */
+        if (cudaSetDevice(l->device) == cudaSuccess)
+            thread_device = l->device;
+        else
+            (void)cudaGetLastError();
+        return cudaSuccess;
     }
     if (l->device == thread_device && !moved)
         return cudaSuccess;
