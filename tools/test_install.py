@@ -21,7 +21,8 @@ FRONTENDS = ("libcudart.so.13", "libcuda.so.1", "libnvidia-ml.so.1",
 FILES = (["bin/gvs", "bin/gvsd", "etc/gvs/gvs.conf.example",
           "share/doc/gvs/README.md", "share/man/man1/gvs.1",
           "share/man/man8/gvsd.8", "share/man/man5/gvs.conf.5",
-          "lib/gvs/frontend/libcuda.so"] +
+          "lib/gvs/frontend/libcuda.so", "lib/systemd/system/gvsd.service",
+          "lib/sysusers.d/gvsd.conf"] +
          ["lib/gvs/frontend/" + f for f in FRONTENDS] +
          ["lib/gvs/plugins/gvs-%s.so" % p for p in ("remote", "cudart", "cuda", "nvml")])
 
@@ -78,6 +79,9 @@ def main(argv):
                     return fail("%s still names the build tree:\n%s" % (path, d))
                 if "/frontend/" in path and "[$ORIGIN]" not in d:
                     return fail("%s: no $ORIGIN run path" % path)
+        with open(os.path.join(prefix, "lib/systemd/system/gvsd.service")) as f:
+            if "ExecStart=%s/bin/gvsd\n" % prefix not in f.read():
+                return fail("gvsd.service does not start the installed gvsd")
         ok, loaded = plugins_loaded(prefix)
         want = os.path.join(prefix, "bin", "..", "lib", "gvs", "plugins")
         if not ok or len(loaded) != 4 or any(want not in l for l in loaded):
