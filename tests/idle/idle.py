@@ -10,11 +10,13 @@ usage: idle.py GVSD FRONTEND_DIR CLIENT TRANSPORT [--clients N]
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gvsd_start  # noqa: E402  (tests/gvsd_start.py)
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -47,26 +49,14 @@ def main(argv):
     ap.add_argument("--limit", type=float, default=1.0)
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        if a.transport == "tcp":
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                uri = "tcp://127.0.0.1:%d" % s.getsockname()[1]
-        else:
-            uri = "%s://%s/gvsd.sock" % (a.transport, tmp)
-        conf = os.path.join(tmp, "gvs.conf")
-        with open(conf, "w") as f:
-            f.write("max_sessions = %d\n" % (a.clients + 8))
-        r, w = os.pipe()
-        gvsd = subprocess.Popen([a.gvsd, "--listen", uri, "--config", conf,
-                                 "--log-level", "warn", "--ready-fd", str(w)],
-                                pass_fds=(w,))
-        os.close(w)
+        uri = gvsd_start.endpoint(a.transport, tmp)
+        gvsd = gvsd_start.start(a.gvsd, uri, tmp, ["--log-level", "warn"],
+                                "max_sessions = %d\n" % (a.clients + 8))
+        if gvsd is None:
+            print("FAILED: gvsd did not start on %s" % uri)
+            return 1
         clients = []
         try:
-            with os.fdopen(r) as ready:
-                if ready.read().strip() != "ready":
-                    print("FAILED: gvsd did not start on %s" % uri)
-                    return 1
             env = dict(os.environ, GVS_SERVER=uri, LD_LIBRARY_PATH=a.frontend_dir)
             for _ in range(a.clients):
                 clients.append(subprocess.Popen([a.client], env=env, stdin=subprocess.PIPE,

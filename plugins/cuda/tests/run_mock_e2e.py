@@ -11,10 +11,13 @@ usage: run_mock_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "tests"))
+import gvsd_start  # noqa: E402  (tests/gvsd_start.py)
 
 
 def main(argv):
@@ -28,26 +31,12 @@ def main(argv):
     ap.add_argument("--expect", action="append", default=[])
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        if a.transport == "tcp":
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                uri = "tcp://127.0.0.1:%d" % s.getsockname()[1]
-        else:
-            uri = "%s://%s/gvsd.sock" % (a.transport, tmp)
-        conf = os.path.join(tmp, "gvs.conf")
-        with open(conf, "w") as f:
-            f.write("# empty: the command line says it all\n")
-        r, w = os.pipe()
-        gvsd = subprocess.Popen(
-            [a.gvsd, "--listen", uri, "--plugin-dir", a.plugin_dir,
-             "--config", conf, "--ready-fd", str(w)] + a.gvsd_arg,
-            pass_fds=(w,))
-        os.close(w)
-        with os.fdopen(r) as ready:
-            if ready.read().strip() != "ready":
-                gvsd.kill()
-                print("FAILED: gvsd did not start on %s" % uri)
-                return 1
+        uri = gvsd_start.endpoint(a.transport, tmp)
+        gvsd = gvsd_start.start(a.gvsd, uri, tmp,
+                                ["--plugin-dir", a.plugin_dir] + a.gvsd_arg)
+        if gvsd is None:
+            print("FAILED: gvsd did not start on %s" % uri)
+            return 1
         env = dict(os.environ, GVS_SERVER=uri,
                    LD_LIBRARY_PATH=a.frontend_dir)
         try:
