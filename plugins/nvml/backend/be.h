@@ -63,7 +63,7 @@ extern const struct gvs_remote_be *nvml_be_remote;
 
 /* lib.c: NVML loaded and initialized, and the session's list made, once
  * per worker: NVML_SUCCESS, else what every call answers (NVML's own
- * failure, NVML_ERROR_LIBRARY_NOT_FOUND where the host has none). */
+ * failure, NVML_ERROR_DRIVER_NOT_LOADED where the host has no NVML). */
 nvmlReturn_t nvml_be_ready(void);
 /* lib.c: nvmlShutdown, where nvml_be_ready initialized NVML. */
 void nvml_be_unload(void);

@@ -12,9 +12,11 @@ static int initialized;
 
 static nvmlReturn_t load(void)
 {
+    /* A host without NVML is one without NVIDIA's driver: NVML's answer
+     * there, as the client's when it finds no gvsd. */
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h == NULL)
-        return NVML_ERROR_LIBRARY_NOT_FOUND;
+        return NVML_ERROR_DRIVER_NOT_LOADED;
     /* ISO C has no conversion from void * to a function pointer. */
 #define NVML_BE_RESOLVE(name)                                                \
     if ((*(void **)&nvml_be_lib.name = dlsym(h, #name)) == NULL)             \
