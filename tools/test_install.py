@@ -77,8 +77,12 @@ def main(argv):
                 d = dynamic(path)
                 if build in d:
                     return fail("%s still names the build tree:\n%s" % (path, d))
-                if "/frontend/" in path and "[$ORIGIN]" not in d:
-                    return fail("%s: no $ORIGIN run path" % path)
+                if ("/frontend/" in path and "Shared library: [libgvs-" in d and
+                        "runpath: [$ORIGIN]" not in d):
+                    return fail("%s: no $ORIGIN run path for its siblings" % path)
+                if "path: [" in d and "::" in d.split("path: [", 1)[1].split("]")[0] + ":":
+                    return fail("%s: an empty run path entry (the current directory)"
+                                % path)
         with open(os.path.join(prefix, "lib/systemd/system/gvsd.service")) as f:
             if "ExecStart=%s/bin/gvsd\n" % prefix not in f.read():
                 return fail("gvsd.service does not start the installed gvsd")
