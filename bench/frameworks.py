@@ -200,14 +200,20 @@ def print_table(runs):
     print(table(runs, names))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_gvs_args(ap):
+    """The options of the programs a framework benchmark runs: gvs, gvsd,
+    gvsd's extra arguments, and what every gvs client runs under."""
     ap.add_argument("--gvs", default="build/bin/gvs")
     ap.add_argument("--gvsd", default="build/bin/gvsd")
     ap.add_argument("--gvsd-arg", action="append", default=[],
                     help="an argument for every gvsd (repeatable)")
     ap.add_argument("--client-wrap", default=os.environ.get("GVS_TEST_NOGPU", ""),
                     help="command every gvs client runs under (default $GVS_TEST_NOGPU)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_gvs_args(ap)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--work", default=os.path.join(HERE, "frameworks_work.py"),
                     help="the workload script")

@@ -48,7 +48,7 @@ import time
 
 # The gvsd the framework benchmark starts, its marker and its log; the
 # environment of a native run (bench/frameworks.py, bench/run.py).
-from frameworks import MARK, Gvsd, log
+from frameworks import MARK, Gvsd, add_gvs_args, log
 from run import native_env
 
 NPROC = 4
@@ -397,12 +397,7 @@ def summary(a, phases):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gvs", default="build/bin/gvs")
-    ap.add_argument("--gvsd", default="build/bin/gvsd")
-    ap.add_argument("--gvsd-arg", action="append", default=[],
-                    help="another argument for gvsd (repeatable)")
-    ap.add_argument("--client-wrap", default=os.environ.get("GVS_TEST_NOGPU", ""),
-                    help="command every gvs client runs under (default $GVS_TEST_NOGPU)")
+    add_gvs_args(ap)
     ap.add_argument("--transport", default="shm", choices=("shm", "unix", "tcp"))
     ap.add_argument("--memory-quota", default="16G", help="gvsd's quota per session")
     ap.add_argument("--steps", type=int, default=200, help="timed steps per process")

@@ -488,4 +488,16 @@ struct gvs_remote_be {
     int (*shared_device_has)(uint64_t p, uint64_t len);
 };
 
+/* The layer's backend for an API plugin's session_open: the peer the
+ * layer offers the session (opened before the API plugins), or NULL when
+ * the session has none (a client that did not name the layer) or one of
+ * another version: the plugin then refuses the session. */
+static inline const struct gvs_remote_be *
+gvs_remote_be_of(const struct gvs_host_api *host, struct gvs_session *session)
+{
+    const struct gvs_remote_be *r =
+        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
+    return r != NULL && r->version == GVS_REMOTE_BE_VERSION ? r : NULL;
+}
+
 #endif

@@ -15,9 +15,8 @@ static int session_open(const struct gvs_host_api *host,
     /* The layer's backend, opened before us (docs/remoting.md).  Our
      * frontend always names it; a client that did not, or a layer of
      * another version, is refused. */
-    const struct gvs_remote_be *r =
-        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
-    if (r == NULL || r->version != GVS_REMOTE_BE_VERSION)
+    const struct gvs_remote_be *r = gvs_remote_be_of(host, session);
+    if (r == NULL)
         return GVS_E_PROTO;
     struct cuda_be_session *s = gvs_calloc(1, sizeof(*s));
     if (s == NULL)

@@ -20,9 +20,8 @@ static int session_open(const struct gvs_host_api *host,
     /* The layer's backend, opened before us (docs/remoting.md): the
      * lanes, handles and quota are its.  Our frontend always names it; a
      * client that did not, or a layer of another version, is refused. */
-    const struct gvs_remote_be *r =
-        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
-    if (r == NULL || r->version != GVS_REMOTE_BE_VERSION) {
+    const struct gvs_remote_be *r = gvs_remote_be_of(host, session);
+    if (r == NULL) {
         gvs_free(s);
         return GVS_E_PROTO;
     }

@@ -39,7 +39,6 @@
     X(nvmlDeviceGetSerial)                                                   \
     X(nvmlDeviceGetBoardPartNumber)                                          \
     X(nvmlDeviceGetVbiosVersion)                                             \
-    X(nvmlDeviceGetMemoryInfo)                                               \
     X(nvmlDeviceGetMemoryInfo_v2)                                            \
     X(nvmlDeviceGetComputeRunningProcesses_v3)                               \
     X(nvmlDeviceGetGraphicsRunningProcesses_v3)                              \

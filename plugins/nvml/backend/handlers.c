@@ -114,26 +114,23 @@ int nvml_be_device_memory(struct gvs_call *call)
     nvmlReturn_t r = d != NULL ? NVML_SUCCESS : nvml_be_ready();
     if (r == NVML_SUCCESS && d == NULL)
         r = NVML_ERROR_INVALID_ARGUMENT;
-    nvmlMemory_t m = {0};
+    nvmlMemory_v2_t m = {.version = nvmlMemory_v2};
     if (r == NVML_SUCCESS)
-        r = NVML_LIB(nvmlDeviceGetMemoryInfo)(d->handle, &m);
-    uint64_t own = 0, quota = 0, reserved = 0;
+        r = NVML_LIB(nvmlDeviceGetMemoryInfo_v2)(d->handle, &m);
+    uint64_t own = 0, quota = 0;
     if (r == NVML_SUCCESS) {
         nvml_be_remote->quota_usage(d->ordinal, &own, &quota);
         size_t total = (size_t)m.total, free = (size_t)m.free;
         nvml_be_remote->quota_mem_info(&free, &total);
-        if (quota == 0) {
-            nvmlMemory_v2_t v2 = {.version = nvmlMemory_v2};
-            if (NVML_LIB(nvmlDeviceGetMemoryInfo_v2)(d->handle, &v2) == NVML_SUCCESS)
-                reserved = v2.reserved;
-        }
         m.total = total;
         m.free = free;
+        if (quota != 0)
+            m.reserved = 0;
     }
     apigen_put_i32(&c, (int32_t)r);
     if (r == NVML_SUCCESS) {
         apigen_put_u64(&c, m.total);
-        apigen_put_u64(&c, reserved);
+        apigen_put_u64(&c, m.reserved);
         apigen_put_u64(&c, m.free);
         apigen_put_u64(&c, own);
     }

@@ -15,9 +15,8 @@ static int session_open(const struct gvs_host_api *host,
     /* The layer's backend, opened before us (docs/remoting.md): the
      * session's memory use.  A client without it, or a layer of another
      * version, is refused. */
-    const struct gvs_remote_be *r =
-        host->peer != NULL ? host->peer(session, GVS_REMOTE_PEER) : NULL;
-    if (r == NULL || r->version != GVS_REMOTE_BE_VERSION)
+    const struct gvs_remote_be *r = gvs_remote_be_of(host, session);
+    if (r == NULL)
         return GVS_E_PROTO;
     nvml_be_host = host;
     nvml_be_remote = r;

@@ -135,68 +135,33 @@ static nvmlReturn_t list(nvmlDevice_t device, enum nvml_process_kind kind,
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                     unsigned int *infoCount,
-                                                     nvmlProcessInfo_t *infos)
-{
-    return list(device, NVML_PROC_COMPUTE, infoCount, infos, 3);
-}
-
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                     unsigned int *infoCount,
-                                                     nvmlProcessInfo_v2_t *infos)
-{
-    return list(device, NVML_PROC_COMPUTE, infoCount, infos, 2);
-}
-
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
-                                                  unsigned int *infoCount,
-                                                  nvmlProcessInfo_v1_t *infos)
-{
-    return list(device, NVML_PROC_COMPUTE, infoCount, infos, 1);
-}
-
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-                                                      unsigned int *infoCount,
-                                                      nvmlProcessInfo_t *infos)
-{
-    return list(device, NVML_PROC_GRAPHICS, infoCount, infos, 3);
-}
-
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
-                                                      unsigned int *infoCount,
-                                                      nvmlProcessInfo_v2_t *infos)
-{
-    return list(device, NVML_PROC_GRAPHICS, infoCount, infos, 2);
-}
-
-nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
-                                                   unsigned int *infoCount,
-                                                   nvmlProcessInfo_v1_t *infos)
-{
-    return list(device, NVML_PROC_GRAPHICS, infoCount, infos, 1);
-}
-
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                        unsigned int *infoCount,
-                                                        nvmlProcessInfo_t *infos)
-{
-    return list(device, NVML_PROC_MPS, infoCount, infos, 3);
-}
-
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                        unsigned int *infoCount,
-                                                        nvmlProcessInfo_v2_t *infos)
-{
-    return list(device, NVML_PROC_MPS, infoCount, infos, 2);
-}
-
-nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device,
-                                                     unsigned int *infoCount,
-                                                     nvmlProcessInfo_v1_t *infos)
-{
-    return list(device, NVML_PROC_MPS, infoCount, infos, 1);
-}
+/* NVML's nine lists: three kinds, each in three versions of its entry
+ * (v1: pid and memory; v2 and v3: with the MIG instances). */
+#define PROCESS_LIST(name, kind, entry, version)                             \
+    nvmlReturn_t name(nvmlDevice_t device, unsigned int *infoCount,          \
+                      entry *infos)                                          \
+    {                                                                        \
+        return list(device, kind, infoCount, infos, version);                \
+    }
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses, NVML_PROC_COMPUTE,
+             nvmlProcessInfo_v1_t, 1)
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v2, NVML_PROC_COMPUTE,
+             nvmlProcessInfo_v2_t, 2)
+PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v3, NVML_PROC_COMPUTE,
+             nvmlProcessInfo_t, 3)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses, NVML_PROC_GRAPHICS,
+             nvmlProcessInfo_v1_t, 1)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v2, NVML_PROC_GRAPHICS,
+             nvmlProcessInfo_v2_t, 2)
+PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v3, NVML_PROC_GRAPHICS,
+             nvmlProcessInfo_t, 3)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses, NVML_PROC_MPS,
+             nvmlProcessInfo_v1_t, 1)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v2, NVML_PROC_MPS,
+             nvmlProcessInfo_v2_t, 2)
+PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v3, NVML_PROC_MPS,
+             nvmlProcessInfo_t, 3)
+#undef PROCESS_LIST
 
 /* The name of the session's process (the only one its lists show): the
  * program as its command line names it, as NVML says. */
