@@ -1,8 +1,10 @@
-// Calls that act on the current context alone, first on threads that
-// made no other call (issue 11, item 1): through gvs a thread's calls
-// may run on any of the session's threads, one that never ran a call of
-// the program included, and must find the context the program's thread
-// would.  Each thread's results are printed in thread order.
+// Calls that act on the current context alone, on threads that made no
+// other call or one of several (issue 11, item 1): natively a thread has
+// no current context until a runtime call that makes the device's
+// primary context current, and cudaCtxResetPersistingL2Cache finds none
+// before; through gvs a thread's calls may run on any of the session's
+// threads, and must find the context the program's thread would.  Each
+// thread's results are printed in thread order.
 #include "check.h"
 #include <thread>
 #include <vector>
@@ -17,6 +19,20 @@ int main()
     std::vector<std::thread> threads;
     for (int i = 0; i < n; i++)
         threads.emplace_back([&, i] {
+            int count, attr;
+            size_t stack;
+            switch (i % 4) {
+            case 1:
+                CHECK(cudaGetDeviceCount(&count));
+                CHECK(cudaDeviceGetAttribute(&attr, cudaDevAttrComputeCapabilityMajor, 0));
+                break;
+            case 2:
+                CHECK(cudaSetDevice(0));
+                break;
+            case 3:
+                CHECK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+                break;
+            }
             reset[i] = cudaCtxResetPersistingL2Cache();
             limit[i] = cudaDeviceGetLimit(&value[i], cudaLimitStackSize);
         });

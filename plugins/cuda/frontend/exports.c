@@ -11,6 +11,8 @@
  */
 #include "exports.h"
 
+#include "compute_cache.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -373,6 +375,11 @@ static CUresult integrity_check(unsigned int version, unsigned long long unix_se
 #define EXPORT_IMPL_T_6E163FBE_B958_444D_835C_E182AFF1991E [7] = FN(tools_module_7),
 #define EXPORT_IMPL_DEVICE_EXTENDED_RT                                       \
     [5] = FN(device_attribute), [13] = FN(device_flag),
+/* DA9151D3: the compute cache (compute_cache.h). */
+#define EXPORT_IMPL_T_DA9151D3_3AE6_CC41_A5C0_4F26D533E328                    \
+    [1] = FN(cuda_fe_cc_open), [2] = FN(cuda_fe_cc_close),                   \
+    [3] = FN(cuda_fe_cc_lookup), [4] = FN(cuda_fe_cc_store),                 \
+    [6] = FN(cuda_fe_cc_free),
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"

@@ -9,10 +9,19 @@
  *   exports_test slots     cuda.export_slots: every other implemented
  *                          slot, the integrity check over the fake's
  *                          devices, and the stubs' one line on stderr
+ *   exports_test rdc       cuda.rdc_link: -rdc units linked at load
+ *   exports_test cache     cuda.compute_cache: DA9151D3, the compute
+ *                          cache, kept in a temporary directory
  */
 #include "exports.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -186,6 +195,7 @@ static void *const *table(const char *uuid_hex)
 #define DEVICE_EXTENDED_RT "b10541e1f7c7c74a9f64f223be99f1e2"
 #define TOOLS_MODULE "6e163fbeb958444d835ce182aff1991e"
 #define UNNAMED "69cbe9165742034a84cc93f7b151c5c9"
+#define COMPUTE_CACHE "da9151d33ae6cc41a5c04f26d533e328"
 
 /* A slot as a function of the type the caller knows. */
 #define SLOT(type, uuid, i) ((type)table(uuid)[i])
@@ -617,6 +627,224 @@ static int test_rdc(void)
     return 0;
 }
 
+/* ---- DA9151D3, the compute cache (compute_cache.h). */
+
+typedef CUresult (*cc_open_fn)(void **, unsigned int, const void *, size_t,
+                               const char *, const char *);
+typedef CUresult (*cc_close_fn)(void *);
+typedef CUresult (*cc_lookup_fn)(void *, unsigned int, void **, unsigned int *);
+typedef CUresult (*cc_store_fn)(void *, unsigned int, const void *, size_t);
+typedef CUresult (*cc_free_fn)(void *);
+
+#define CC_OPEN SLOT(cc_open_fn, COMPUTE_CACHE, 1)
+#define CC_CLOSE SLOT(cc_close_fn, COMPUTE_CACHE, 2)
+#define CC_LOOKUP SLOT(cc_lookup_fn, COMPUTE_CACHE, 3)
+#define CC_STORE SLOT(cc_store_fn, COMPUTE_CACHE, 4)
+#define CC_FREE SLOT(cc_free_fn, COMPUTE_CACHE, 6)
+
+struct cc_key {
+    unsigned int kind;
+    const char *input, *options, *build;
+};
+
+static const struct cc_key cc_k1 = {1, "BC\xc0\xde input one", "-arch=sm_90a -ftz=1", "HOST64"};
+
+/* What the cache holds under k: 1 and its bytes in out, 0 for a miss
+ * (which must leave the outputs empty), -1 on anything else. */
+static int cc_get(const struct cc_key *k, char *out, size_t cap)
+{
+    void *h = NULL, *data = (void *)1;
+    unsigned int size = 7;
+    if (CC_OPEN(&h, k->kind, k->input, strlen(k->input), k->options, k->build) !=
+        CUDA_SUCCESS)
+        return -1;
+    CUresult r = CC_LOOKUP(h, 0, &data, &size);
+    int got = -1;
+    if (r == CUDA_ERROR_NOT_FOUND && data == NULL && size == 0)
+        got = 0;
+    if (r == CUDA_SUCCESS && size < cap) {
+        memcpy(out, data, size);
+        out[size] = '\0';
+        got = CC_FREE(data) == CUDA_SUCCESS ? 1 : -1;
+    }
+    return CC_CLOSE(h) == CUDA_SUCCESS ? got : -1;
+}
+
+static int cc_put(const struct cc_key *k, const char *bytes)
+{
+    void *h = NULL;
+    if (CC_OPEN(&h, k->kind, k->input, strlen(k->input), k->options, k->build) !=
+        CUDA_SUCCESS)
+        return -1;
+    CUresult r = CC_STORE(h, 0, bytes, strlen(bytes));
+    return CC_CLOSE(h) == CUDA_SUCCESS && r == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* The path of the cache's one entry file in dir, or "" when not one. */
+static void cc_entry(const char *dir, char *path, size_t len)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    path[0] = '\0';
+    while (d != NULL && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "gvs-", 4) == 0 && n++ == 0 &&
+            snprintf(path, len, "%s/%s", dir, e->d_name) >= (int)len)
+            n++;
+    if (d != NULL)
+        closedir(d);
+    if (n != 1)
+        path[0] = '\0';
+}
+
+static int cc_files(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+static void cc_set_time(const char *dir, const struct cc_key *k, time_t t)
+{
+    char path[PATH_MAX];
+    struct timespec ts[2] = {{t, 0}, {t, 0}};
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    /* The entry is the one whose file holds k's options. */
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char buf[4096] = {0};
+        if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+            continue;
+        FILE *f = fopen(path, "rb");
+        if (f == NULL)
+            continue;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        if (memmem(buf, n, k->input, strlen(k->input)) != NULL)
+            utimensat(AT_FDCWD, path, ts, 0);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+static int test_cache(void)
+{
+    char root[] = "/tmp/gvs-cc-XXXXXX", dir[PATH_MAX], path[PATH_MAX], got[256];
+    EXPECT(mkdtemp(root) != NULL);
+    snprintf(dir, sizeof(dir), "%s/a/b", root);
+    unsetenv("CUDA_CACHE_DISABLE");
+    unsetenv("CUDA_CACHE_MAXSIZE");
+    setenv("CUDA_CACHE_PATH", dir, 1);
+
+    /* A miss, the caller's compilation kept, then found by a later open
+     * (another process's as well: nothing is kept in memory). */
+    EXPECT(cc_get(&cc_k1, got, sizeof(got)) == 0);
+    EXPECT(cc_put(&cc_k1, "cubin one") == 0);
+    EXPECT(cc_get(&cc_k1, got, sizeof(got)) == 1);
+    EXPECT(strcmp(got, "cubin one") == 0);
+    struct stat st;
+    EXPECT(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+
+    /* Every part of the key counts. */
+    struct cc_key k = cc_k1;
+    k.kind = 2;
+    EXPECT(cc_get(&k, got, sizeof(got)) == 0);
+    k = cc_k1;
+    k.input = "BC\xc0\xde input two";
+    EXPECT(cc_get(&k, got, sizeof(got)) == 0);
+    k = cc_k1;
+    k.options = "-arch=sm_90a -ftz=0";
+    EXPECT(cc_get(&k, got, sizeof(got)) == 0);
+    k = cc_k1;
+    k.build = "HOST32";
+    EXPECT(cc_get(&k, got, sizeof(got)) == 0);
+
+    /* A damaged entry is a miss, never other bytes: a flipped byte of
+     * the key, a truncation, a trailing byte. */
+    cc_entry(dir, path, sizeof(path));
+    EXPECT(path[0] != '\0');
+    FILE *f = fopen(path, "r+b");
+    EXPECT(f != NULL);
+    EXPECT(fseek(f, 20, SEEK_SET) == 0 && fputc('X', f) != EOF && fclose(f) == 0);
+    EXPECT(cc_get(&cc_k1, got, sizeof(got)) == 0);
+    EXPECT(cc_put(&cc_k1, "cubin one") == 0);
+    EXPECT(stat(path, &st) == 0 && truncate(path, st.st_size - 1) == 0);
+    EXPECT(cc_get(&cc_k1, got, sizeof(got)) == 0);
+    EXPECT(cc_put(&cc_k1, "cubin one") == 0);
+    f = fopen(path, "ab");
+    EXPECT(f != NULL && fputc(0, f) != EOF && fclose(f) == 0);
+    EXPECT(cc_get(&cc_k1, got, sizeof(got)) == 0);
+    EXPECT(cc_put(&cc_k1, "cubin one") == 0);
+    EXPECT(cc_files(dir) == 1);
+
+    /* Arguments no caller gives. */
+    void *h = (void *)1, *data;
+    unsigned int size;
+    char foreign[64] = {0};
+    EXPECT(CC_OPEN(NULL, 1, "x", 1, "", "") == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_OPEN(&h, 1, NULL, 1, "", "") == CUDA_ERROR_INVALID_VALUE && h == NULL);
+    EXPECT(CC_OPEN(&h, 1, "x", 1, NULL, NULL) == CUDA_SUCCESS);
+    EXPECT(CC_LOOKUP(h, 0, NULL, &size) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_LOOKUP(h, 0, &data, NULL) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_STORE(h, 0, NULL, 4) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_CLOSE(h) == CUDA_SUCCESS);
+    EXPECT(CC_CLOSE(NULL) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_FREE(NULL) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(CC_FREE(foreign + 32) == CUDA_ERROR_INVALID_VALUE);
+
+    /* Bounded by CUDA_CACHE_MAXSIZE: an entry larger is not kept; the
+     * least recently used go to make room, a hit counting as a use. */
+    setenv("CUDA_CACHE_MAXSIZE", "200", 1);
+    k = cc_k1;
+    k.options = "big";
+    char big[256];
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    EXPECT(cc_put(&k, big) == 0);
+    EXPECT(cc_get(&k, got, sizeof(got)) == 0);
+    struct cc_key a = cc_k1, b = cc_k1, c = cc_k1;
+    a.input = "input a";
+    b.input = "input b";
+    c.input = "input c";
+    setenv("CUDA_CACHE_MAXSIZE", "260", 1);
+    EXPECT(cc_put(&a, "cubin a") == 0);
+    EXPECT(cc_put(&b, "cubin b") == 0);
+    EXPECT(cc_files(dir) <= 3);
+    cc_set_time(dir, &a, 1000);
+    cc_set_time(dir, &b, 2000);
+    EXPECT(cc_get(&a, got, sizeof(got)) == 1);
+    EXPECT(cc_put(&c, "cubin c") == 0);
+    EXPECT(cc_get(&b, got, sizeof(got)) == 0);
+    EXPECT(cc_get(&a, got, sizeof(got)) == 1 && strcmp(got, "cubin a") == 0);
+    EXPECT(cc_get(&c, got, sizeof(got)) == 1 && strcmp(got, "cubin c") == 0);
+    unsetenv("CUDA_CACHE_MAXSIZE");
+
+    /* Off, or nowhere to keep it: the caller compiles. */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
+    h = (void *)1;
+    EXPECT(CC_OPEN(&h, 1, "x", 1, "", "") == CUDA_ERROR_NOT_SUPPORTED && h == NULL);
+    unsetenv("CUDA_CACHE_DISABLE");
+    unsetenv("CUDA_CACHE_PATH");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    EXPECT(CC_OPEN(&h, 1, "x", 1, "", "") == CUDA_ERROR_NOT_SUPPORTED);
+    setenv("XDG_CACHE_HOME", root, 1);
+    EXPECT(cc_put(&cc_k1, "cubin one") == 0);
+    snprintf(dir, sizeof(dir), "%s/gvs/ComputeCache", root);
+    EXPECT(cc_files(dir) == 1);
+
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    EXPECT(system(cmd) == 0);
+    puts("ok");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "storage") == 0)
@@ -625,6 +853,8 @@ int main(int argc, char **argv)
         return test_slots();
     if (argc == 2 && strcmp(argv[1], "rdc") == 0)
         return test_rdc();
-    fprintf(stderr, "usage: %s storage|slots|rdc\n", argv[0]);
+    if (argc == 2 && strcmp(argv[1], "cache") == 0)
+        return test_cache();
+    fprintf(stderr, "usage: %s storage|slots|rdc|cache\n", argv[0]);
     return 2;
 }

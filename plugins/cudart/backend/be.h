@@ -60,6 +60,11 @@ struct be_module {
  * layer's lane (remote_be.h). */
 struct be_lane {
     int device; /* the lane's current device, moved by SET_DEVICE */
+    /* The client thread made a call that makes the device's primary
+     * context current on it, as the runtime does at the thread's first
+     * call needing a device; before, calls that act on the current
+     * context alone find none (cudart_be_enter). */
+    int context_current;
     /* First failure of a bulk transfer's posted chunks, reported by its
      * final chunk. */
     cudaError_t latched;

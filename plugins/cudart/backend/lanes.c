@@ -44,6 +44,11 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
             return e;
         *thread_mode = mode;
     }
+    /* Natively a thread's first call that acts on the current context
+     * alone finds none; every other call of a device makes one current. */
+    if (call->op == CUDART_OP_cudaCtxResetPersistingL2Cache && !l->context_current)
+        return cudaErrorDeviceUninitialized;
+    l->context_current = 1;
     if (thread_device < 0) {
         /* Where even that fails (no driver), the call itself says so;
          * the failure left as the thread's last error is cleared (the
@@ -90,6 +95,7 @@ int cudart_be_cudasetdevice(struct gvs_call *call)
     if (l == NULL)
         return GVS_E_NOMEM;
     l->device = device;
+    l->context_current = 1;
     apigen_put_i32(&c, cudaSuccess);
     return c.rc;
 }

@@ -14,6 +14,10 @@
  * does (seen on two H200s). */
 static _Thread_local int thread_dev;
 static _Thread_local int lane_dev;
+/* The lane was sent a device: cudaSetDevice makes the device's primary
+ * context current on the thread at once, so the backend is told even of
+ * device 0, the one a lane starts on (backend/lanes.c). */
+static _Thread_local int lane_told;
 
 int fe_thread_device(void)
 {
@@ -37,8 +41,10 @@ int fe_device_sync_locked(struct gvs_client *cl)
                                     &iov, 1, NULL);
     }
     gvs_buf_free(b);
-    if (rc == 0)
+    if (rc == 0) {
         lane_dev = dev;
+        lane_told = 1;
+    }
     return rc;
 }
 
@@ -46,6 +52,7 @@ int fe_device_sync_locked(struct gvs_client *cl)
 void fe_device_forget_session(void)
 {
     lane_dev = 0;
+    lane_told = 0;
 }
 
 static cudaError_t device_count_get(int *count)
@@ -78,6 +85,8 @@ cudaError_t cudaSetDevice(int device)
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
     gvs_client_lock(cl);
+    if (!lane_told)
+        lane_dev = -1;
     int rc = fe_device_sync_locked(cl);
     gvs_client_unlock(cl);
     return cudart_fe_ret(rc < 0 ? fe_transport_error(rc) : cudaSuccess);

@@ -35,6 +35,19 @@ static void pointers_and_hints()
     OK(cudaProfilerStart());
     OK(cudaProfilerStop());
     OK(cudaCtxResetPersistingL2Cache());
+    // A thread has no current context until a call of a device makes the
+    // primary context current: the reset finds none before, as natively.
+    std::thread([] {
+        CHECK(cudaCtxResetPersistingL2Cache() == cudaErrorDeviceUninitialized);
+        OK(cudaSetDevice(0));
+        OK(cudaCtxResetPersistingL2Cache());
+    }).join();
+    std::thread([] {
+        size_t stack;
+        OK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+        OK(cudaCtxResetPersistingL2Cache());
+    }).join();
+    (void)cudaGetLastError();
     OK(cudaDeviceFlushGPUDirectRDMAWrites(
         cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
         cudaFlushGPUDirectRDMAWritesToOwner));
