@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #define MAX_WRAPS 1024
-#define MAX_SLOTS 128
+#define MAX_SLOTS 300
 #define DUMP_BYTES 64
 
 struct wrap {

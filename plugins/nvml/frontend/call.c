@@ -153,14 +153,3 @@ nvmlReturn_t nvmlShutdown(void)
     pthread_mutex_unlock(&init_lock);
     return r;
 }
-
-/* NVML's private tables belong to NVIDIA's tools; like NVIDIA's library
- * for a table it does not have, gvs's has none. */
-nvmlReturn_t nvmlInternalGetExportTable(const void **ppExportTable,
-                                        const void *pExportTableId)
-{
-    if (ppExportTable == NULL || pExportTableId == NULL)
-        return NVML_ERROR_INVALID_ARGUMENT;
-    *ppExportTable = NULL;
-    return NVML_ERROR_FUNCTION_NOT_FOUND;
-}

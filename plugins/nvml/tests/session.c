@@ -250,6 +250,32 @@ int main(int argc, char **argv)
     unsigned char id[16] = {0};
     CHECK_EQ(nvmlInternalGetExportTable(&table, id), NVML_ERROR_FUNCTION_NOT_FOUND);
     CHECK_EQ(table == NULL, 1);
+    /* nvidia-smi's table: NVIDIA's size, its NULL slots, stubs. */
+    const unsigned char c4fe[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+                                    0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+    CHECK_EQ(nvmlInternalGetExportTable(&table, c4fe), NVML_SUCCESS);
+    const size_t *words = table;
+    CHECK_EQ(words[0], 0x870);
+    CHECK_EQ(words[1] == 0 && words[2] == 0 && words[3] != 0 && words[269] != 0, 1);
+    nvmlReturn_t (*slot)(void) = (nvmlReturn_t (*)(void))words[269];
+    CHECK_EQ(slot(), NVML_ERROR_NOT_SUPPORTED);
+    nvmlReturn_t (*logged)(const char *, const char *, const char *, void *) =
+        (nvmlReturn_t (*)(const char *, const char *, const char *, void *))words[26];
+    CHECK_EQ(logged("nvidia-smi %s: %s\n", "stdout", "GPU 0", NULL), NVML_SUCCESS);
+    nvmlReturn_t (*pci_address)(unsigned, char *, unsigned) =
+        (nvmlReturn_t (*)(unsigned, char *, unsigned))words[81];
+    if (want > 0) {
+        char addr[34], expect[34];
+        nvmlPciInfo_t pci;
+        CHECK_EQ(nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
+        snprintf(expect, sizeof(expect), "%04x:%02x:%02x.0", pci.domain, pci.bus,
+                 pci.device);
+        CHECK_EQ(pci_address(0, addr, sizeof(addr)), NVML_SUCCESS);
+        CHECK_EQ(strcmp(addr, expect), 0);
+        CHECK_EQ(pci_address(0, addr, 4), NVML_ERROR_INSUFFICIENT_SIZE);
+    }
+    char none[34];
+    CHECK_EQ(pci_address(99, none, sizeof(none)), NVML_ERROR_INVALID_ARGUMENT);
     CHECK_EQ(nvmlShutdown(), NVML_SUCCESS);
     unsigned n;
     CHECK_EQ(nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
