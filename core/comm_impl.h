@@ -83,6 +83,16 @@ extern const struct gvs_conn_ops gvs_fd_conn_ops;
 /* Wraps a connected socket; closes fd on failure. */
 int gvs_fd_conn_new(int fd, struct gvs_conn **out);
 
+/* unix://'s: the same, passing descriptors (GVS_CONN_CAP_FDS) over side,
+ * a unix socket of their own (comm_fdpass.c); closes both on failure.
+ * gvsd's side of an accepted connection makes a socket pair and sends one
+ * end first of all, as the 8-byte GVS_UNIX_SETUP_TAG message
+ * (gvs_fdpass_send); a client's connection is made with side -1 and takes
+ * it before the first byte it reads, within the receive timeout then set
+ * (else the connect timeout).  Anything else first is GVS_E_PROTO. */
+int gvs_fd_conn_new_side(int fd, int side, struct gvs_conn **out);
+#define GVS_UNIX_SETUP_TAG 0x0000000155535647ULL /* "GVSU", version 1 */
+
 /* accept4(SOCK_CLOEXEC) on a listening socket: GVS_E_TIMEOUT when
  * interrupted (EINTR, or a connection aborted before it was taken),
  * GVS_E_IO otherwise. */
@@ -101,6 +111,27 @@ int gvs_unix_connect_fd(const char *path, int *fd);
 
 /* "uid=U gid=G pid=P" of the peer of a unix socket (SO_PEERCRED). */
 void gvs_unix_peer(int fd, char *out, size_t outlen);
+
+/* Descriptors over a unix socket with SCM_RIGHTS (comm_fdpass.c). ---- */
+
+/* Sends len bytes with descriptor fd in one message (flags: sendmsg's):
+ * 1 when all went, 0 when the peer has gone (EPIPE, ECONNRESET), -1 on
+ * another failure. */
+int gvs_fdpass_send(int sock, const void *p, size_t len, int fd, int flags);
+
+/* gvs_conn_send_fd's message: the tag as payload, fd with it; 0,
+ * GVS_E_CLOSED or GVS_E_IO. */
+int gvs_fdpass_send_tagged(int sock, int fd, uint64_t tag);
+
+/* gvs_conn_recv_fd's: one tagged message within timeout_ms, exactly one
+ * descriptor with its first byte (anything else is GVS_E_PROTO, every
+ * descriptor that came closed); GVS_E_TIMEOUT, GVS_E_CLOSED, GVS_E_IO. */
+int gvs_fdpass_recv_tagged(int sock, unsigned timeout_ms, int *fd, uint64_t *tag);
+
+/* A client's wait, within the connect timeout, for the len-byte setup
+ * message the server sends at accept with one descriptor (*fd); the
+ * errors name what is set up ("shared memory"). */
+int gvs_fdpass_recv_setup(int sock, void *m, size_t len, int *fd, const char *what);
 
 /* Connect timeout: $GVS_CONNECT_TIMEOUT_MS when it is a positive
  * decimal number, else GVS_CONNECT_TIMEOUT_MS_DEFAULT. */

@@ -46,10 +46,6 @@ static long long next_slice(long long slice)
 {
     return slice < SLEEP_SLICE_MAX_NS / 2 ? 2 * slice : SLEEP_SLICE_MAX_NS;
 }
-/* Descriptors a hostile server might push along with the region; all
- * are closed, and more than one is refused. */
-#define SETUP_MAX_FDS 8
-
 struct shm_conn {
     uint8_t *base;
     size_t len;
@@ -200,35 +196,6 @@ static void shm_close(struct gvs_conn *c, int copy)
     gvs_free(s);
 }
 
-/* Sends len bytes with descriptor fd as SCM_RIGHTS in one message:
- * 1 when all went, 0 when the peer has gone (EPIPE, ECONNRESET), -1 on
- * another failure. */
-static int send_with_fd(int sock, const void *p, size_t len, int fd,
-                        int flags)
-{
-    struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = u.buf,
-                         .msg_controllen = sizeof(u.buf)};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-    ssize_t n;
-    do
-        n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)len)
-        return 1;
-    return n < 0 && (errno == EPIPE || errno == ECONNRESET) ? 0 : -1;
-}
 
 /* One message per descriptor: the tag as payload, the descriptor as
  * SCM_RIGHTS. */
@@ -237,89 +204,16 @@ static int shm_send_fd(struct gvs_conn *c, int fd, uint64_t tag)
     struct shm_conn *s = c->priv;
     if (atomic_load(&s->down) || peer_ended(s))
         return GVS_E_CLOSED;
-    int r = send_with_fd(c->fd, &tag, sizeof(tag), fd, 0);
-    return r > 0 ? 0 : r == 0 ? GVS_E_CLOSED : GVS_E_IO;
+    return gvs_fdpass_send_tagged(c->fd, fd, tag);
 }
 
-static int wait_socket(int fd, unsigned timeout_ms)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int n;
-    do
-        n = poll(&p, 1, (int)timeout_ms);
-    while (n < 0 && errno == EINTR);
-    return n > 0 ? 0 : n == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
-}
 
-/* Keeps the first descriptor passed in msg in *mfd and closes the rest;
- * returns how many there were. */
-static int take_fds(struct msghdr *msg, int *mfd)
-{
-    int n = 0;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm != NULL;
-         cm = CMSG_NXTHDR(msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-            if (n++ == 0)
-                *mfd = fd;
-            else
-                close(fd);
-        }
-    }
-    return n;
-}
 
-/* The tag may come in pieces; its descriptor comes with the first. */
+
 static int shm_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
                        uint64_t *tag)
 {
-    uint8_t t[sizeof(uint64_t)];
-    size_t got = 0;
-    int nfds = 0, rc = 0;
-    while (rc == 0 && got < sizeof(t)) {
-        rc = wait_socket(c->fd, timeout_ms);
-        if (rc < 0)
-            break;
-        struct iovec iov = {.iov_base = t + got, .iov_len = sizeof(t) - got};
-        union {
-            char buf[CMSG_SPACE(SETUP_MAX_FDS * sizeof(int))];
-            struct cmsghdr align;
-        } u;
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = u.buf,
-                             .msg_controllen = sizeof(u.buf)};
-        ssize_t n;
-        do
-            n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-        while (n < 0 && errno == EINTR);
-        if (n <= 0) {
-            rc = n == 0 ? GVS_E_CLOSED : GVS_E_IO;
-            break;
-        }
-        int late = -1;
-        int more = take_fds(&msg, got == 0 ? fd : &late);
-        if (late >= 0)
-            close(late);
-        if ((got > 0 && more > 0) || (msg.msg_flags & MSG_CTRUNC))
-            rc = GVS_E_PROTO;
-        nfds += more;
-        got += (size_t)n;
-    }
-    if (rc == 0 && nfds != 1)
-        rc = GVS_E_PROTO;
-    if (rc < 0) {
-        if (*fd >= 0)
-            close(*fd);
-        *fd = -1;
-        return rc;
-    }
-    memcpy(tag, t, sizeof(t));
-    return 0;
+    return gvs_fdpass_recv_tagged(c->fd, timeout_ms, fd, tag);
 }
 
 static const struct gvs_conn_ops shm_ops = {
@@ -390,7 +284,7 @@ static int send_setup(int sock, int mfd, uint32_t ring_size)
                               .ring_size = ring_size};
     /* A fresh socket has room for 16 bytes: never blocks gvsd's loop.  A
      * client gone before its setup is a connection aborted early. */
-    int r = send_with_fd(sock, &m, sizeof(m), mfd, MSG_DONTWAIT);
+    int r = gvs_fdpass_send(sock, &m, sizeof(m), mfd, MSG_DONTWAIT);
     return r > 0 ? 0 : r == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
 }
 
@@ -418,55 +312,6 @@ static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
 
 /* Client side. ------------------------------------------------------ */
 
-/* Receives the setup message within the connect timeout. */
-static int recv_setup(int sock, struct gvs_shm_setup *m, int *mfd)
-{
-    unsigned ms = gvs_connect_timeout_ms();
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    struct timeval none = {0, 0};
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
-    union {
-        char buf[CMSG_SPACE(SETUP_MAX_FDS * sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = u.buf,
-                         .msg_controllen = sizeof(u.buf)};
-    *mfd = -1;
-    if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
-        return gvs_comm_fail(GVS_E_IO, errno, "set a receive timeout");
-    ssize_t n;
-    do
-        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    int e = errno;
-    int nfds = n > 0 ? take_fds(&msg, mfd) : 0;
-    if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none)) < 0) {
-        n = -1;
-        e = errno;
-    }
-    int r = 0;
-    if (n == 0)
-        r = gvs_comm_fail(GVS_E_CONNECT, 0,
-                          "the server closed the connection before setting "
-                          "up shared memory");
-    else if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK))
-        r = gvs_comm_fail(GVS_E_CONNECT, 0,
-                          "no shared memory set up by the server within "
-                          "%u ms",
-                          ms);
-    else if (n < 0)
-        r = gvs_comm_fail(GVS_E_CONNECT, e, "receive the shared memory setup");
-    else if (n != (ssize_t)sizeof(*m) || nfds != 1 ||
-             (msg.msg_flags & MSG_CTRUNC))
-        r = gvs_comm_fail(GVS_E_PROTO, 0, "malformed shared memory setup");
-    if (r < 0 && *mfd >= 0) {
-        close(*mfd);
-        *mfd = -1;
-    }
-    return r;
-}
 
 /* Everything about the region is checked here, once; later only the
  * peer's counters are read from it. */
@@ -497,7 +342,7 @@ static int shm_connect(const struct gvs_uri *u, struct gvs_conn **out)
     int r = gvs_unix_connect_fd(u->path, &sock);
     if (r < 0)
         return r;
-    r = recv_setup(sock, &m, &mfd);
+    r = gvs_fdpass_recv_setup(sock, &m, sizeof(m), &mfd, "shared memory");
     if (r == 0) {
         r = map_region(&m, mfd, &base);
         close(mfd);

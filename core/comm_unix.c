@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -141,10 +142,25 @@ static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
 
 static int unix_accept(struct gvs_listener *l, struct gvs_conn **out)
 {
-    int fd;
+    int fd, pair[2];
     int r = gvs_fd_accept(l->fd, &fd);
-    if (r == 0)
-        r = gvs_fd_conn_new(fd, out);
+    if (r < 0)
+        return r;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+        close(fd);
+        return GVS_E_IO;
+    }
+    /* A fresh socket has room for 8 bytes: never blocks gvsd's loop.  A
+     * client gone before its setup is a connection aborted early. */
+    uint64_t tag = GVS_UNIX_SETUP_TAG;
+    int sent = gvs_fdpass_send(fd, &tag, sizeof(tag), pair[1], MSG_DONTWAIT);
+    close(pair[1]);
+    if (sent <= 0) {
+        close(pair[0]);
+        close(fd);
+        return sent == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
+    }
+    r = gvs_fd_conn_new_side(fd, pair[0], out);
     if (r == 0)
         gvs_unix_peer(fd, (*out)->peer, sizeof((*out)->peer));
     return r;
@@ -178,12 +194,14 @@ int gvs_unix_connect_fd(const char *path, int *fd)
     return 0;
 }
 
+/* The setup is read with the first bytes the client reads (comm_fd.c):
+ * a connection waits for gvsd to accept it no longer than it did. */
 static int unix_connect(const struct gvs_uri *u, struct gvs_conn **out)
 {
     int fd;
     int r = gvs_unix_connect_fd(u->path, &fd);
     if (r == 0)
-        r = gvs_fd_conn_new(fd, out);
+        r = gvs_fd_conn_new_side(fd, -1, out);
     if (r == 0)
         gvs_unix_peer(fd, (*out)->peer, sizeof((*out)->peer));
     return r;

@@ -81,10 +81,18 @@ int gvs_remote_runtime_used(void);
 /* Device attributes the backend answered, one table per process for
  * both APIs (the runtime's and the driver's numbers are the same;
  * frontend/devattrs.c): the hardware's, which does not change while the
- * program runs.  attr: 1 and the value where kept, else 0; keep records
- * a success.  Thread-safe. */
+ * program runs, as the session sees it.  attr: 1 and the value where
+ * kept, else 0; keep records a success, *value first made the session's
+ * (below).  Thread-safe. */
 int gvs_remote_device_attr(int device, int attr, int *value);
-void gvs_remote_device_attr_keep(int device, int attr, int value);
+void gvs_remote_device_attr_keep(int device, int attr, int *value);
+/* Whether the GPU can map this process's host memory: only where the
+ * connection shares memory with the backend (shm://, unix://).  Over tcp
+ * and tls the device is one that cannot (CanMapHostMemory 0 through
+ * either API's attributes, canMapHostMemory 0 in the runtime's
+ * properties), so that programs take the path they have for such
+ * devices. */
+int gvs_remote_maps_host_memory(void);
 
 /* The flags of device's primary context, kept while it is known active
  * (frontend/primary.c), for both APIs.  A frontend takes the epoch
@@ -348,7 +356,7 @@ enum gvs_remote_host_rc {
 };
 
 /* Shared host memory (frontend/shared.c, staging.c; docs/remoting.md,
- * "Shared host memory"), on connections that can share it (shm://,
+ * "Shared host memory"), on connections that can share it (shm://, unix://:
  * GVS_CONN_CAP_FDS): the layer allocates a sealed memfd, maps it and
  * passes it to the backend, which maps it too and pins it.  A copy
  * between such memory and the GPU is then one DMA in the worker, with no

@@ -75,7 +75,10 @@
     TEST_ENTRY(shm_fd_pass)                                                  \
     TEST_ENTRY(shm_fd_timeout)                                               \
     TEST_ENTRY(shm_fd_hostile)                                               \
-    TEST_ENTRY(unix_fd_unsupported)                                          \
+    TEST_ENTRY(unix_fd_pass)                                                 \
+    TEST_ENTRY(unix_fd_timeout)                                              \
+    TEST_ENTRY(unix_setup_hostile)                                           \
+    TEST_ENTRY(tcp_fd_unsupported)                                           \
     /* core/log */                                                           \
     TEST_ENTRY(log_levels)                                                   \
     TEST_ENTRY(log_format)                                                   \

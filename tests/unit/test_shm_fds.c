@@ -1,27 +1,36 @@
-/* Descriptors passed beside the frames of an shm:// connection
- * (gvs_conn_send_fd / gvs_conn_recv_fd), and what the other transports
- * say about them. */
+/* Descriptors passed beside the frames of an shm:// or unix://
+ * connection (gvs_conn_send_fd / gvs_conn_recv_fd), unix://'s setup that
+ * brings its descriptor channel, and what tcp says about them. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "../../core/comm_impl.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
 #include "gvs/spin.h"
 #include "test.h"
 #include "test_core.h"
 
-static int shm_pair(const char *tag, struct gvs_listener **l,
-                    struct gvs_conn **client, struct gvs_conn **server)
+/* A connected pair over scheme ("shm" or "unix") at a fresh path. */
+static int fd_pair(const char *scheme, const char *tag, struct gvs_listener **l,
+                   struct gvs_conn **client, struct gvs_conn **server)
 {
     char unix_uri[160], uri[160];
     test_unix_uri(unix_uri, sizeof(unix_uri), NULL, 0, tag);
-    snprintf(uri, sizeof(uri), "shm://%s", unix_uri + strlen("unix://"));
+    snprintf(uri, sizeof(uri), "%s://%s", scheme, unix_uri + strlen("unix://"));
     return test_conn_pair(uri, l, client, server);
+}
+
+static int shm_pair(const char *tag, struct gvs_listener **l,
+                    struct gvs_conn **client, struct gvs_conn **server)
+{
+    return fd_pair("shm", tag, l, client, server);
 }
 
 static int count_fds(void)
@@ -46,11 +55,10 @@ static int memfd_with(const char *text)
     return fd;
 }
 
-/* Sends tag_len bytes of a tag with nfds copies of fd, as a hostile peer
- * would. */
-static int send_raw(int sock, int fd, int nfds, size_t tag_len)
+/* Sends tag_len bytes of the tag with nfds copies of fd, as a hostile
+ * peer would. */
+static int send_tag(int sock, uint64_t tag, int fd, int nfds, size_t tag_len)
 {
-    uint64_t tag = 7;
     struct iovec iov = {&tag, tag_len};
     union {
         char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -71,6 +79,11 @@ static int send_raw(int sock, int fd, int nfds, size_t tag_len)
     return sendmsg(sock, &msg, 0) == (ssize_t)tag_len ? 0 : -1;
 }
 
+static int send_raw(int sock, int fd, int nfds, size_t tag_len)
+{
+    return send_tag(sock, 7, fd, nfds, tag_len);
+}
+
 static void *send_late(void *arg)
 {
     struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = 3};
@@ -82,13 +95,14 @@ static void *send_late(void *arg)
 
 /* Three memfds arrive in order with their tags, each a descriptor of
  * the same file; the frames sent after them still flow, even across the
- * receiver's sleep slices with descriptors left unread on the socket. */
-TEST_IMPL(shm_fd_pass)
+ * receiver's sleep slices with descriptors left unread on the socket.
+ * On unix the client passes them before it read anything: its setup is
+ * taken then. */
+static int fd_pass(const char *scheme, unsigned caps)
 {
     struct gvs_listener *l;
     struct gvs_conn *c, *s;
-    ASSERT_EQ(shm_pair("fds", &l, &c, &s), 0);
-    unsigned caps = GVS_CONN_CAP_FDS | GVS_CONN_CAP_CHEAP_WRITES;
+    ASSERT_EQ(fd_pair(scheme, "fds", &l, &c, &s), 0);
     ASSERT_EQ(gvs_conn_caps(c), caps);
     ASSERT_EQ(gvs_conn_caps(s), caps);
     const char *texts[3] = {"first", "second", "third"};
@@ -130,11 +144,21 @@ TEST_IMPL(shm_fd_pass)
     return 0;
 }
 
-TEST_IMPL(shm_fd_timeout)
+TEST_IMPL(shm_fd_pass)
+{
+    return fd_pass("shm", GVS_CONN_CAP_FDS | GVS_CONN_CAP_CHEAP_WRITES);
+}
+
+TEST_IMPL(unix_fd_pass)
+{
+    return fd_pass("unix", GVS_CONN_CAP_FDS);
+}
+
+static int fd_timeout(const char *scheme)
 {
     struct gvs_listener *l;
     struct gvs_conn *c, *s;
-    ASSERT_EQ(shm_pair("fdtimeout", &l, &c, &s), 0);
+    ASSERT_EQ(fd_pair(scheme, "fdtimeout", &l, &c, &s), 0);
     int fd;
     uint64_t tag;
     long long t0 = gvs_now_ns();
@@ -149,6 +173,16 @@ TEST_IMPL(shm_fd_timeout)
     gvs_conn_close(s);
     gvs_listener_close(l, 0);
     return 0;
+}
+
+TEST_IMPL(shm_fd_timeout)
+{
+    return fd_timeout("shm");
+}
+
+TEST_IMPL(unix_fd_timeout)
+{
+    return fd_timeout("unix");
 }
 
 /* Messages that are not one descriptor with its tag are refused, and
@@ -182,14 +216,12 @@ TEST_IMPL(shm_fd_hostile)
     return 0;
 }
 
-/* Socket transports pass no descriptors and batch writes pay. */
-TEST_IMPL(unix_fd_unsupported)
+/* tcp passes no descriptors, and batch writes pay. */
+TEST_IMPL(tcp_fd_unsupported)
 {
-    char uri[160];
     struct gvs_listener *l;
     struct gvs_conn *c, *s;
-    test_unix_uri(uri, sizeof(uri), NULL, 0, "nofds");
-    ASSERT_EQ(test_conn_pair(uri, &l, &c, &s), 0);
+    ASSERT_EQ(test_conn_pair("tcp://127.0.0.1:0", &l, &c, &s), 0);
     ASSERT_EQ(gvs_conn_caps(c), 0);
     int fd, got;
     uint64_t tag;
@@ -201,5 +233,60 @@ TEST_IMPL(unix_fd_unsupported)
     gvs_conn_close(c);
     gvs_conn_close(s);
     gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* A unix server (hostile, or not gvsd) whose first message is not the
+ * setup with one descriptor: the client's first read fails with
+ * GVS_E_PROTO, every descriptor that came closed; one that says nothing
+ * times the read out, and one that hangs up is an end. */
+static int setup_case(const char *tag, uint64_t first, int nfds, int hang_up, int want)
+{
+    char uri[160], path[108];
+    test_unix_uri(uri, sizeof(uri), path, sizeof(path), tag);
+    unlink(path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT(lfd >= 0);
+    ASSERT_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ASSERT_EQ(listen(lfd, 4), 0);
+    int before = count_fds();
+    struct gvs_conn *c;
+    ASSERT_EQ(gvs_connect(uri, &c), 0);
+    int sock = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    ASSERT(sock >= 0);
+    int fd = memfd_with("x");
+    ASSERT(fd >= 0);
+    if (nfds >= 0)
+        ASSERT_EQ(send_tag(sock, first, fd, nfds, sizeof(first)), 0);
+    close(fd);
+    if (hang_up)
+        close(sock);
+    struct gvs_frame_hdr h;
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT(body != NULL);
+    ASSERT_EQ(gvs_conn_set_timeout(c, 200), 0);
+    ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), want);
+    /* A failed setup stays failed. */
+    if (want == GVS_E_PROTO)
+        ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), GVS_E_PROTO);
+    gvs_buf_free(body);
+    gvs_conn_close(c);
+    if (!hang_up)
+        close(sock);
+    ASSERT_EQ(count_fds(), before);
+    close(lfd);
+    unlink(path);
+    return 0;
+}
+
+TEST_IMPL(unix_setup_hostile)
+{
+    ASSERT_EQ(setup_case("setupwrong", 0x0000000255535647ULL, 1, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setupnofd", GVS_UNIX_SETUP_TAG, 0, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setuptwo", GVS_UNIX_SETUP_TAG, 2, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setupsilent", 0, -1, 0, GVS_E_TIMEOUT), 0);
+    ASSERT_EQ(setup_case("setupgone", 0, -1, 1, GVS_E_CLOSED), 0);
     return 0;
 }

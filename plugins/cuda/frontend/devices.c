@@ -50,7 +50,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
         return CUDA_SUCCESS;
     CUresult r = cuda_rpc_cuDeviceGetAttribute(pi, attrib, dev);
     if (r == CUDA_SUCCESS)
-        gvs_remote_device_attr_keep(dev, (int)attrib, *pi);
+        gvs_remote_device_attr_keep(dev, (int)attrib, pi);
     return r;
 }
 

@@ -1,7 +1,7 @@
 /*
  * cuda.mock_hostcopy: copies between device memory and host memory
  * through the driver frontend (gvs_remote.h, "Shared host memory").
- * Over shm:// page-locked memory (cuMemHostAlloc) is shared with the
+ * Over shm:// and unix:// page-locked memory (cuMemHostAlloc) is shared with the
  * worker: cuMemHostGetDevicePointer answers, and a copy from or to it is
  * one round trip that carries none of its bytes; pageable copies go
  * through the staging region, their bytes not through the connection
@@ -212,10 +212,18 @@ int main(void)
     CUcontext ctx;
     CUdeviceptr d;
     const char *uri = getenv("GVS_SERVER");
-    int shm = uri != NULL && strncmp(uri, "shm://", 6) == 0;
+    /* shm:// and unix:// share memory with the worker. */
+    int shm = uri != NULL &&
+              (strncmp(uri, "shm://", 6) == 0 || strncmp(uri, "unix://", 7) == 0);
     stats_init();
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
+    /* Where memory is not shared (tcp), a device that cannot map it. */
+    int can_map = -1;
+    for (int i = 0; i < 2; i++) {
+        CHECK(cuDeviceGetAttribute(&can_map, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, dev));
+        EXPECT(can_map == shm);
+    }
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
     CHECK(cuMemAlloc(&d, PINNED));
     pinned(d, shm);

@@ -65,6 +65,9 @@ static CUresult mock_attribute(int *pi, CUdevice_attribute attrib,
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
         *pi = 132;
         return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+        *pi = 1;
+        return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
         *pi = 0x18 + dev;
         return CUDA_SUCCESS;

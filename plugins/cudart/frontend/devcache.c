@@ -53,6 +53,8 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     e = cudart_rpc_cudaGetDeviceProperties(prop, device);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
+    if (!gvs_remote_maps_host_memory())
+        prop->canMapHostMemory = 0;
     pthread_mutex_lock(&cache_lock);
     if ((d = entry(device)) != NULL) {
         d->prop = *prop;
@@ -76,6 +78,6 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
     e = cudart_rpc_cudaDeviceGetAttribute(value, attr, device);
     if (e != cudaSuccess)
         return cudart_fe_ret(e);
-    gvs_remote_device_attr_keep(device, (int)attr, *value);
+    gvs_remote_device_attr_keep(device, (int)attr, value);
     return cudaSuccess;
 }

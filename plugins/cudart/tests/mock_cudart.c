@@ -101,6 +101,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->major = 9;
     prop->maxThreadsPerBlock = 1024;
     prop->totalGlobalMem = (size_t)80 << 30;
+    prop->canMapHostMemory = 1;
     return cudaSuccess;
 }
 
@@ -109,7 +110,9 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 {
     if (device < 0 || device >= mock_visible_count())
         return fail(cudaErrorInvalidDevice);
-    *value = attr == cudaDevAttrMaxThreadsPerBlock ? 1024 : 0;
+    *value = attr == cudaDevAttrMaxThreadsPerBlock ? 1024
+             : attr == cudaDevAttrCanMapHostMemory ? 1
+                                                   : 0;
     return cudaSuccess;
 }
 

@@ -1,8 +1,8 @@
-// cudart.mock_shared.{unix,shm}: page-locked and pageable copies through
-// the mock backend.  Over shm (argument "shared") cudaMallocHost memory
-// is shared with the backend and pageable copies go through the staging
-// region, so the bytes never cross the connection; over unix ("plain")
-// they do.  Content, results and traffic are checked either way.
+// cudart.mock_shared.{tcp,unix,shm}: page-locked and pageable copies
+// through the mock backend.  Over shm and unix (argument "shared")
+// cudaMallocHost memory is shared with the backend and pageable copies go
+// through the staging region, so the bytes never cross the connection;
+// over tcp ("plain") they do, and the device cannot map host memory.  Content, results and traffic are checked either way.
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -154,6 +154,18 @@ int main(int argc, char **argv)
     shared = strcmp(argv[1], "shared") == 0;
     stats_init();
     OK(cudaFree(0));
+
+    // Where memory is not shared (tcp) the device is one that cannot map
+    // host memory, through the attribute and the properties alike, even
+    // though the backend's GPU can.
+    int can_map = -1;
+    cudaDeviceProp prop;
+    OK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
+    CHECK(can_map == shared);
+    OK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
+    CHECK(can_map == shared);
+    OK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(prop.canMapHostMemory == shared);
 
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);

@@ -4,7 +4,7 @@ with a private gvsd whose plugin dir holds the mock-backed gvs-cudart.so,
 and runs it against our libcudart.so.13.
 
 usage: run_mock_e2e.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR NVCC SOURCE
-                      [--transport unix|shm|tls] [--gvsd-arg ARG]...
+                      [--transport unix|shm|tcp|tls] [--gvsd-arg ARG]...
                       [--env NAME=VALUE]... [--arg ARG]...
 --transport picks the communicator (unix by default; tls: on a free
 loopback port, with mutual TLS and throwaway certificates from
@@ -28,7 +28,7 @@ def parse(argv):
     ap = argparse.ArgumentParser()
     for name in ("gvsd", "plugin_dir", "frontend_dir", "nvcc", "source"):
         ap.add_argument(name)
-    ap.add_argument("--transport", choices=("unix", "shm", "tls"),
+    ap.add_argument("--transport", choices=("unix", "shm", "tcp", "tls"),
                     default="unix")
     ap.add_argument("--gvsd-arg", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
@@ -53,6 +53,10 @@ def main(argv):
         with open(conf, "w") as f:
             f.write("# empty: the command line says it all\n")
         gvsd_conf, tls_env = conf, {}
+        if a.transport == "tcp":
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                sock = "tcp://127.0.0.1:%d" % s.getsockname()[1]
         if a.transport == "tls":
             certs = tls_certs.make(tmp)
             with socket.socket() as s:

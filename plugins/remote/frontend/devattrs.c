@@ -7,10 +7,15 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "gvs/client.h"
+#include "gvs/comm.h"
 #include "gvs/mem.h"
 #include "gvs_remote.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* cudaDevAttrCanMapHostMemory, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY. */
+#define ATTR_CAN_MAP_HOST_MEMORY 19
 
 #define CACHE_DEVICES 64
 #define CACHE_ATTRS 512
@@ -44,8 +49,17 @@ EXPORT int gvs_remote_device_attr(int device, int attr, int *value)
     return hit;
 }
 
-EXPORT void gvs_remote_device_attr_keep(int device, int attr, int value)
+EXPORT int gvs_remote_maps_host_memory(void)
 {
+    struct gvs_client *cl;
+    return gvs_client_get(&cl) == 0 && (gvs_client_caps(cl) & GVS_CONN_CAP_FDS) != 0;
+}
+
+EXPORT void gvs_remote_device_attr_keep(int device, int attr, int *pvalue)
+{
+    if (attr == ATTR_CAN_MAP_HOST_MEMORY && !gvs_remote_maps_host_memory())
+        *pvalue = 0;
+    int value = *pvalue;
     if (!cacheable(device, attr))
         return;
     pthread_mutex_lock(&lock);
