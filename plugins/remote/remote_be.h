@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 7u
+#define GVS_REMOTE_BE_VERSION 8u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -486,6 +486,15 @@ struct gvs_remote_be {
      * the GPU reaches that is the client's, not the worker's own (a
      * stream memory operation's address). */
     int (*shared_device_has)(uint64_t p, uint64_t len);
+    /* The worker's own address of the client's [p, p + len) where it lies
+     * in one region of shared host memory, else NULL: where a graph's
+     * copy node may read or write it (GVS_RSIDE_SHARED).  The region stays
+     * mapped until the client unshares it. */
+    void *(*shared_host)(uint64_t p, uint64_t len);
+    /* The other way: the client's address of the worker's w where it lies
+     * in the worker's mapping of a shared region, else 0 (what a node's
+     * parameters say back to the client). */
+    uint64_t (*shared_client)(const void *w);
 };
 
 /* The layer's backend for an API plugin's session_open: the peer the

@@ -16,6 +16,9 @@ enum gvs_remote_side_kind {
     GVS_RSIDE_DEVICE = 0, /* wire values */
     GVS_RSIDE_ARRAY = 1,
     GVS_RSIDE_HOST = 2, /* the worker's own buffer: never from the wire */
+    GVS_RSIDE_SHARED = 3, /* client host memory shared with the worker,
+                           * linear like a device side: graph copy nodes
+                           * only (gvs_remote_get_node_side) */
 };
 
 /* One side on the wire: u8 kind, u64 address or array id, u64 pitch,
@@ -35,10 +38,10 @@ struct gvs_remote_box {
     uint64_t w, h, d;
 };
 
-/* Decodes a side (kind 0 or 1 only; anything else fails c with
- * GVS_E_PROTO). */
-static inline void gvs_remote_get_side(struct apigen_call *c,
-                                       struct gvs_remote_side *s)
+/* Decodes a side: kind 0 or 1, and 3 where shared is set; anything else
+ * fails c with GVS_E_PROTO. */
+static inline void gvs_remote_get_side_of(struct apigen_call *c,
+                                          struct gvs_remote_side *s, int shared)
 {
     apigen_get_u8(c, &s->kind);
     apigen_get_u64(c, &s->addr);
@@ -47,8 +50,22 @@ static inline void gvs_remote_get_side(struct apigen_call *c,
     apigen_get_u64(c, &s->x);
     apigen_get_u64(c, &s->y);
     apigen_get_u64(c, &s->z);
-    if (c->rc == 0 && s->kind > GVS_RSIDE_ARRAY)
+    if (c->rc == 0 && s->kind > GVS_RSIDE_ARRAY &&
+        !(shared && s->kind == GVS_RSIDE_SHARED))
         c->rc = GVS_E_PROTO;
+}
+
+static inline void gvs_remote_get_side(struct apigen_call *c,
+                                       struct gvs_remote_side *s)
+{
+    gvs_remote_get_side_of(c, s, 0);
+}
+
+/* A graph's copy node may also name shared host memory. */
+static inline void gvs_remote_get_node_side(struct apigen_call *c,
+                                            struct gvs_remote_side *s)
+{
+    gvs_remote_get_side_of(c, s, 1);
 }
 
 static inline void gvs_remote_get_box(struct apigen_call *c,

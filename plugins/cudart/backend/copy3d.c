@@ -47,6 +47,21 @@ static cudaError_t fill_end(const struct gvs_remote_side *s,
                                    b->h};
         return cudaSuccess;
     }
+    if (s->kind == GVS_RSIDE_SHARED) {
+        /* The client's rows, all in one region it shared: the worker's
+         * mapping of them, pinned, which a graph's node may reach. */
+        uint64_t first, len;
+        int span = gvs_remote_linear_span(s, b, &first, &len);
+        if (span != 0)
+            return span > 0 ? cudaErrorInvalidPitchValue : cudaErrorInvalidValue;
+        uint8_t *w = be_remote->shared_host(first, len);
+        if (w == NULL)
+            return cudaErrorInvalidValue;
+        *ptr = (struct cudaPitchedPtr){w - (first - s->addr), s->pitch, s->pitch,
+                                       s->ysize};
+        *pos = (struct cudaPos){s->x, s->y, s->z};
+        return cudaSuccess;
+    }
     cudaError_t e = be_check_linear(s, b);
     if (e != cudaSuccess)
         return e;
@@ -78,9 +93,12 @@ cudaError_t be_copy_params(const struct gvs_remote_side *dst,
     if (e == cudaSuccess)
         e = fill_end(src, b, sa, elem, &p->srcArray, &p->srcPos, &p->srcPtr);
     p->extent = (struct cudaExtent){b->w / elem, b->h, b->d};
-    p->kind = src->kind == GVS_RSIDE_HOST   ? cudaMemcpyHostToDevice
-              : dst->kind == GVS_RSIDE_HOST ? cudaMemcpyDeviceToHost
-                                          : cudaMemcpyDeviceToDevice;
+    int src_host = src->kind == GVS_RSIDE_HOST || src->kind == GVS_RSIDE_SHARED;
+    int dst_host = dst->kind == GVS_RSIDE_HOST || dst->kind == GVS_RSIDE_SHARED;
+    p->kind = src_host && dst_host ? cudaMemcpyHostToHost
+              : src_host           ? cudaMemcpyHostToDevice
+              : dst_host           ? cudaMemcpyDeviceToHost
+                                   : cudaMemcpyDeviceToDevice;
     return e;
 }
 

@@ -65,8 +65,8 @@ static void get_memcpy(struct apigen_call *c, struct node_params *p,
 {
     struct gvs_remote_side dst, src;
     struct gvs_remote_box b;
-    gvs_remote_get_side(c, &dst);
-    gvs_remote_get_side(c, &src);
+    gvs_remote_get_node_side(c, &dst);
+    gvs_remote_get_node_side(c, &src);
     gvs_remote_get_box(c, &b);
     if (c->rc < 0 || *e != cudaSuccess)
         return;

@@ -101,10 +101,12 @@ static cudaError_t put_kernel(struct gvs_call *call, struct apigen_call *c,
     return cudaSuccess;
 }
 
+/* Shared host memory by the client's address, as it named it. */
 static void put_end(struct apigen_call *c, const struct cudaPitchedPtr *p,
                     const struct cudaPos *pos)
 {
-    apigen_put_u64(c, (uint64_t)(uintptr_t)p->ptr);
+    uint64_t client = p->ptr != NULL ? be_remote->shared_client(p->ptr) : 0;
+    apigen_put_u64(c, client != 0 ? client : (uint64_t)(uintptr_t)p->ptr);
     apigen_put_u64(c, p->pitch);
     apigen_put_u64(c, p->xsize);
     apigen_put_u64(c, p->ysize);

@@ -2,9 +2,11 @@
  * Graph nodes: adding them, and setting their parameters in a graph or
  * in an executable graph.  Parameters travel as 40-graphs.api describes:
  * a kernel as its module and index with its arguments packed by its
- * layout, as a launch; copies between device memory and arrays only
- * (host memory is the program's, which a graph running on the backend
- * cannot reach: cudaErrorNotSupported).
+ * layout, as a launch; copies between device memory, arrays, and host
+ * memory shared with the backend (page-locked memory over shm:// and
+ * unix://, which the worker maps and pins: the node reads and writes it
+ * there, as natively).  Other host memory is the program's, which a
+ * graph running on the backend cannot reach: cudaErrorNotSupported.
  */
 #include "graphs.h"
 
@@ -41,6 +43,18 @@ static cudaError_t put_kernel(struct apigen_call *c,
     return cudaSuccess;
 }
 
+/* A host side names shared memory, where it starts in a region shared
+ * with the backend (which checks that all its rows lie there). */
+static cudaError_t node_host_side(struct fe_side *s)
+{
+    if (s->kind != FE_SIDE_HOST)
+        return cudaSuccess;
+    if (!gvs_remote_host_shared((const void *)(uintptr_t)s->addr, 1))
+        return cudaErrorNotSupported;
+    s->kind = FE_SIDE_SHARED;
+    return cudaSuccess;
+}
+
 static cudaError_t put_copy(struct apigen_call *c,
                             const struct cudaMemcpy3DParms *p)
 {
@@ -49,8 +63,11 @@ static cudaError_t put_copy(struct apigen_call *c,
     cudaError_t e = fe_copy3d_params(p, &dst, &src, &box);
     if (e != cudaSuccess)
         return e;
-    if (dst.kind == FE_SIDE_HOST || src.kind == FE_SIDE_HOST)
-        return cudaErrorNotSupported;
+    e = node_host_side(&dst);
+    if (e == cudaSuccess)
+        e = node_host_side(&src);
+    if (e != cudaSuccess)
+        return e;
     fe_put_side(c, &dst);
     fe_put_side(c, &src);
     fe_put_box(c, &box);

@@ -64,6 +64,8 @@ enum fe_side_kind {
     FE_SIDE_DEVICE = 0, /* wire values */
     FE_SIDE_ARRAY = 1,
     FE_SIDE_HOST = 2,
+    FE_SIDE_SHARED = 3, /* host memory shared with the backend: graph
+                         * copy nodes only (remote_box.h) */
 };
 
 /* Row r of slice s starts at addr + (z + s) * ysize * pitch +

@@ -148,6 +148,72 @@ static void await_staging()
     free(h);
 }
 
+// A graph's copy nodes between page-locked memory and the device: over
+// shm and unix they read and write the memory shared with the backend,
+// at each launch, and report the program's own pointers back; over tcp,
+// where nothing is shared, adding such a node is cudaErrorNotSupported.
+static void graph_copies()
+{
+    const size_t n = 1 << 16;
+    unsigned char *in, *out;
+    void *d;
+    OK(cudaMallocHost((void **)&in, n));
+    OK(cudaMallocHost((void **)&out, n));
+    OK(cudaMalloc(&d, n));
+    cudaGraph_t g;
+    OK(cudaGraphCreate(&g, 0));
+    cudaMemcpy3DParms up = {};
+    up.srcPtr = make_cudaPitchedPtr(in, n, n, 1);
+    up.dstPtr = make_cudaPitchedPtr(d, n, n, 1);
+    up.extent = make_cudaExtent(n, 1, 1);
+    up.kind = cudaMemcpyHostToDevice;
+    cudaGraphNode_t a, b;
+    cudaError_t r = cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up);
+    if (!shared) {
+        CHECK(r == cudaErrorNotSupported);
+        (void)cudaGetLastError();
+        OK(cudaGraphDestroy(g));
+        OK(cudaFree(d));
+        OK(cudaFreeHost(in));
+        OK(cudaFreeHost(out));
+        return;
+    }
+    OK(r);
+    cudaMemcpy3DParms down = {};
+    down.srcPtr = make_cudaPitchedPtr(d, n, n, 1);
+    down.dstPtr = make_cudaPitchedPtr(out, n, n, 1);
+    down.extent = make_cudaExtent(n, 1, 1);
+    down.kind = cudaMemcpyDeviceToHost;
+    OK(cudaGraphAddMemcpyNode(&b, g, &a, 1, &down));
+    cudaMemcpy3DParms got = {};
+    OK(cudaGraphMemcpyNodeGetParams(a, &got));
+    CHECK(got.srcPtr.ptr == in && got.dstPtr.ptr == d);
+    OK(cudaGraphMemcpyNodeGetParams(b, &got));
+    CHECK(got.dstPtr.ptr == out);
+    cudaGraphExec_t x;
+    OK(cudaGraphInstantiate(&x, g, 0));
+    for (unsigned round = 0; round < 3; round++) {
+        pattern(in, n, 40 + round);
+        memset(out, 0, n);
+        OK(cudaGraphLaunch(x, 0));
+        OK(cudaStreamSynchronize(0));
+        CHECK(memcmp(in, out, n) == 0);
+    }
+    // Memory that is not shared, or rows that leave the shared region.
+    unsigned char *plain = (unsigned char *)malloc(n);
+    up.srcPtr = make_cudaPitchedPtr(plain, n, n, 1);
+    CHECK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up) == cudaErrorNotSupported);
+    up.srcPtr = make_cudaPitchedPtr(in + 16, n, n, 1);
+    CHECK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up) == cudaErrorInvalidValue);
+    (void)cudaGetLastError();
+    free(plain);
+    OK(cudaGraphExecDestroy(x));
+    OK(cudaGraphDestroy(g));
+    OK(cudaFree(d));
+    OK(cudaFreeHost(in));
+    OK(cudaFreeHost(out));
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -167,6 +233,7 @@ int main(int argc, char **argv)
     OK(cudaGetDeviceProperties(&prop, 0));
     CHECK(prop.canMapHostMemory == shared);
 
+    graph_copies();
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);
     await_staging();

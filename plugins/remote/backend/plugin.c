@@ -85,6 +85,8 @@ static const struct gvs_remote_be api = {
     .graph_range_add = remote_be_graph_range_add,
     .graph_range_has = remote_be_graph_range_has,
     .shared_device_has = remote_be_shared_device_has,
+    .shared_host = remote_be_shared_host,
+    .shared_client = remote_be_shared_client,
 };
 
 /* Request: u64 context id. */

@@ -239,6 +239,32 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     return c.rc;
 }
 
+void *remote_be_shared_host(uint64_t p, uint64_t len)
+{
+    uint64_t base;
+    pthread_rwlock_rdlock(&lock);
+    struct region *r = len > 0 ? containing(p, len, &base) : NULL;
+    void *w = r != NULL ? (uint8_t *)r->p + (p - base) : NULL;
+    pthread_rwlock_unlock(&lock);
+    return w;
+}
+
+/* A scan: regions are few. */
+uint64_t remote_be_shared_client(const void *w)
+{
+    uint64_t client = 0;
+    const uint8_t *p = w;
+    pthread_rwlock_rdlock(&lock);
+    for (size_t i = 0; i < regions.n && client == 0; i++) {
+        const struct region *r = regions.e[i].val;
+        const uint8_t *start = r->p;
+        if (p >= start && (uint64_t)(p - start) < r->size)
+            client = regions.e[i].key + (uint64_t)(p - start);
+    }
+    pthread_rwlock_unlock(&lock);
+    return client;
+}
+
 /* A scan: regions are few, and keyed by the client's address. */
 int remote_be_shared_device_has(uint64_t p, uint64_t len)
 {

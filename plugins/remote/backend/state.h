@@ -160,6 +160,8 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
 void remote_be_shared_release(const struct gvs_remote_pinner *pn);
 int remote_be_shared_device_has(uint64_t p, uint64_t len);
+void *remote_be_shared_host(uint64_t p, uint64_t len);
+uint64_t remote_be_shared_client(const void *w);
 
 /* pinned.c */
 void *remote_be_stage_d2h(struct gvs_call *call, size_t len,
