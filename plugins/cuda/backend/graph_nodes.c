@@ -86,8 +86,22 @@ static uint64_t box_rows(uint64_t slice_rows, uint64_t height,
     return rows;
 }
 
-/* Memcpy: device memory on both sides, checked to be so, named unified
- * where the program did. */
+/* A side in host memory shared with the backend: all its rows in one
+ * region the session shared, put into the node as the worker's mapping. */
+static CUresult shared_side(uint64_t first, uint64_t pitch, uint64_t width,
+                            uint64_t rows, CUmemorytype *type, const void **host)
+{
+    uint64_t len;
+    if (__builtin_mul_overflow(rows - 1, pitch, &len) ||
+        __builtin_add_overflow(len, width, &len))
+        return CUDA_ERROR_INVALID_VALUE;
+    *host = cuda_be_remote->shared_host(first, len);
+    *type = CU_MEMORYTYPE_HOST;
+    return *host != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Memcpy: device memory, checked to be so, named unified where the
+ * program did; or host memory shared with the backend. */
 static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
 {
     CUDA_MEMCPY3D *p = &m->copyParams;
@@ -103,7 +117,7 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     apigen_get_u64(c, &h);
     apigen_get_u64(c, &d);
     apigen_get_u8(c, &unified);
-    if (c->rc == 0 && unified > 3)
+    if (c->rc == 0 && unified > 15)
         c->rc = GVS_E_RANGE;
     if (c->rc < 0)
         return CUDA_SUCCESS;
@@ -130,9 +144,17 @@ static CUresult get_memcpy(struct apigen_call *c, CUDA_MEMCPY_NODE_PARAMS *m)
     uint64_t drows = box_rows(dheight, h, d), srows = box_rows(sheight, h, d);
     if (w == 0 || drows == 0 || srows == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuda_be_check_device_rect(dst, dpitch, w, drows);
-    return r == CUDA_SUCCESS ? cuda_be_check_device_rect(src, spitch, w, srows)
-                             : r;
+    CUresult r = (unified & 4) ? shared_side(dst, dpitch, w, drows, &p->dstMemoryType,
+                                             (const void **)&p->dstHost)
+                               : cuda_be_check_device_rect(dst, dpitch, w, drows);
+    if (r == CUDA_SUCCESS)
+        r = (unified & 8) ? shared_side(src, spitch, w, srows, &p->srcMemoryType, &p->srcHost)
+                          : cuda_be_check_device_rect(src, spitch, w, srows);
+    if (r == CUDA_SUCCESS && (unified & 4))
+        p->dstDevice = 0;
+    if (r == CUDA_SUCCESS && (unified & 8))
+        p->srcDevice = 0;
+    return r;
 }
 
 static CUresult get_memset(struct apigen_call *c,

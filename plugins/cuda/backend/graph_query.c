@@ -84,6 +84,16 @@ static int side(CUmemorytype type, CUdeviceptr dev, size_t x, size_t y,
     return 0;
 }
 
+/* A host side is the worker's mapping of shared host memory: the
+ * client's address of its first byte, or -1. */
+static int host_side(const void *host, size_t x, size_t y, size_t z, size_t pitch,
+                     size_t height, uint64_t *out)
+{
+    const uint8_t *first = (const uint8_t *)host + x + ((uint64_t)z * height + y) * pitch;
+    *out = host != NULL ? cuda_be_remote->shared_client(first) : 0;
+    return *out != 0 ? 0 : -1;
+}
+
 static CUresult put_memcpy(struct apigen_call *c, CUgraphNode n)
 {
     CUDA_MEMCPY3D p;
@@ -92,10 +102,16 @@ static CUresult put_memcpy(struct apigen_call *c, CUgraphNode n)
     CUresult r = CUDA_DRV(cuGraphMemcpyNodeGetParams)(n, &p);
     if (r != CUDA_SUCCESS)
         return r;
-    if (side(p.dstMemoryType, p.dstDevice, p.dstXInBytes, p.dstY, p.dstZ,
-             p.dstPitch, p.dstHeight, &dst) < 0 ||
-        side(p.srcMemoryType, p.srcDevice, p.srcXInBytes, p.srcY, p.srcZ,
-             p.srcPitch, p.srcHeight, &src) < 0)
+    int dst_host = p.dstMemoryType == CU_MEMORYTYPE_HOST,
+        src_host = p.srcMemoryType == CU_MEMORYTYPE_HOST;
+    if ((dst_host ? host_side(p.dstHost, p.dstXInBytes, p.dstY, p.dstZ, p.dstPitch,
+                              p.dstHeight, &dst)
+                  : side(p.dstMemoryType, p.dstDevice, p.dstXInBytes, p.dstY, p.dstZ,
+                         p.dstPitch, p.dstHeight, &dst)) < 0 ||
+        (src_host ? host_side(p.srcHost, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch,
+                              p.srcHeight, &src)
+                  : side(p.srcMemoryType, p.srcDevice, p.srcXInBytes, p.srcY, p.srcZ,
+                         p.srcPitch, p.srcHeight, &src)) < 0)
         return CUDA_ERROR_NOT_SUPPORTED;
     apigen_put_i32(c, CUDA_SUCCESS);
     apigen_put_u8(c, CU_GRAPH_NODE_TYPE_MEMCPY);
@@ -109,8 +125,8 @@ static CUresult put_memcpy(struct apigen_call *c, CUgraphNode n)
     apigen_put_u64(c, p.Height);
     apigen_put_u64(c, p.Depth);
     apigen_put_u8(c, (uint8_t)((p.dstMemoryType == CU_MEMORYTYPE_UNIFIED) |
-                               (p.srcMemoryType == CU_MEMORYTYPE_UNIFIED)
-                                   << 1));
+                               (p.srcMemoryType == CU_MEMORYTYPE_UNIFIED) << 1 |
+                               dst_host << 2 | src_host << 3));
     return CUDA_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 
 #include "cuda_ops.h"
 #include "gvs/err.h"
+#include "gvs_remote.h"
 
 CUresult cuda_fe_put_nodes(struct apigen_call *c, const CUgraphNode *nodes,
                            size_t n)
@@ -52,26 +53,40 @@ static CUresult put_kernel(struct apigen_call *c,
     return CUDA_SUCCESS;
 }
 
-/* One side of a copy node as the first byte it touches: device memory
- * only (host memory is the client's, arrays are not remoted yet). */
-static CUresult side(CUmemorytype type, CUdeviceptr dev, size_t x, size_t y,
-                     size_t z, size_t pitch, size_t height, uint64_t *out)
+/* One side of a copy node as the first byte it touches: device memory,
+ * or host memory shared with the backend (*shared set: page-locked
+ * memory over shm:// and unix://, which the worker maps and pins); other
+ * host memory is the client's, out of the graph's reach, and arrays are
+ * not remoted yet. */
+static CUresult side(CUmemorytype type, CUdeviceptr dev, const void *host, size_t x,
+                     size_t y, size_t z, size_t pitch, size_t height, uint64_t *out,
+                     int *shared)
 {
-    if (type != CU_MEMORYTYPE_DEVICE &&
-        !(type == CU_MEMORYTYPE_UNIFIED && cuda_fe_mem_is_device(dev)))
+    uint64_t base = dev;
+    *shared = 0;
+    if (type == CU_MEMORYTYPE_HOST ||
+        (type == CU_MEMORYTYPE_UNIFIED && !cuda_fe_mem_is_device(dev))) {
+        if (type == CU_MEMORYTYPE_HOST)
+            base = (uint64_t)(uintptr_t)host;
+        if (!gvs_remote_host_shared((const void *)(uintptr_t)base, 1))
+            return CUDA_ERROR_NOT_SUPPORTED;
+        *shared = 1;
+    } else if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) {
         return CUDA_ERROR_NOT_SUPPORTED;
-    *out = dev + x + ((uint64_t)z * height + y) * pitch;
+    }
+    *out = base + x + ((uint64_t)z * height + y) * pitch;
     return CUDA_SUCCESS;
 }
 
 static CUresult put_memcpy(struct apigen_call *c, const CUDA_MEMCPY3D *p)
 {
     uint64_t dst, src;
-    CUresult r = side(p->dstMemoryType, p->dstDevice, p->dstXInBytes,
-                      p->dstY, p->dstZ, p->dstPitch, p->dstHeight, &dst);
+    int dst_shared, src_shared;
+    CUresult r = side(p->dstMemoryType, p->dstDevice, p->dstHost, p->dstXInBytes,
+                      p->dstY, p->dstZ, p->dstPitch, p->dstHeight, &dst, &dst_shared);
     if (r == CUDA_SUCCESS)
-        r = side(p->srcMemoryType, p->srcDevice, p->srcXInBytes, p->srcY,
-                 p->srcZ, p->srcPitch, p->srcHeight, &src);
+        r = side(p->srcMemoryType, p->srcDevice, p->srcHost, p->srcXInBytes, p->srcY,
+                 p->srcZ, p->srcPitch, p->srcHeight, &src, &src_shared);
     if (r != CUDA_SUCCESS)
         return r;
     if (p->srcLOD != 0 || p->dstLOD != 0)
@@ -85,10 +100,11 @@ static CUresult put_memcpy(struct apigen_call *c, const CUDA_MEMCPY3D *p)
     apigen_put_u64(c, p->WidthInBytes);
     apigen_put_u64(c, p->Height);
     apigen_put_u64(c, p->Depth);
-    /* Kept for the queries, which the runtime turns back into a kind. */
+    /* Unified kept for the queries, which the runtime turns back into a
+     * kind; shared host memory marked for the worker to map. */
     apigen_put_u8(c, (uint8_t)((p->dstMemoryType == CU_MEMORYTYPE_UNIFIED) |
-                               (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED)
-                                   << 1));
+                               (p->srcMemoryType == CU_MEMORYTYPE_UNIFIED) << 1 |
+                               dst_shared << 2 | src_shared << 3));
     return CUDA_SUCCESS;
 }
 

@@ -194,8 +194,8 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
     return CUDA_SUCCESS;
 }
 
-/* Device memory on both sides, positions folded in, unified where the
- * program said so (cuda.api). */
+/* Positions folded in, unified where the program said so, host memory
+ * shared with the backend by the program's address (cuda.api). */
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode,
                                     CUDA_MEMCPY3D *nodeParams)
 {
@@ -226,6 +226,16 @@ CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode,
     nodeParams->WidthInBytes = v[6];
     nodeParams->Height = v[7];
     nodeParams->Depth = v[8];
+    if (unified & 4) {
+        nodeParams->dstMemoryType = CU_MEMORYTYPE_HOST;
+        nodeParams->dstHost = (void *)(uintptr_t)v[0];
+        nodeParams->dstDevice = 0;
+    }
+    if (unified & 8) {
+        nodeParams->srcMemoryType = CU_MEMORYTYPE_HOST;
+        nodeParams->srcHost = (const void *)(uintptr_t)v[3];
+        nodeParams->srcDevice = 0;
+    }
     return CUDA_SUCCESS;
 }
 

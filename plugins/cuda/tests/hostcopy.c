@@ -206,6 +206,61 @@ static void posted_failure(void)
     CHECK(cuModuleUnload(mod));
 }
 
+/* A graph's copy nodes from and to page-locked memory: over shm:// and
+ * unix:// they reach the memory shared with the worker at each launch and
+ * report the program's pointers back; over tcp such a node is refused. */
+static void graph_copies(CUdeviceptr d, int shm)
+{
+    uint8_t *in, *out;
+    CHECK(cuMemAllocHost((void **)&in, SMALL));
+    CHECK(cuMemAllocHost((void **)&out, SMALL));
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUDA_MEMCPY3D up = {0}, down = {0}, got;
+    up.srcMemoryType = CU_MEMORYTYPE_HOST;
+    up.srcHost = in;
+    up.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    up.dstDevice = d;
+    up.WidthInBytes = SMALL;
+    up.Height = up.Depth = 1;
+    down = up;
+    down.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    down.srcDevice = d;
+    down.srcHost = NULL;
+    down.dstMemoryType = CU_MEMORYTYPE_HOST;
+    down.dstHost = out;
+    down.dstDevice = 0;
+    CUgraphNode a, b;
+    CUresult r = cuGraphAddMemcpyNode(&a, g, NULL, 0, &up, NULL);
+    if (!shm) {
+        EXPECT(r == CUDA_ERROR_NOT_SUPPORTED);
+    } else {
+        CHECK(r);
+        CHECK(cuGraphAddMemcpyNode(&b, g, &a, 1, &down, NULL));
+        CHECK(cuGraphMemcpyNodeGetParams(a, &got));
+        EXPECT(got.srcMemoryType == CU_MEMORYTYPE_HOST && got.srcHost == in &&
+               got.dstDevice == d);
+        CHECK(cuGraphMemcpyNodeGetParams(b, &got));
+        EXPECT(got.dstMemoryType == CU_MEMORYTYPE_HOST && got.dstHost == out);
+        CUgraphExec x;
+        CHECK(cuGraphInstantiate(&x, g, 0));
+        for (unsigned round = 0; round < 3; round++) {
+            pattern(in, SMALL, 60 + round);
+            memset(out, 0, SMALL);
+            CHECK(cuGraphLaunch(x, NULL));
+            CHECK(cuStreamSynchronize(NULL));
+            EXPECT(same(out, SMALL, 60 + round));
+        }
+        CHECK(cuGraphExecDestroy(x));
+        up.srcHost = in + 16;
+        EXPECT(cuGraphAddMemcpyNode(&a, g, NULL, 0, &up, NULL) ==
+               CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK(cuGraphDestroy(g));
+    CHECK(cuMemFreeHost(in));
+    CHECK(cuMemFreeHost(out));
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -229,6 +284,7 @@ int main(void)
     pinned(d, shm);
     pageable(d, shm);
     large(shm);
+    graph_copies(d, shm);
     posted_failure();
     CHECK(cuMemFree(d));
     CHECK(cuCtxDestroy(ctx));

@@ -1357,17 +1357,22 @@ static CUresult node_of(CUgraphNodeParams *p, struct mock_node *n)
         return CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        /* Host sides (the worker's memory: plain memory here too) are
+         * taken as they are. */
         const CUDA_MEMCPY3D *c = &p->memcpy.copyParams;
-        if ((c->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
+        int dst_host = c->dstMemoryType == CU_MEMORYTYPE_HOST,
+            src_host = c->srcMemoryType == CU_MEMORYTYPE_HOST;
+        if ((!src_host && c->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
              c->srcMemoryType != CU_MEMORYTYPE_UNIFIED) ||
-            (c->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
+            (!dst_host && c->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
              c->dstMemoryType != CU_MEMORYTYPE_UNIFIED) ||
-            c->Depth != 1 ||
-            c->Height != 1 || !node_mem(c->dstDevice) ||
-            !node_mem(c->srcDevice))
+            c->Depth != 1 || c->Height != 1 ||
+            (!dst_host && !node_mem(c->dstDevice)) ||
+            (!src_host && !node_mem(c->srcDevice)) ||
+            (dst_host && c->dstHost == NULL) || (src_host && c->srcHost == NULL))
             return CUDA_ERROR_INVALID_VALUE;
-        n->dst = c->dstDevice;
-        n->src = c->srcDevice;
+        n->dst = dst_host ? (CUdeviceptr)(uintptr_t)c->dstHost : c->dstDevice;
+        n->src = src_host ? (CUdeviceptr)(uintptr_t)c->srcHost : c->srcDevice;
         n->width = c->WidthInBytes;
         n->types[0] = c->dstMemoryType;
         n->types[1] = c->srcMemoryType;
@@ -1477,8 +1482,14 @@ static CUresult mock_memcpy_params(CUgraphNode node, CUDA_MEMCPY3D *p)
     memset(p, 0, sizeof(*p));
     p->dstMemoryType = n->types[0];
     p->srcMemoryType = n->types[1];
-    p->srcDevice = n->src;
-    p->dstDevice = n->dst;
+    if (n->types[1] == CU_MEMORYTYPE_HOST)
+        p->srcHost = (const void *)(uintptr_t)n->src;
+    else
+        p->srcDevice = n->src;
+    if (n->types[0] == CU_MEMORYTYPE_HOST)
+        p->dstHost = (void *)(uintptr_t)n->dst;
+    else
+        p->dstDevice = n->dst;
     p->WidthInBytes = n->width;
     p->Height = p->Depth = 1;
     return CUDA_SUCCESS;
