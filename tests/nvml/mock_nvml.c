@@ -217,6 +217,23 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t *pci)
+{
+    int i = index_of(device);
+    if (i < 0 || pci == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (pci->version != nvmlPciInfoExt_v1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    nvmlPciInfo_t v3;
+    (void)nvmlDeviceGetPciInfo_v3(device, &v3);
+    *pci = (nvmlPciInfoExt_t){.version = nvmlPciInfoExt_v1, .domain = v3.domain,
+                              .bus = v3.bus, .device = v3.device,
+                              .pciDeviceId = v3.pciDeviceId, .baseClass = 3,
+                              .subClass = 2};
+    memcpy(pci->busId, v3.busId, sizeof(pci->busId));
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device,
                                                 int *major, int *minor)
 {

@@ -45,10 +45,16 @@
     X(nvmlDeviceGetMPSComputeRunningProcesses_v3)                            \
     X(nvmlDeviceGetFieldValues)
 
+/* Resolved where the host's NVML has them (NULL elsewhere): newer than
+ * the oldest NVML gvsd serves. */
+#define NVML_BE_CALLED_IF_THERE(X)                                           \
+    X(nvmlDeviceGetPciInfoExt)
+
 struct nvml_be_lib {
 #define NVML_BE_LIB_FIELD(name) __typeof__(name) *name;
     NVML_BE_CALLED(NVML_BE_LIB_FIELD)
     NVML_BE_CALLED_BY_HAND(NVML_BE_LIB_FIELD)
+    NVML_BE_CALLED_IF_THERE(NVML_BE_LIB_FIELD)
 #undef NVML_BE_LIB_FIELD
 };
 

@@ -137,6 +137,28 @@ int nvml_be_device_memory(struct gvs_call *call)
     return c.rc;
 }
 
+int nvml_be_device_pci_class(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint32_t dev;
+    apigen_get_u32(&c, &dev);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    nvmlDevice_t h;
+    nvmlReturn_t r = nvml_be_device(dev, &h);
+    nvmlPciInfoExt_t pci = {.version = nvmlPciInfoExt_v1};
+    if (r == NVML_SUCCESS)
+        r = NVML_LIB(nvmlDeviceGetPciInfoExt) != NULL
+                ? NVML_LIB(nvmlDeviceGetPciInfoExt)(h, &pci)
+                : NVML_ERROR_NOT_SUPPORTED;
+    apigen_put_i32(&c, (int32_t)r);
+    if (r == NVML_SUCCESS) {
+        apigen_put_u32(&c, pci.baseClass);
+        apigen_put_u32(&c, pci.subClass);
+    }
+    return c.rc;
+}
+
 /* The worker's own entries of NVML's list: the session's processes. */
 int nvml_be_device_processes(struct gvs_call *call)
 {

@@ -24,6 +24,9 @@ static nvmlReturn_t load(void)
     NVML_BE_CALLED(NVML_BE_RESOLVE)
     NVML_BE_CALLED_BY_HAND(NVML_BE_RESOLVE)
 #undef NVML_BE_RESOLVE
+#define NVML_BE_RESOLVE_IF_THERE(name) *(void **)&nvml_be_lib.name = dlsym(h, #name);
+    NVML_BE_CALLED_IF_THERE(NVML_BE_RESOLVE_IF_THERE)
+#undef NVML_BE_RESOLVE_IF_THERE
     nvmlReturn_t r = NVML_LIB(nvmlInit_v2)();
     if (r != NVML_SUCCESS)
         return r;

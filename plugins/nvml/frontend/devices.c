@@ -270,6 +270,40 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
     return r;
 }
 
+/* The PCI address held, with the class codes asked of the backend. */
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t *pci)
+{
+    if (pci != NULL && pci->version != nvmlPciInfoExt_v1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    nvmlPciInfo_t v3;
+    nvmlReturn_t r = nvmlDeviceGetPciInfo_v3(device, pci != NULL ? &v3 : NULL);
+    if (r != NVML_SUCCESS)
+        return r;
+    struct apigen_call c;
+    r = nvml_fe_begin_device(&c, device);
+    if (r != NVML_SUCCESS)
+        return r;
+    r = nvml_fe_run(&c, NVML_OP_DEVICE_PCI_CLASS, 0);
+    uint32_t base = 0, sub = 0;
+    if (r == NVML_SUCCESS) {
+        apigen_get_u32(&c, &base);
+        apigen_get_u32(&c, &sub);
+    }
+    r = nvml_fe_end(&c, r);
+    if (r != NVML_SUCCESS)
+        return r;
+    *pci = (nvmlPciInfoExt_t){.version = nvmlPciInfoExt_v1,
+                              .domain = v3.domain,
+                              .bus = v3.bus,
+                              .device = v3.device,
+                              .pciDeviceId = v3.pciDeviceId,
+                              .pciSubSystemId = v3.pciSubSystemId,
+                              .baseClass = base,
+                              .subClass = sub};
+    memcpy(pci->busId, v3.busId, sizeof(pci->busId));
+    return NVML_SUCCESS;
+}
+
 /* The older forms answer the same fields: NVML's v1 and v2 differ from
  * v3 only in how they fill busId, which the v3 answer holds. */
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)

@@ -7,7 +7,11 @@
  * word, two NULL slots, then functions).  nvidia-smi's listing and
  * queries call two of them (arguments as seen on that driver): [26]
  * hands NVML each line it prints, for NVML's debug log, which gvs does
- * not keep; [81] asks a device's PCI address by index.  Every other slot
+ * not keep; [81] asks a device's PCI address by index.  Its table view
+ * calls five more: [31] whether a display is active, [108] the power
+ * limit, [213], [214] and [215] the compute, graphics and MPS processes,
+ * in entries 4128 bytes apart (the stride of the buffers nvidia-smi
+ * passes) that begin as nvmlProcessInfo_t.  Every other slot
  * is a stub that fails with NVML_ERROR_NOT_SUPPORTED and says once on
  * stderr which slot was asked.  Any other table: like NVIDIA's library
  * for a table it does not have, none.
@@ -17,6 +21,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "nvml_wire.h"
 
 #define C4FE_SLOTS 270
 
@@ -54,6 +60,39 @@ static nvmlReturn_t pci_address(unsigned int index, char *buf, unsigned int len)
     return n >= 0 && (unsigned int)n < len ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
 }
 
+/* [31] (device, out): "Disp.A" of the table view. */
+static nvmlReturn_t display_active(nvmlDevice_t device, nvmlEnableState_t *active)
+{
+    return nvmlDeviceGetDisplayActive(device, active);
+}
+
+/* [108] (device, out milliwatts): "Cap" of the table view. */
+static nvmlReturn_t power_limit(nvmlDevice_t device, unsigned int *limit)
+{
+    return nvmlDeviceGetEnforcedPowerLimit(device, limit);
+}
+
+#define SMI_PROCESS_STRIDE 4128
+
+/* [213], [214], [215] (device, count in room out, entries). */
+static nvmlReturn_t compute_processes(nvmlDevice_t device, unsigned int *count, void *infos)
+{
+    return nvml_fe_process_list(device, NVML_PROC_COMPUTE, count, infos, 3,
+                                SMI_PROCESS_STRIDE);
+}
+
+static nvmlReturn_t graphics_processes(nvmlDevice_t device, unsigned int *count, void *infos)
+{
+    return nvml_fe_process_list(device, NVML_PROC_GRAPHICS, count, infos, 3,
+                                SMI_PROCESS_STRIDE);
+}
+
+static nvmlReturn_t mps_processes(nvmlDevice_t device, unsigned int *count, void *infos)
+{
+    return nvml_fe_process_list(device, NVML_PROC_MPS, count, infos, 3,
+                                SMI_PROCESS_STRIDE);
+}
+
 /* One stub per slot, 3 to 269, so that the log names the slot asked. */
 #define S(i) static nvmlReturn_t slot_##i(void) { return stub(i); }
 #define S10(t) S(t##0) S(t##1) S(t##2) S(t##3) S(t##4) S(t##5) S(t##6) S(t##7) \
@@ -80,7 +119,10 @@ static const union slot table_c4fe[C4FE_SLOTS] = {
     F10(1) F10(2) F10(3) F10(4) F10(5) F10(6) F10(7) F10(8) F10(9) F10(10) F10(11)
     F10(12) F10(13) F10(14) F10(15) F10(16) F10(17) F10(18) F10(19) F10(20) F10(21)
     F10(22) F10(23) F10(24) F10(25) F10(26)
-    [26] = {.fn = (slot_fn)print_logged}, [81] = {.fn = (slot_fn)pci_address},
+    [26] = {.fn = (slot_fn)print_logged}, [31] = {.fn = (slot_fn)display_active},
+    [81] = {.fn = (slot_fn)pci_address}, [108] = {.fn = (slot_fn)power_limit},
+    [213] = {.fn = (slot_fn)compute_processes}, [214] = {.fn = (slot_fn)graphics_processes},
+    [215] = {.fn = (slot_fn)mps_processes},
 };
 #pragma GCC diagnostic pop
 

@@ -64,4 +64,11 @@ nvmlReturn_t nvml_fe_begin_device(struct apigen_call *c, nvmlDevice_t device);
 nvmlReturn_t nvml_fe_get_string(struct apigen_call *c, char *out,
                                 unsigned length);
 
+/* memory.c: the session's processes of kind (enum nvml_process_kind) as
+ * NVML lists them, entries `stride` bytes apart: nvmlProcessInfo_v1_t
+ * (version 1) or nvmlProcessInfo_t, the rest of each entry zeroed. */
+nvmlReturn_t nvml_fe_process_list(nvmlDevice_t device, int kind,
+                                  unsigned int *infoCount, void *infos,
+                                  int version, size_t stride);
+
 #endif

@@ -100,9 +100,12 @@ static nvmlReturn_t processes(nvmlDevice_t device, enum nvml_process_kind kind,
 
 /* NVML's contract for the lists: *infoCount in is the room, out the
  * count; too little room is NVML_ERROR_INSUFFICIENT_SIZE with the count
- * needed.  The session's processes are this one: the client's pid. */
-static nvmlReturn_t list(nvmlDevice_t device, enum nvml_process_kind kind,
-                         unsigned int *infoCount, void *infos, int version)
+ * needed.  The session's processes are this one: the client's pid.
+ * Entries are `stride` bytes apart and begin as nvmlProcessInfo_v1_t
+ * (version 1) or nvmlProcessInfo_t (else), the rest of each zeroed. */
+nvmlReturn_t nvml_fe_process_list(nvmlDevice_t device, int kind,
+                                  unsigned int *infoCount, void *infos,
+                                  int version, size_t stride)
 {
     nvmlReturn_t r = nvml_fe_ready();
     if (r != NVML_SUCCESS)
@@ -120,12 +123,14 @@ static nvmlReturn_t list(nvmlDevice_t device, enum nvml_process_kind kind,
         return NVML_ERROR_INSUFFICIENT_SIZE;
     unsigned pid = (unsigned)getpid();
     for (unsigned i = 0; i < n; i++) {
+        unsigned char *e = (unsigned char *)infos + i * stride;
+        memset(e, 0, stride);
         if (version == 1) {
-            nvmlProcessInfo_v1_t *o = (nvmlProcessInfo_v1_t *)infos + i;
+            nvmlProcessInfo_v1_t *o = (nvmlProcessInfo_v1_t *)e;
             o->pid = pid;
             o->usedGpuMemory = p[i].used;
         } else {
-            nvmlProcessInfo_t *o = (nvmlProcessInfo_t *)infos + i;
+            nvmlProcessInfo_t *o = (nvmlProcessInfo_t *)e;
             o->pid = pid;
             o->usedGpuMemory = p[i].used;
             o->gpuInstanceId = p[i].gpu_instance;
@@ -141,7 +146,8 @@ static nvmlReturn_t list(nvmlDevice_t device, enum nvml_process_kind kind,
     nvmlReturn_t name(nvmlDevice_t device, unsigned int *infoCount,          \
                       entry *infos)                                          \
     {                                                                        \
-        return list(device, kind, infoCount, infos, version);                \
+        return nvml_fe_process_list(device, kind, infoCount, infos, version, \
+                                    sizeof(entry));                          \
     }
 PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses, NVML_PROC_COMPUTE,
              nvmlProcessInfo_v1_t, 1)

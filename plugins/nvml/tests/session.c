@@ -273,6 +273,52 @@ int main(int argc, char **argv)
         CHECK_EQ(pci_address(0, addr, sizeof(addr)), NVML_SUCCESS);
         CHECK_EQ(strcmp(addr, expect), 0);
         CHECK_EQ(pci_address(0, addr, 4), NVML_ERROR_INSUFFICIENT_SIZE);
+        nvmlPciInfoExt_t ext = {.version = nvmlPciInfoExt_v1};
+        CHECK_EQ(nvmlDeviceGetPciInfoExt(d, &ext), NVML_SUCCESS);
+        CHECK_EQ(ext.bus, pci.bus);
+        CHECK_EQ(ext.pciDeviceId, pci.pciDeviceId);
+        CHECK_EQ(ext.baseClass, 3);
+        CHECK_EQ(ext.subClass, 2);
+        CHECK_STR(ext.busId, pci.busId);
+        ext.version = 0;
+        CHECK_EQ(nvmlDeviceGetPciInfoExt(d, &ext), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+        /* The table view's slots: display, power limit, process lists of
+         * nvidia-smi's 4128-byte entries (this session's: the memory
+         * usage() left, none of another kind). */
+        nvmlReturn_t (*dev_uint)(nvmlDevice_t, unsigned *) =
+            (nvmlReturn_t (*)(nvmlDevice_t, unsigned *))words[31];
+        unsigned v = 99, want_v;
+        nvmlEnableState_t active;
+        CHECK_EQ(nvmlDeviceGetDisplayActive(d, &active), NVML_SUCCESS);
+        CHECK_EQ(dev_uint(d, &v), NVML_SUCCESS);
+        CHECK_EQ(v, active);
+        dev_uint = (nvmlReturn_t (*)(nvmlDevice_t, unsigned *))words[108];
+        CHECK_EQ(nvmlDeviceGetEnforcedPowerLimit(d, &want_v), NVML_SUCCESS);
+        CHECK_EQ(dev_uint(d, &v), NVML_SUCCESS);
+        CHECK_EQ(v, want_v);
+        nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, void *) =
+            (nvmlReturn_t (*)(nvmlDevice_t, unsigned *, void *))words[213];
+        static unsigned char entries[2][4128];
+        memset(entries, 0xff, sizeof(entries));
+        unsigned room = 0;
+        CHECK_EQ(procs(d, &room, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+        CHECK_EQ(room, 1);
+        room = 2;
+        CHECK_EQ(procs(d, &room, entries), NVML_SUCCESS);
+        CHECK_EQ(room, 1);
+        const nvmlProcessInfo_t *e = (const nvmlProcessInfo_t *)entries[0];
+        CHECK_EQ(e->pid, getpid());
+        CHECK_EQ(e->usedGpuMemory, 300 * MiB);
+        CHECK_EQ(entries[0][4127], 0);
+        CHECK_EQ(entries[1][0], 0xff);
+        procs = (nvmlReturn_t (*)(nvmlDevice_t, unsigned *, void *))words[214];
+        room = 2;
+        CHECK_EQ(procs(d, &room, entries), NVML_SUCCESS);
+        CHECK_EQ(room, 0);
+        procs = (nvmlReturn_t (*)(nvmlDevice_t, unsigned *, void *))words[215];
+        room = 2;
+        CHECK_EQ(procs(d, &room, entries), NVML_SUCCESS);
+        CHECK_EQ(room, 0);
     }
     char none[34];
     CHECK_EQ(pci_address(99, none, sizeof(none)), NVML_ERROR_INVALID_ARGUMENT);

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """gpu.nvml_smi, gpu.nvml_smi_quota: NVIDIA's own nvidia-smi, natively
 and through gvs (where `gvs run` puts gvs's libnvidia-ml.so.1 first in
-its library path): `nvidia-smi -L` and a CSV query of the GPUs' names,
-PCI addresses and compute capabilities print the same.  With --total it
+its library path): `nvidia-smi -L`, a CSV query of the GPUs' names,
+PCI addresses and compute capabilities, and the GPUs' rows of the table
+view (index, name; the rest are readings that move) print the same.  With --total it
 prints only the memory totals: under a memory quota, the quota;
 natively, QUOTA_MIB of the environment (compare.py's --native-env)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -28,3 +30,7 @@ else:
     sys.stdout.write(smi("-L"))
     sys.stdout.write(smi("--query-gpu=index,name,uuid,pci.bus_id,compute_cap",
                          "--format=csv"))
+    for line in smi().splitlines():
+        m = re.match(r"\|\s+(\d+)\s+(.*?)\s+(On|Off|N/A)\s+\|", line)
+        if m:
+            print("table: GPU", m.group(1), m.group(2))
