@@ -6,6 +6,7 @@
 // mock runtime of plugins/cudart/tests).
 #include "bench.h"
 #include <cstring>
+#include <unistd.h>
 #include <string>
 
 __global__ void empty() {}
@@ -121,6 +122,13 @@ int main(int argc, char **argv)
     const char *only = argc > 1 ? argv[1] : "";
     if (strcmp(only, "launch") == 0) {
         launch_rate(100000);
+        return 0;
+    }
+    if (strcmp(only, "idle") == 0) {
+        /* A connected session that does nothing (bench/run.py's idle
+         * sessions): one launch done, then asleep for argv[2] seconds. */
+        launch_sync(1);
+        sleep(argc > 2 ? atoi(argv[2]) : 10);
         return 0;
     }
     if (strcmp(only, "copies") != 0) {

@@ -41,7 +41,9 @@ import time
 import tls_certs
 
 APPS = ("histogram", "matrixMul", "scalarProd")
-CLIENTS = (1, 4, 16)
+CLIENTS = (1, 4, 16, 64)
+# Connected sessions that do nothing, and how long their cost is taken.
+IDLE_SESSIONS, IDLE_WINDOW_S = 64, 10.0
 SOCKET_ROW = "socket_bulk_256MiB"
 # Transports whose copy rows are also given as a share of SOCKET_ROW: shm
 # copies are meant to bypass its byte stream.
@@ -200,6 +202,43 @@ def measure_round(target, bench_dir):
     return res
 
 
+def cpu_seconds(pid):
+    """CPU time of pid and of its living children (gvsd and its session
+    workers), in seconds."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the name: state, ppid, ..., utime and stime (14th and 15th
+        # fields of the whole line).
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def idle_cost(target, bench_dir):
+    """{idle_64: (percent of one core, "%")}: gvsd and its workers' CPU
+    time over IDLE_WINDOW_S while IDLE_SESSIONS connected sessions sleep."""
+    micro = os.path.join(bench_dir, "micro")
+    procs = [target.start([micro, "idle", str(int(IDLE_WINDOW_S) + 10)])
+             for _ in range(IDLE_SESSIONS)]
+    time.sleep(5.0)
+    before = cpu_seconds(target.daemon.pid)
+    time.sleep(IDLE_WINDOW_S)
+    spent = cpu_seconds(target.daemon.pid) - before
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        if p.returncode != 0:
+            sys.exit("idle micro via %s failed: %s" % (target.name, err.decode()))
+    return {"idle_%d" % IDLE_SESSIONS: (100.0 * spent / IDLE_WINDOW_S, "%")}
+
+
 def medians(rounds):
     """Each metric's median over the rounds, in the first round's order."""
     return {k: (statistics.median(r[k][0] for r in rounds), unit)
@@ -249,6 +288,7 @@ def main():
             results[t.name] = medians(rounds[t.name])
             if t.name != "native":
                 results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
+                results[t.name].update(idle_cost(t, bench_dir))
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
@@ -280,6 +320,10 @@ def main():
                 r += socket_share(metric, results[n])
             cells.append("%s (%s)" % (fmt(v[0], unit), r))
         print("| %s | %s |" % (metric, " | ".join(cells)))
+    idle = "idle_%d" % IDLE_SESSIONS
+    print("| %s: CPU of gvsd and workers over %.0f s | n/a | %s |" % (
+        idle, IDLE_WINDOW_S, " | ".join("%.2f%% of a core" % results[n][idle][0]
+                                        for n in names[1:])))
     return 0
 
 
