@@ -245,6 +245,21 @@ int main(int argc, char **argv)
         CHECK_EQ(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
         CHECK_EQ(nvmlDeviceSetPersistenceMode(d, NVML_FEATURE_ENABLED),
                  NVML_ERROR_NOT_SUPPORTED);
+        /* Event sets hold no events: none supported, a wait times out. */
+        nvmlEventSet_t set;
+        CHECK_EQ(nvmlEventSetCreate(&set), NVML_SUCCESS);
+        unsigned long long types = 1;
+        CHECK_EQ(nvmlDeviceGetSupportedEventTypes(d, &types), NVML_SUCCESS);
+        CHECK_EQ(types, 0);
+        CHECK_EQ(nvmlDeviceRegisterEvents(d, 0, set), NVML_SUCCESS);
+        CHECK_EQ(nvmlDeviceRegisterEvents(d, nvmlEventTypeXidCriticalError, set),
+                 NVML_ERROR_NOT_SUPPORTED);
+        CHECK_EQ(nvmlDeviceRegisterEvents(NULL, 0, set), NVML_ERROR_INVALID_ARGUMENT);
+        nvmlEventData_t ev;
+        CHECK_EQ(nvmlEventSetWait_v2(set, &ev, 1), NVML_ERROR_TIMEOUT);
+        CHECK_EQ(nvmlEventSetWait_v2(set, NULL, 1), NVML_ERROR_INVALID_ARGUMENT);
+        CHECK_EQ(nvmlEventSetFree(set), NVML_SUCCESS);
+        CHECK_EQ(nvmlEventSetCreate(NULL), NVML_ERROR_INVALID_ARGUMENT);
     }
     const void *table = &table;
     unsigned char id[16] = {0};
