@@ -124,6 +124,17 @@ int main(int argc, char **argv)
         launch_rate(100000);
         return 0;
     }
+    if (strcmp(only, "quick") == 0) {
+        /* bench/run.py --quick: latency and overlap only. */
+        char *dev, *pinned;
+        CK(cudaMalloc(&dev, 64u << 20));
+        CK(cudaMallocHost(&pinned, 64u << 20));
+        launch_sync(20000);
+        stream_overlap(pinned, dev);
+        CK(cudaFreeHost(pinned));
+        CK(cudaFree(dev));
+        return 0;
+    }
     if (strcmp(only, "idle") == 0) {
         /* A connected session that does nothing (bench/run.py's idle
          * sessions): one launch done, then asleep for argv[2] seconds. */

@@ -80,7 +80,7 @@ class Target:
             extra = ["--config", self.tls.gvsd_conf] if self.tls else []
             self.daemon = subprocess.Popen(
                 [os.path.join(self.build, "bin", "gvsd"), "--listen", self.uri,
-                 "--ready-fd", str(w), "--max-sessions", "64"] + extra,
+                 "--ready-fd", str(w), "--max-sessions", "128"] + extra,
                 pass_fds=(w,), env=native_env())
             os.close(w)
             with os.fdopen(r) as ready:
@@ -183,14 +183,26 @@ def socket_share(metric, res):
                                    res[SOCKET_ROW + way][0])
 
 
-def measure_round(target, bench_dir):
-    """One round of every program on target: {metric: (value, unit)}."""
+def measure_round(target, bench_dir, quick=False):
+    """One round of every program on target: {metric: (value, unit)};
+    quick: launch + synchronize, the streams' overlap and the concurrent
+    clients only."""
     micro = [os.path.join(bench_dir, "micro")]
+    if quick:
+        res = run(target, micro + ["quick"])
+        concurrent(target, micro, res, CLIENTS[2:])
+        return res
     res = run(target, micro)
     for app in APPS:
         res[app] = run(target, [os.path.join(bench_dir, app)])[app]
     res.update(run(target, [os.path.join(bench_dir, "libs")]))
-    for n in CLIENTS:
+    concurrent(target, micro, res, CLIENTS)
+    return res
+
+
+def concurrent(target, micro, res, counts):
+    """Aggregate launch rates of n processes at once, for n in counts."""
+    for n in counts:
         procs = [target.start(micro + ["launch"]) for _ in range(n)]
         total = 0.0
         for p in procs:
@@ -199,7 +211,6 @@ def measure_round(target, bench_dir):
                 sys.exit("concurrent micro via %s failed: %s" % (target.name, err.decode()))
             total += parse(out)["launch_async"][0]
         res["clients_%d" % n] = (total, "launch/s")
-    return res
 
 
 def cpu_seconds(pid):
@@ -271,6 +282,9 @@ def main():
     ap.add_argument("--transports", default="unix,tcp,shm,tls")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--level", choices=("runtime", "driver"), default="runtime")
+    ap.add_argument("--quick", action="store_true",
+                    help="launch + synchronize, stream overlap, 16 and 64 "
+                         "clients and the idle sessions only")
     a = ap.parse_args()
     sock_dir = bench_dir = os.path.join(a.build, "bench")
     if a.level == "driver":
@@ -283,12 +297,16 @@ def main():
         targets = [stack.enter_context(Target(n, a.build, tls)) for n in names]
         for _ in range(a.repeat):
             for t in targets:
-                rounds[t.name].append(measure_round(t, bench_dir))
+                rounds[t.name].append(measure_round(t, bench_dir, a.quick))
+                # Each round as it ends, for a run cut short.
+                print(t.name, rounds[t.name][-1], file=sys.stderr, flush=True)
         for t in targets:
             results[t.name] = medians(rounds[t.name])
-            if t.name != "native":
+            if t.name != "native" and not a.quick:
                 results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
+            if t.name != "native":
                 results[t.name].update(idle_cost(t, bench_dir))
+                print(t.name, results[t.name], file=sys.stderr, flush=True)
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
