@@ -239,12 +239,16 @@ void gvsd_stats_adopt(int slot)
     atomic_store(&self, s);
 }
 
-enum gvsd_slot_state gvsd_stats_state(int slot)
+enum gvsd_slot_state gvsd_stats_state(int slot, uint32_t session)
 {
     if (table == NULL || slot < 0 || (uint32_t)slot >= nslots_mapped)
         return GVSD_SLOT_FREE;
-    return (enum gvsd_slot_state)atomic_load_explicit(
-        &table->slots[slot].state, memory_order_acquire);
+    const struct slot *s = &table->slots[slot];
+    enum gvsd_slot_state st = (enum gvsd_slot_state)atomic_load_explicit(
+        &s->state, memory_order_acquire);
+    return atomic_load_explicit(&s->session, memory_order_relaxed) == session
+               ? st
+               : GVSD_SLOT_FREE;
 }
 
 /* Sessions (not handshakes) in the table; the caller holds enter. */

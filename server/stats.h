@@ -103,9 +103,10 @@ void gvsd_stats_adopt(int slot);
  * joining are one step for all workers.  GVS_E_TIMEOUT when another
  * worker holds that step for over a second.  0 without a table. */
 int gvsd_stats_publish(const struct gvs_session_info *info, int max_sessions);
-/* The parent: where the worker holding slot stands (FREE also for no
- * slot, and once the worker has left it). */
-enum gvsd_slot_state gvsd_stats_state(int slot);
+/* The parent: where session's worker, which claimed slot, stands (FREE
+ * also for no slot, and once the worker has left it: the slot may then
+ * be another session's while the worker is still exiting). */
+enum gvsd_slot_state gvsd_stats_state(int slot, uint32_t session);
 /* The worker, serving STATUS: its own session is hidden from then on. */
 void gvsd_stats_mark_status(void);
 /* The worker, before its client can see the session end (and again,

@@ -48,7 +48,8 @@ void gvsd_workers_load(const struct gvsd_workers *ws, const char *peer,
 {
     *out = (struct gvsd_load){0};
     for (int i = 0; i < ws->n; i++) {
-        enum gvsd_slot_state st = gvsd_stats_state(ws->w[i].stats_slot);
+        enum gvsd_slot_state st = gvsd_stats_state(ws->w[i].stats_slot,
+                                                  ws->w[i].session);
         if (st == GVSD_SLOT_ACTIVE || st == GVSD_SLOT_STATUS) {
             out->sessions++;
         } else if (st == GVSD_SLOT_STARTING) {
@@ -73,7 +74,8 @@ int gvsd_workers_expire(struct gvsd_workers *ws, unsigned limit_ms)
     long long next = -1;
     for (int i = 0; i < ws->n; i++) {
         struct gvsd_worker *w = &ws->w[i];
-        if (w->killed || gvsd_stats_state(w->stats_slot) != GVSD_SLOT_STARTING)
+        if (w->killed || gvsd_stats_state(w->stats_slot, w->session) !=
+                              GVSD_SLOT_STARTING)
             continue;
         long long left = (long long)limit_ms - ms_since(&w->start, &now);
         if (left > 0) {

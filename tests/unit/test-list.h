@@ -97,6 +97,7 @@
     TEST_ENTRY(server_many_sessions)                                         \
     TEST_ENTRY(server_sigterm)                                               \
     TEST_ENTRY(server_max_sessions)                                          \
+    TEST_ENTRY(server_slot_reused)                                           \
     TEST_ENTRY(server_plugin_peer)                                           \
     TEST_ENTRY(server_config_file)                                           \
     TEST_ENTRY(server_options)                                               \
