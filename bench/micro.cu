@@ -137,8 +137,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(only, "idle") == 0) {
         /* A connected session that does nothing (bench/run.py's idle
-         * sessions): one launch done, then asleep for argv[2] seconds. */
-        launch_sync(1);
+         * sessions): one launch done, "ready" said, then asleep for
+         * argv[2] seconds. */
+        empty<<<1, 1>>>();
+        CK(cudaStreamSynchronize(0));
+        printf("ready\n");
+        fflush(stdout);
         sleep(argc > 2 ? atoi(argv[2]) : 10);
         return 0;
     }
