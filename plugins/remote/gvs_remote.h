@@ -369,6 +369,11 @@ struct gvs_remote_shared {
     const struct gvs_remote_api *api;
     uint16_t share, unshare, copy;
     int32_t notsup;
+    /* Where memory is not shared (tcp://, tls://), the op of a posted
+     * device-to-host copy into page-locked memory (remote_be.h,
+     * d2h_posted): it returns once the copy is on the stream, its bytes
+     * landing before anything can show it done; 0 for none. */
+    uint16_t posted;
 };
 
 /* An allocation with the flags (portable, mapped, write-combined), shared
@@ -400,8 +405,10 @@ int gvs_remote_host_shared(const void *p, size_t len);
  * h2d: host to device, else device to host.  flags: the wire's
  * (remote_be.h, GVS_REMOTE_SHARED_*): ON_STREAM ordered on stream (with
  * pageable memory it returns once done, as natively, WAIT implied), else
- * as a synchronous copy.  The API's result, or sh->notsup when neither
- * way can be used: the caller then sends the bytes. */
+ * as a synchronous copy.  Where memory is not shared, a device-to-host
+ * ON_STREAM copy into page-locked memory is posted (sh->posted).  The
+ * API's result, or sh->notsup when none of these ways can be used: the
+ * caller then sends the bytes. */
 int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                                    uint64_t stream, unsigned flags, int h2d,
                                    uint64_t dev, void *host, size_t len);

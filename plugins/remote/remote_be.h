@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 8u
+#define GVS_REMOTE_BE_VERSION 9u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -165,6 +165,10 @@ struct gvs_remote_pinner {
      * staging, stage_d2h); host_free frees it. */
     int32_t (*host_alloc)(void **p, size_t n);
     void (*host_free)(void *p);
+    /* Enqueues fn(arg) on the stream of wire in call's lane, as CUDA's
+     * host functions run (the lane entered by copy before). */
+    int32_t (*host_func)(struct gvs_call *call, uint64_t stream,
+                         void (*fn)(void *arg), void *arg);
 };
 
 struct gvs_remote_be {
@@ -475,6 +479,20 @@ struct gvs_remote_be {
                        const struct gvs_remote_pinner *pn);
     /* Frees the lanes' buffers pn made (the plugin's session_close). */
     void (*stage_release)(const struct gvs_remote_pinner *pn);
+
+    /* Posted device-to-host copies (backend/posted.c; docs/remoting.md,
+     * "Posted device-to-host copies"): the handler body of an API's
+     * MEMCPY_POSTED, u64 stream, u64 device address, u64 len (at most
+     * GVS_BULK_CHUNK), u64 token -> i32.  On success the copy is on the
+     * stream, into pinned memory of the layer's, and when the stream
+     * reaches it the layer's D2H_BYTES notification carries the token and
+     * the bytes to the client, ahead of anything that can show the copy
+     * done; pn->notsup when no pinned memory is free (the client then
+     * copies the ordinary way). */
+    int (*d2h_posted)(struct gvs_call *call,
+                      const struct gvs_remote_pinner *pn);
+    /* Frees the idle buffers pn made (the plugin's session_close). */
+    void (*posted_release)(const struct gvs_remote_pinner *pn);
     /* Graph memory: the address range a memory alloc node reserved,
      * device memory for the session's checks (which CUDA's pointer
      * attributes do not know while the graph is not running);

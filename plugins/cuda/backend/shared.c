@@ -74,6 +74,16 @@ static void host_free(void *p)
     (void)CUDA_DRV(cuMemFreeHost)(p);
 }
 
+static int32_t host_func(struct gvs_call *call, uint64_t stream,
+                         void (*fn)(void *arg), void *arg)
+{
+    CUstream s = NULL;
+    CUresult r = cuda_be_stream(call, stream, &s);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuLaunchHostFunc)(s, fn, arg);
+    return r;
+}
+
 const struct gvs_remote_pinner cuda_be_pinner = {
     .success = CUDA_SUCCESS,
     .invalid = CUDA_ERROR_INVALID_VALUE,
@@ -88,6 +98,7 @@ const struct gvs_remote_pinner cuda_be_pinner = {
     .copy = copy,
     .host_alloc = host_alloc,
     .host_free = host_free,
+    .host_func = host_func,
 };
 
 int cuda_be_hostmem_share(struct gvs_call *call)
@@ -105,8 +116,14 @@ int cuda_be_memcpy_shared(struct gvs_call *call)
     return cuda_be_remote->memcpy_shared(call, &cuda_be_pinner);
 }
 
+int cuda_be_memcpy_posted(struct gvs_call *call)
+{
+    return cuda_be_remote->d2h_posted(call, &cuda_be_pinner);
+}
+
 void cuda_be_shared_free(void)
 {
     cuda_be_remote->shared_release(&cuda_be_pinner);
     cuda_be_remote->stage_release(&cuda_be_pinner);
+    cuda_be_remote->posted_release(&cuda_be_pinner);
 }

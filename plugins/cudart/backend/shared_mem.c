@@ -80,6 +80,16 @@ static void host_free(void *p)
     (void)cudaGetLastError();
 }
 
+static int32_t host_func(struct gvs_call *call, uint64_t stream,
+                         void (*fn)(void *arg), void *arg)
+{
+    cudaStream_t st;
+    cudaError_t e = be_stream(call, stream, &st);
+    if (e == cudaSuccess)
+        e = cudaLaunchHostFunc(st, fn, arg);
+    return e;
+}
+
 const struct gvs_remote_pinner be_pinner = {
     .success = cudaSuccess,
     .invalid = cudaErrorInvalidValue,
@@ -94,6 +104,7 @@ const struct gvs_remote_pinner be_pinner = {
     .copy = copy,
     .host_alloc = host_alloc,
     .host_free = host_free,
+    .host_func = host_func,
 };
 
 int cudart_be_hostmem_share(struct gvs_call *call)
@@ -111,8 +122,14 @@ int cudart_be_memcpy_shared(struct gvs_call *call)
     return be_remote->memcpy_shared(call, &be_pinner);
 }
 
+int cudart_be_memcpy_posted(struct gvs_call *call)
+{
+    return be_remote->d2h_posted(call, &be_pinner);
+}
+
 void be_shared_free(void)
 {
     be_remote->shared_release(&be_pinner);
     be_remote->stage_release(&be_pinner);
+    be_remote->posted_release(&be_pinner);
 }

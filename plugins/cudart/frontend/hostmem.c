@@ -42,7 +42,7 @@ static cudaError_t runtime(void)
 
 const struct gvs_remote_shared fe_shared = {
     &fe_remote_api, CUDART_OP_HOSTMEM_SHARE, CUDART_OP_HOSTMEM_UNSHARE,
-    CUDART_OP_MEMCPY_SHARED, cudaErrorNotSupported};
+    CUDART_OP_MEMCPY_SHARED, cudaErrorNotSupported, CUDART_OP_MEMCPY_POSTED};
 
 cudaError_t fe_shared_try_copy(uint64_t stream, int async,
                                enum cudaMemcpyKind kind, uint64_t dev,

@@ -90,6 +90,7 @@ static const uint16_t my_ops[] = {
     CUDART_OP_MEMCPY_ASYNC_H2D,
     CUDART_OP_MEMCPY_ASYNC_D2H,   CUDART_OP_MEMCPY_ASYNC_D2D,
     CUDART_OP_MEMSET_ASYNC,       CUDART_OP_MEM_PREFETCH_ASYNC,
+    CUDART_OP_MEMCPY_POSTED,
 };
 
 static int malformed(struct gvs_buf *in, struct gvs_buf *out)
@@ -138,6 +139,15 @@ static int malformed(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_put_u64(in, 4096);
     gvs_buf_put_u64(in, GVS_BULK_CHUNK + 1);
     CHECK(call(CUDART_OP_MEMCPY_ASYNC_D2H, in, out) == GVS_E_RANGE);
+    /* Posted copies of no bytes, and of more than a piece. */
+    for (uint64_t len = 0; len <= 1; len++) {
+        gvs_buf_reset(in);
+        gvs_buf_put_u64(in, 0);
+        gvs_buf_put_u64(in, 4096);
+        gvs_buf_put_u64(in, len == 0 ? 0 : GVS_BULK_CHUNK + 1);
+        gvs_buf_put_u64(in, 1);
+        CHECK(call(CUDART_OP_MEMCPY_POSTED, in, out) == GVS_E_RANGE);
+    }
     return 0;
 }
 

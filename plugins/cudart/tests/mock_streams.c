@@ -7,7 +7,7 @@
  * its implicit synchronization amounts to here.  Semantics follow CUDA's
  * documentation: an async copy from pageable host memory takes the bytes
  * before it returns (one from page-locked memory reads them when it
- * runs), one to host memory returns once done.
+ * runs), one to pageable host memory returns once done.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -450,7 +450,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
         t->count = count;
     }
     cudaError_t e = submit(s, t);
-    if (e == cudaSuccess && kind == cudaMemcpyDeviceToHost)
+    if (e == cudaSuccess && kind == cudaMemcpyDeviceToHost && !mock_host_pinned(dst))
         e = cudaStreamSynchronize(s);
     return e;
 }

@@ -388,6 +388,73 @@ static void host_memory()
     CHECK(cudaGetLastError() == cudaErrorHostMemoryNotRegistered);
 }
 
+// Over tcp a stream-ordered copy into page-locked memory returns once it
+// is on its stream; its bytes come behind it and are in place before a
+// synchronization, an event or a copy from that memory can see them
+// (docs/remoting.md, "Posted device-to-host copies").
+static void posted_copies()
+{
+    cudaStream_t s, t;
+    OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    OK(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+    const size_t n = 2 * CHUNK + 123;
+    unsigned char *pin, *dev, *dev2;
+    unsigned char *out = (unsigned char *)malloc(n);
+    OK(cudaMallocHost(&pin, n));
+    OK(cudaMalloc(&dev, n));
+    OK(cudaMalloc(&dev2, n));
+    memset(pin, 0, n);
+    OK(cudaMemsetAsync(dev, 0x5a, n, s));
+    // The stream is held 200 ms by a host function ahead of the copy.
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)1));
+    double t0 = seconds();
+    OK(cudaMemcpyAsync(pin, dev, n, cudaMemcpyDeviceToHost, s));
+    double dt = seconds() - t0;
+    if (dt >= 0.1)
+        fprintf(stderr, "posted copy took %.3f s\n", dt);
+    CHECK(dt < 0.1);
+    CHECK(cudaStreamQuery(s) == cudaErrorNotReady);
+    OK(cudaStreamSynchronize(s));
+    CHECK(pin[0] == 0x5a && pin[CHUNK] == 0x5a && pin[n - 1] == 0x5a);
+
+    cudaEvent_t ev;
+    OK(cudaEventCreate(&ev));
+    OK(cudaMemsetAsync(dev, 0x3c, n, s));
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)2));
+    OK(cudaMemcpyAsync(pin + 1, dev, 100, cudaMemcpyDeviceToHost, s));
+    OK(cudaEventRecord(ev, s));
+    OK(cudaEventSynchronize(ev));
+    CHECK(pin[1] == 0x3c && pin[100] == 0x3c && pin[101] == 0x5a);
+
+    // A copy on another stream from the memory the posted copy writes.
+    OK(cudaMemsetAsync(dev, 0x11, n, s));
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)3));
+    OK(cudaMemcpyAsync(pin, dev, n, cudaMemcpyDeviceToHost, s));
+    OK(cudaMemcpyAsync(dev2, pin, n, cudaMemcpyHostToDevice, t));
+    OK(cudaStreamSynchronize(t));
+    OK(cudaMemcpy(out, dev2, n, cudaMemcpyDeviceToHost));
+    CHECK(out[0] == 0x11 && out[n - 1] == 0x11);
+
+    // Errors CUDA reports at once are reported at once.
+    CHECK(cudaMemcpyAsync(pin, (void *)(uintptr_t)0x10, 16,
+                          cudaMemcpyDeviceToHost, s) == cudaErrorInvalidValue);
+    CHECK(cudaMemcpyAsync(pin, dev, 16, cudaMemcpyDeviceToHost, BOGUS) ==
+          cudaErrorInvalidResourceHandle);
+
+    // Freeing the memory waits for what is still to land in it.
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)4));
+    OK(cudaMemcpyAsync(pin, dev, n, cudaMemcpyDeviceToHost, s));
+    OK(cudaFreeHost(pin));
+    OK(cudaStreamSynchronize(s));
+    OK(cudaEventDestroy(ev));
+    OK(cudaFree(dev));
+    OK(cudaFree(dev2));
+    OK(cudaStreamDestroy(s));
+    OK(cudaStreamDestroy(t));
+    free(out);
+    (void)cudaGetLastError();
+}
+
 int main()
 {
     stats_init();
@@ -397,6 +464,7 @@ int main()
     callbacks();
     progress();
     host_memory();
+    posted_copies();
     OK(cudaDeviceSynchronize());
     CHECK(cudaGetLastError() == cudaSuccess);
     printf("ok\n");

@@ -51,6 +51,11 @@ int remote_be_graph_range_has(uint64_t p, uint64_t len);
 void remote_be_user_objects_open(const struct gvs_host_api *host,
                                  struct gvs_session *session);
 void remote_be_notify_stop(void);
+/* Sends the client a notification of plugin's op unless the session is
+ * closing (remote_be_notify_stop): 0, GVS_E_CLOSED, or the host's error.
+ * Callable from any thread, CUDA's callback threads included. */
+int remote_be_notify(uint16_t plugin, uint16_t op, const void *body,
+                     size_t len);
 void *remote_be_user_object_new(uint16_t plugin, uint16_t op,
                                 uint64_t callback, uint64_t *id);
 void remote_be_user_object_destructor(void *record);
@@ -62,6 +67,11 @@ void *remote_be_user_object_get(uint64_t id);
 int32_t remote_be_capture_file(int32_t (*write)(const char *path, void *arg),
                                void *arg, size_t max, uint8_t **out,
                                size_t *len);
+
+/* posted.c */
+int remote_be_d2h_posted(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
+void remote_be_posted_release(const struct gvs_remote_pinner *pn);
 
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);

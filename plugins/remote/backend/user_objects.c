@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "gvs/buf.h"
+#include "gvs/err.h"
 #include "gvs/mem.h"
 #include "state.h"
 
@@ -50,24 +51,29 @@ void remote_be_notify_stop(void)
     pthread_mutex_unlock(&lock);
 }
 
-static void notify(const struct record *r)
+int remote_be_notify(uint16_t plugin, uint16_t op, const void *body,
+                     size_t len)
 {
-    struct gvs_buf *b = gvs_buf_new(8);
-    if (b == NULL || gvs_buf_put_u64(b, r->callback) < 0) {
-        gvs_buf_free(b);
-        return;
-    }
+    int rc = GVS_E_CLOSED;
     pthread_mutex_lock(&lock);
     if (!stopped) {
         notifying++;
         pthread_mutex_unlock(&lock);
-        (void)host->notify(session, r->plugin, r->op, gvs_buf_ptr(b),
-                           gvs_buf_len(b));
+        rc = host->notify(session, plugin, op, body, len);
         pthread_mutex_lock(&lock);
         if (--notifying == 0)
             pthread_cond_broadcast(&idle);
     }
     pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static void notify(const struct record *r)
+{
+    struct gvs_buf *b = gvs_buf_new(8);
+    if (b != NULL && gvs_buf_put_u64(b, r->callback) == 0)
+        (void)remote_be_notify(r->plugin, r->op, gvs_buf_ptr(b),
+                               gvs_buf_len(b));
     gvs_buf_free(b);
 }
 

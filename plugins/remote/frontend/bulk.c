@@ -51,6 +51,13 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
         rc = o->piece(o->arg, i, hdr, &src, &len);
         if (rc < 0)
             break;
+        /* A posted copy's bytes land in place before these are read
+         * (the lock let go meanwhile: the bytes need no sender). */
+        if (remote_fe_posted_pending(src, len)) {
+            gvs_client_unlock(cl);
+            remote_fe_posted_wait(src, len);
+            gvs_client_lock(cl);
+        }
         struct iovec iov[2] = {
             {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
             {(void *)src, len},

@@ -147,6 +147,9 @@ gvs_remote_host_free(void *p, const struct gvs_remote_shared *sh,
     pthread_mutex_unlock(&lock);
     if (r == NULL)
         return GVS_RHOST_INVALID;
+    /* As cudaFreeHost waits for the device: no posted copy writes there
+     * once the memory is gone. */
+    remote_fe_posted_wait(p, r->size);
     if (r->shared && sh != NULL)
         *unmapped = remote_fe_shared_unmap(sh, p, r->size);
     else
@@ -184,8 +187,10 @@ EXPORT enum gvs_remote_host_rc gvs_remote_host_unregister(void *p)
     else
         gvs_u64map_remove(&ranges, base);
     pthread_mutex_unlock(&lock);
-    if (rc == GVS_RHOST_OK)
+    if (rc == GVS_RHOST_OK) {
+        remote_fe_posted_wait(p, r->size);
         gvs_free(r);
+    }
     return rc;
 }
 

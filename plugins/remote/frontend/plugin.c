@@ -30,6 +30,7 @@ __attribute__((constructor)) static void remote_fe_register(void)
     if (gvs_client_register(&plugin) == 0) {
         (void)remote_fe_output_init();
         (void)remote_fe_callbacks_init();
+        (void)remote_fe_posted_init();
     }
     (void)gvs_client_register(&nvml);
 }

@@ -42,6 +42,25 @@ int remote_fe_output_init(void);
  * callbacks on the notify thread.  0 or a negative GVS_E_* code. */
 int remote_fe_callbacks_init(void);
 
+/* posted.c: posted device-to-host copies (gvs_remote.h).  init registers
+ * the D2H_BYTES handler (0 or a negative GVS_E_* code).  posted_copy
+ * takes a stream-ordered copy of len bytes from dev into host when host
+ * lies in page-locked memory the program allocated or registered and no
+ * capture is under way: 1 with the API's result in *result, else 0 (the
+ * caller copies the ordinary way).  posted_pending says whether a posted
+ * copy still writes into [host, host + len), posted_wait returns once
+ * none does. */
+int remote_fe_posted_init(void);
+int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
+                          uint64_t dev, void *host, size_t len, int32_t *result);
+int remote_fe_posted_pending(const void *host, size_t len);
+void remote_fe_posted_wait(const void *host, size_t len);
+
+/* shared.c: one request of sh's API with req as its body, its reply a
+ * result only: the API's result. */
+int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
+                             const struct gvs_buf *req);
+
 /* shared.c: shared host memory (gvs_remote.h).  Whether the session's
  * connection can share memory. */
 int remote_fe_shared_possible(const struct gvs_remote_shared *sh);

@@ -156,8 +156,8 @@ int32_t remote_fe_shared_map(const struct gvs_remote_shared *sh, size_t size,
 
 /* One request of sh's with a reply that is only a result: the API's
  * result. */
-static int32_t round_trip(const struct gvs_remote_shared *sh, uint16_t op,
-                          const struct gvs_buf *req)
+int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
+                             const struct gvs_buf *req)
 {
     const struct gvs_remote_api *api = sh->api;
     struct gvs_client *cl;
@@ -195,7 +195,7 @@ int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
     struct gvs_buf *req = gvs_buf_new(16);
     int32_t e = sh->api->nomem;
     if (req != NULL && gvs_buf_put_u64(req, (uint64_t)(uintptr_t)p) == 0)
-        e = round_trip(sh, sh->unshare, req);
+        e = remote_fe_round_trip(sh, sh->unshare, req);
     gvs_buf_free(req);
     munmap(p, len);
     return e;
@@ -230,7 +230,7 @@ static int32_t shared_copy(const struct gvs_remote_shared *sh,
     int32_t e = sh->api->nomem;
     if (req != NULL && remote_fe_shared_copy_request(req, stream, flags, h2d,
                                                      dev, host, len) == 0)
-        e = round_trip(sh, sh->copy, req);
+        e = remote_fe_round_trip(sh, sh->copy, req);
     gvs_buf_free(req);
     return e;
 }
@@ -242,6 +242,11 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
 {
     if (gvs_remote_host_shared(host, len))
         return shared_copy(sh, stream, flags, h2d, dev, host, len);
+    int32_t posted;
+    if (!h2d && flags == GVS_REMOTE_SHARED_ON_STREAM &&
+        !remote_fe_shared_possible(sh) &&
+        remote_fe_posted_copy(sh, stream, dev, host, len, &posted))
+        return posted;
     if (flags & GVS_REMOTE_SHARED_ON_STREAM)
         flags |= GVS_REMOTE_SHARED_WAIT;
     return remote_fe_staged_copy(sh, stream, flags, h2d, dev, host, len);

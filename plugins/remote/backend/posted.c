@@ -1,0 +1,165 @@
+/*
+ * Posted device-to-host copies (remote_be.h, d2h_posted), for every API
+ * plugin.  Over a connection that shares no memory with the client (tcp,
+ * tls) a stream-ordered copy into the client's page-locked memory would
+ * otherwise wait in the lane until the stream reaches it, and with it
+ * every request of that client thread behind it (the next stream's
+ * copies and launches).  Here the copy goes on the stream into a pinned
+ * buffer of the layer's, a host function follows it, and the request is
+ * answered at once; when the stream reaches the host function, CUDA's
+ * callback thread sends the bytes (D2H_BYTES, behind the token that names
+ * them to the client).  Anything that can show the copy done, a
+ * synchronization or query of its stream, an event after it, a later
+ * host function, waits for that host function, and its reply is sent
+ * after the bytes, on the same connection.
+ *
+ * The buffers are kept for reuse, in two sizes; a copy that finds none
+ * free and no room for another is refused with the API's "not supported",
+ * and the client copies the ordinary way.  A buffer is freed (a CUDA
+ * call, which host functions must not make) only by a lane or at the
+ * session's close, never by the callback thread, which only returns it.
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "apigen_rt.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "remote_ops.h"
+#include "state.h"
+
+/* The token ahead of the bytes. */
+#define HEAD 8u
+#define SMALL ((size_t)64 << 10)
+/* Buffers a session may hold of each size: 64 small ones (4 MiB) and 8
+ * of GVS_BULK_CHUNK (64 MiB). */
+static const unsigned keep_max[2] = {64, 8};
+
+struct posted {
+    struct posted *next;
+    const struct gvs_remote_pinner *pn;
+    uint8_t *buf; /* pinned: HEAD bytes, then room */
+    size_t len;   /* of the copy under way */
+    int big;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct posted *free_list[2];
+static unsigned made[2];
+
+static struct posted *take(const struct gvs_remote_pinner *pn, size_t len)
+{
+    int big = len > SMALL;
+    pthread_mutex_lock(&lock);
+    struct posted **pp = &free_list[big];
+    while (*pp != NULL && (*pp)->pn != pn)
+        pp = &(*pp)->next;
+    struct posted *p = *pp;
+    if (p != NULL) {
+        *pp = p->next;
+    } else if (made[big] < keep_max[big]) {
+        made[big]++;
+    } else {
+        pthread_mutex_unlock(&lock);
+        return NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    if (p != NULL)
+        return p;
+    p = gvs_calloc(1, sizeof(*p));
+    void *buf = NULL;
+    if (p == NULL ||
+        pn->host_alloc(&buf, HEAD + (big ? GVS_BULK_CHUNK : SMALL)) !=
+            pn->success ||
+        buf == NULL) {
+        gvs_free(p);
+        pthread_mutex_lock(&lock);
+        made[big]--;
+        pthread_mutex_unlock(&lock);
+        return NULL;
+    }
+    p->pn = pn;
+    p->buf = buf;
+    p->big = big;
+    return p;
+}
+
+/* Back to the free list: no CUDA call (CUDA's callback thread). */
+static void give_back(struct posted *p)
+{
+    pthread_mutex_lock(&lock);
+    p->next = free_list[p->big];
+    free_list[p->big] = p;
+    pthread_mutex_unlock(&lock);
+}
+
+/* On CUDA's callback thread, once the stream has reached the copy's end:
+ * the bytes to the client. */
+static void send_bytes(void *arg)
+{
+    struct posted *p = arg;
+    (void)remote_be_notify(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES, p->buf,
+                           HEAD + p->len);
+    give_back(p);
+}
+
+int remote_be_d2h_posted(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t stream, dev, len, token;
+    apigen_get_u64(&c, &stream);
+    apigen_get_u64(&c, &dev);
+    apigen_get_u64(&c, &len);
+    apigen_get_u64(&c, &token);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    if (len == 0 || len > GVS_BULK_CHUNK) {
+        snprintf(call->why, sizeof(call->why),
+                 "a posted copy of %llu bytes", (unsigned long long)len);
+        return GVS_E_RANGE;
+    }
+    int32_t e = pn->enter(call);
+    struct posted *p = e == pn->success ? take(pn, (size_t)len) : NULL;
+    if (e == pn->success && p == NULL)
+        e = pn->notsup;
+    if (p != NULL) {
+        for (unsigned i = 0; i < HEAD; i++)
+            p->buf[i] = (uint8_t)(token >> (8 * i));
+        p->len = (size_t)len;
+        e = pn->copy(call, stream, GVS_REMOTE_SHARED_ON_STREAM, 0, dev,
+                     p->buf + HEAD, len);
+        if (e == pn->success) {
+            e = pn->host_func(call, stream, send_bytes, p);
+            /* The copy is on the stream: the buffer is the stream's
+             * until it is done. */
+            if (e != pn->success)
+                (void)pn->sync(call);
+        }
+        if (e != pn->success)
+            give_back(p);
+    }
+    apigen_put_i32(&c, e);
+    return c.rc;
+}
+
+void remote_be_posted_release(const struct gvs_remote_pinner *pn)
+{
+    pthread_mutex_lock(&lock);
+    for (int big = 0; big < 2; big++) {
+        struct posted **pp = &free_list[big];
+        while (*pp != NULL) {
+            struct posted *p = *pp;
+            if (p->pn != pn) {
+                pp = &p->next;
+                continue;
+            }
+            *pp = p->next;
+            made[big]--;
+            pn->host_free(p->buf);
+            gvs_free(p);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,190 @@
+/*
+ * Posted device-to-host copies, the client's side (gvs_remote.h,
+ * remote_be.h d2h_posted).  Over a connection that shares no memory, a
+ * stream-ordered copy into page-locked memory the program allocated or
+ * registered returns once the backend has put it on the stream; its
+ * bytes come later as D2H_BYTES, whose inline handler puts them in place
+ * before the receiver reads the next frame, so before any reply that can
+ * show the copy done.  What the program itself does with the memory in
+ * between is its own race, as natively; what gvs reads of it, the bytes
+ * of a later host-to-device copy, and what frees it, wait for the bytes
+ * first (remote_fe_posted_wait).
+ */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "gvs/client.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/proto.h"
+#include "remote_fe.h"
+#include "remote_ops.h"
+
+struct pending {
+    struct pending *next;
+    uint64_t token;
+    uint8_t *dst;
+    size_t len;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t landed;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct pending *pending;
+static uint64_t last_token;
+
+static void init_cond(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&landed, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* D2H_BYTES: u64 token, then exactly the bytes the copy asked for; any
+ * other body, or a token not awaited, is dropped. */
+static void on_bytes(uint16_t op, struct gvs_buf *body, void *arg)
+{
+    (void)op, (void)arg;
+    uint64_t token;
+    if (gvs_buf_get_u64(body, &token) < 0)
+        return;
+    pthread_once(&once, init_cond);
+    pthread_mutex_lock(&lock);
+    for (struct pending **pp = &pending; *pp != NULL; pp = &(*pp)->next) {
+        struct pending *p = *pp;
+        if (p->token != token)
+            continue;
+        *pp = p->next;
+        if (gvs_buf_len(body) == p->len)
+            memcpy(p->dst, gvs_buf_ptr(body), p->len);
+        gvs_free(p);
+        pthread_cond_broadcast(&landed);
+        break;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+int remote_fe_posted_init(void)
+{
+    return gvs_client_on_notify_inline(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES,
+                                       on_bytes, NULL);
+}
+
+static int overlaps(const struct pending *p, const uint8_t *a, size_t len)
+{
+    return a < p->dst + p->len && p->dst < a + len;
+}
+
+static void forget_all_locked(void)
+{
+    while (pending != NULL) {
+        struct pending *p = pending;
+        pending = p->next;
+        gvs_free(p);
+    }
+    pthread_cond_broadcast(&landed);
+}
+
+int remote_fe_posted_pending(const void *host, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    const struct pending *p = pending;
+    while (p != NULL && !overlaps(p, host, len))
+        p = p->next;
+    pthread_mutex_unlock(&lock);
+    return p != NULL;
+}
+
+void remote_fe_posted_wait(const void *host, size_t len)
+{
+    const uint8_t *a = host;
+    pthread_once(&once, init_cond);
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        const struct pending *p = pending;
+        while (p != NULL && !overlaps(p, a, len))
+            p = p->next;
+        if (p == NULL)
+            break;
+        /* The bytes come when the stream reaches the copy; a connection
+         * that broke brings none. */
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        t.tv_nsec += 100000000;
+        if (t.tv_nsec >= 1000000000) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000;
+        }
+        struct gvs_client *cl;
+        if (pthread_cond_timedwait(&landed, &lock, &t) != 0 &&
+            gvs_client_get(&cl) < 0)
+            forget_all_locked();
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* One piece: awaited before its request leaves (its bytes may come back
+ * before the reply), forgotten when the backend refuses it. */
+static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
+                          uint64_t dev, uint8_t *dst, size_t len)
+{
+    const struct gvs_remote_api *api = sh->api;
+    struct pending *p = gvs_malloc(sizeof(*p));
+    if (p == NULL)
+        return api->nomem;
+    pthread_mutex_lock(&lock);
+    *p = (struct pending){pending, ++last_token, dst, len};
+    pending = p;
+    uint64_t token = p->token;
+    pthread_mutex_unlock(&lock);
+    struct gvs_buf *req = gvs_buf_new(32);
+    int32_t e = api->nomem;
+    if (req != NULL && gvs_buf_put_u64(req, stream) == 0 &&
+        gvs_buf_put_u64(req, dev) == 0 && gvs_buf_put_u64(req, len) == 0 &&
+        gvs_buf_put_u64(req, token) == 0)
+        e = remote_fe_round_trip(sh, sh->posted, req);
+    gvs_buf_free(req);
+    if (e != api->success) {
+        pthread_mutex_lock(&lock);
+        for (struct pending **pp = &pending; *pp != NULL; pp = &(*pp)->next)
+            if ((*pp)->token == token) {
+                struct pending *q = *pp;
+                *pp = q->next;
+                gvs_free(q);
+                break;
+            }
+        pthread_mutex_unlock(&lock);
+    }
+    return e;
+}
+
+int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
+                          uint64_t dev, void *host, size_t len, int32_t *result)
+{
+    struct gvs_remote_host rec;
+    uint64_t base;
+    if (sh->posted == 0 || len == 0 || gvs_remote_capturing() ||
+        !gvs_remote_host_find(host, &base, &rec) ||
+        (uint64_t)(uintptr_t)host - base > rec.size ||
+        len > rec.size - ((uint64_t)(uintptr_t)host - base))
+        return 0;
+    pthread_once(&once, init_cond);
+    uint8_t *dst = host;
+    int32_t e = sh->api->success;
+    size_t done = 0;
+    /* A refused piece (no pinned memory free in the worker) leaves the
+     * whole copy to the ordinary way, which the stream orders after the
+     * pieces posted: their bytes land first, the same bytes again after. */
+    while (done < len && e == sh->api->success) {
+        size_t n = len - done < GVS_BULK_CHUNK ? len - done : GVS_BULK_CHUNK;
+        e = post_piece(sh, stream, dev + done, dst + done, n);
+        if (e == sh->notsup)
+            return 0;
+        done += n;
+    }
+    *result = e;
+    return 1;
+}
