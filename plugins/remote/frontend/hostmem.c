@@ -147,9 +147,8 @@ gvs_remote_host_free(void *p, const struct gvs_remote_shared *sh,
     pthread_mutex_unlock(&lock);
     if (r == NULL)
         return GVS_RHOST_INVALID;
-    /* As cudaFreeHost waits for the device: no posted copy writes there
-     * once the memory is gone. */
-    remote_fe_posted_wait(p, r->size);
+    /* No posted copy writes there once the memory is gone. */
+    remote_fe_posted_forget(p, r->size);
     if (r->shared && sh != NULL)
         *unmapped = remote_fe_shared_unmap(sh, p, r->size);
     else
@@ -188,7 +187,7 @@ EXPORT enum gvs_remote_host_rc gvs_remote_host_unregister(void *p)
         gvs_u64map_remove(&ranges, base);
     pthread_mutex_unlock(&lock);
     if (rc == GVS_RHOST_OK) {
-        remote_fe_posted_wait(p, r->size);
+        remote_fe_posted_forget(p, r->size);
         gvs_free(r);
     }
     return rc;

@@ -6,9 +6,12 @@
  * bytes come later as D2H_BYTES, whose inline handler puts them in place
  * before the receiver reads the next frame, so before any reply that can
  * show the copy done.  What the program itself does with the memory in
- * between is its own race, as natively; what gvs reads of it, the bytes
- * of a later host-to-device copy, and what frees it, wait for the bytes
- * first (remote_fe_posted_wait).
+ * between is its own race, as natively.  What gvs reads of it, the bytes
+ * of a later host-to-device copy, waits for the bytes first
+ * (remote_fe_posted_wait).  Memory freed or unregistered meanwhile is
+ * forgotten (remote_fe_posted_forget): bytes still to come for it are
+ * dropped, rather than the release waiting for a stream that a sticky
+ * error may have stopped for good.
  */
 #include <pthread.h>
 #include <string.h>
@@ -123,6 +126,24 @@ void remote_fe_posted_wait(const void *host, size_t len)
             gvs_client_get(&cl) < 0)
             forget_all_locked();
     }
+    pthread_mutex_unlock(&lock);
+}
+
+void remote_fe_posted_forget(const void *host, size_t len)
+{
+    pthread_once(&once, init_cond);
+    pthread_mutex_lock(&lock);
+    struct pending **pp = &pending;
+    while (*pp != NULL) {
+        struct pending *p = *pp;
+        if (overlaps(p, host, len)) {
+            *pp = p->next;
+            gvs_free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+    pthread_cond_broadcast(&landed);
     pthread_mutex_unlock(&lock);
 }
 

@@ -49,12 +49,13 @@ int remote_fe_callbacks_init(void);
  * capture is under way: 1 with the API's result in *result, else 0 (the
  * caller copies the ordinary way).  posted_pending says whether a posted
  * copy still writes into [host, host + len), posted_wait returns once
- * none does. */
+ * none does, posted_forget drops what is still to come for it. */
 int remote_fe_posted_init(void);
 int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
                           uint64_t dev, void *host, size_t len, int32_t *result);
 int remote_fe_posted_pending(const void *host, size_t len);
 void remote_fe_posted_wait(const void *host, size_t len);
+void remote_fe_posted_forget(const void *host, size_t len);
 
 /* shared.c: one request of sh's API with req as its body, its reply a
  * result only: the API's result. */
