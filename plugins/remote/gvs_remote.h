@@ -412,6 +412,18 @@ int gvs_remote_host_shared(const void *p, size_t len);
 int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                                    uint64_t stream, unsigned flags, int h2d,
                                    uint64_t dev, void *host, size_t len);
+/* A posted device-to-host copy (docs/remoting.md, "Posted device-to-host
+ * copies") into any host memory, whatever the connection: the copy is on
+ * the stream when it returns, its bytes land before anything can show it
+ * done.  1 with the API's result in *result; 0 when it cannot be posted
+ * (sh has no posted op, a capture is under way, or the worker has no
+ * pinned memory free): the caller then copies the ordinary way.  For
+ * what the program did not ask to be written when it returns: a graph's
+ * copy node's bytes after a launch (the runtime frontend). */
+int gvs_remote_posted_d2h(const struct gvs_remote_shared *sh,
+                          uint64_t stream, uint64_t dev, void *host,
+                          size_t len, int32_t *result);
+
 /* Caller holds the client lock, about to send a device op with a device
  * (or context) current: the first time on a connection that shares
  * memory, sends the staging region's share ahead of it.  Pinning takes

@@ -44,13 +44,15 @@ static cudaError_t put_kernel(struct apigen_call *c,
 }
 
 /* A host side names shared memory, where it starts in a region shared
- * with the backend (which checks that all its rows lie there). */
-static cudaError_t node_host_side(struct fe_side *s)
+ * with the backend (which checks that all its rows lie there); other
+ * host memory, device memory of the node's own (graph_host.c). */
+static cudaError_t node_host_side(struct fe_side *s, const struct fe_box *box,
+                                  int to_dev)
 {
     if (s->kind != FE_SIDE_HOST)
         return cudaSuccess;
     if (!gvs_remote_host_shared((const void *)(uintptr_t)s->addr, 1))
-        return cudaErrorNotSupported;
+        return fe_ghost_side(s, box, to_dev);
     s->kind = FE_SIDE_SHARED;
     return cudaSuccess;
 }
@@ -63,9 +65,9 @@ static cudaError_t put_copy(struct apigen_call *c,
     cudaError_t e = fe_copy3d_params(p, &dst, &src, &box);
     if (e != cudaSuccess)
         return e;
-    e = node_host_side(&dst);
+    e = node_host_side(&dst, &box, 0);
     if (e == cudaSuccess)
-        e = node_host_side(&src);
+        e = node_host_side(&src, &box, 1);
     if (e != cudaSuccess)
         return e;
     fe_put_side(c, &dst);
@@ -100,6 +102,13 @@ static cudaError_t put_host(struct apigen_call *c,
     return cudaSuccess;
 }
 
+/* A node of a child graph is not the program's to name in its parent. */
+static uint64_t unaddressable(uint64_t node, uint64_t to)
+{
+    (void)node, (void)to;
+    return 0;
+}
+
 static cudaError_t put_params(struct apigen_call *c,
                               const struct fe_node_params *p)
 {
@@ -128,6 +137,21 @@ static cudaError_t put_params(struct apigen_call *c,
     }
 }
 
+/* Begins a node's request: a copy of host memory the worker cannot reach
+ * gets its device memory first (graph_host.c), which a failure frees. */
+static cudaError_t begin_node(struct apigen_call *c,
+                              const struct fe_node_params *p)
+{
+    cudaError_t e = p->type == cudaGraphNodeTypeMemcpy
+                        ? fe_ghost_prepare(p->copy)
+                        : cudaSuccess;
+    if (e == cudaSuccess)
+        e = cudart_fe_begin(c);
+    if (e != cudaSuccess)
+        fe_ghost_done(0, 0, 0, e);
+    return e;
+}
+
 cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
                                 const cudaGraphNode_t *deps, size_t ndeps,
                               const struct fe_node_params *p)
@@ -136,19 +160,23 @@ cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
     uint64_t id = 0;
     if (out == NULL)
         return cudaErrorInvalidValue;
-    cudaError_t e = cudart_fe_begin(&c);
+    cudaError_t e = begin_node(&c, p);
     if (e != cudaSuccess)
         return e;
     apigen_put_u64(&c, fe_handle_wire(graph));
     e = fe_put_nodes(&c, deps, ndeps);
     if (e == cudaSuccess)
         e = put_params(&c, p);
-    if (e != cudaSuccess)
-        return e;
-    e = cudart_fe_run(&c, CUDART_OP_GRAPH_ADD_NODE, APIGEN_DEVICE);
-    if (e == cudaSuccess)
-        apigen_get_u64(&c, &id);
-    e = cudart_fe_end(&c, e);
+    if (e == cudaSuccess) {
+        e = cudart_fe_run(&c, CUDART_OP_GRAPH_ADD_NODE, APIGEN_DEVICE);
+        if (e == cudaSuccess)
+            apigen_get_u64(&c, &id);
+        e = cudart_fe_end(&c, e);
+    }
+    fe_ghost_done(fe_handle_wire(graph), id, 0, e);
+    if (e == cudaSuccess && p->type == cudaGraphNodeTypeGraph)
+        fe_ghost_copy(fe_handle_wire(p->child), fe_handle_wire(graph), 0,
+                      unaddressable);
     if (e == cudaSuccess)
         *out = (cudaGraphNode_t)(uintptr_t)id;
     return e;
@@ -158,16 +186,23 @@ cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
                               const struct fe_node_params *p)
 {
     struct apigen_call c;
-    cudaError_t e = cudart_fe_begin(&c);
+    /* A graph's node: its graph is known here only when it already
+     * copies host memory of the program's. */
+    uint64_t owner = exec != NULL ? fe_handle_wire(exec)
+                                  : fe_ghost_graph_of(fe_handle_wire(node));
+    fe_ghost_stageable(owner != 0);
+    cudaError_t e = begin_node(&c, p);
     if (e != cudaSuccess)
         return e;
     apigen_put_u64(&c, fe_handle_wire(exec));
     apigen_put_u64(&c, fe_handle_wire(node));
     e = put_params(&c, p);
-    if (e != cudaSuccess)
-        return e;
-    e = cudart_fe_run(&c, CUDART_OP_NODE_SET_PARAMS, APIGEN_DEVICE);
-    return cudart_fe_end(&c, e);
+    if (e == cudaSuccess) {
+        e = cudart_fe_run(&c, CUDART_OP_NODE_SET_PARAMS, APIGEN_DEVICE);
+        e = cudart_fe_end(&c, e);
+    }
+    fe_ghost_done(owner, fe_handle_wire(node), exec != NULL, e);
+    return e;
 }
 
 /* The entry points below differ only in the parameters they carry: each

@@ -85,7 +85,23 @@ cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
-    return cudart_fe_ret(call_handle(CUDART_OP_GRAPH_DESTROY, graph, 0));
+    cudaError_t e = call_handle(CUDART_OP_GRAPH_DESTROY, graph, 0);
+    if (e == cudaSuccess)
+        fe_ghost_forget(fe_handle_wire(graph));
+    return cudart_fe_ret(e);
+}
+
+static cudaError_t find_in_clone(cudaGraphNode_t *out, cudaGraphNode_t orig,
+                                 cudaGraph_t clone);
+
+/* A node's counterpart in a clone, for graph_host.c (0 when not found). */
+static uint64_t node_in_clone(uint64_t node, uint64_t clone)
+{
+    cudaGraphNode_t n = NULL;
+    if (find_in_clone(&n, (cudaGraphNode_t)(uintptr_t)node,
+                      (cudaGraph_t)(uintptr_t)clone) != cudaSuccess)
+        return 0;
+    return fe_handle_wire(n);
 }
 
 static cudaError_t graph_clone(cudaGraph_t *clone, cudaGraph_t graph)
@@ -99,8 +115,10 @@ static cudaError_t graph_clone(cudaGraph_t *clone, cudaGraph_t graph)
         return e;
     apigen_put_u64(&c, fe_handle_wire(graph));
     e = take_u64(&c, cudart_fe_run(&c, CUDART_OP_GRAPH_CLONE, 0), &id);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        fe_ghost_copy(fe_handle_wire(graph), id, 0, node_in_clone);
         *clone = (cudaGraph_t)(uintptr_t)id;
+    }
     return e;
 }
 
@@ -140,8 +158,10 @@ static cudaError_t instantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
         params->result_out = (cudaGraphInstantiateResult)result;
         params->errNode_out = (cudaGraphNode_t)(uintptr_t)err_node;
     }
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        fe_ghost_copy(fe_handle_wire(graph), id, 1, NULL);
         *exec = (cudaGraphExec_t)(uintptr_t)id;
+    }
     return e;
 }
 
@@ -185,8 +205,36 @@ cudaError_t cudaGraphInstantiateWithParams_ptsz(
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
+    cudaError_t e =
+        call_handle(CUDART_OP_GRAPH_EXEC_DESTROY, graphExec, APIGEN_DEVICE);
+    if (e == cudaSuccess)
+        fe_ghost_forget(fe_handle_wire(graphExec));
+    return cudart_fe_ret(e);
+}
+
+/* u64 exec, u64 stream -> i32. */
+static cudaError_t launch(uint64_t exec, uint64_t stream)
+{
+    struct apigen_call c;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u64(&c, exec);
+    apigen_put_u64(&c, stream);
+    e = cudart_fe_run(&c, CUDART_OP_cudaGraphLaunch, APIGEN_DEVICE);
+    return cudart_fe_end(&c, e);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
     return cudart_fe_ret(
-        call_handle(CUDART_OP_GRAPH_EXEC_DESTROY, graphExec, APIGEN_DEVICE));
+        fe_ghost_launch(fe_handle_wire(graphExec), stream, 0, launch));
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return cudart_fe_ret(
+        fe_ghost_launch(fe_handle_wire(graphExec), stream, 1, launch));
 }
 
 static cudaError_t exec_update(cudaGraphExec_t exec, cudaGraph_t graph,
@@ -211,6 +259,10 @@ static cudaError_t exec_update(cudaGraphExec_t exec, cudaGraph_t graph,
         apigen_get_u64(&c, &from);
     }
     e = cudart_fe_end(&c, e);
+    if (e == cudaSuccess) {
+        fe_ghost_forget(fe_handle_wire(exec));
+        fe_ghost_copy(fe_handle_wire(graph), fe_handle_wire(exec), 1, NULL);
+    }
     if (replied && c.rc == 0)
         *info = (cudaGraphExecUpdateResultInfo){
             (enum cudaGraphExecUpdateResult)result,
@@ -481,7 +533,10 @@ cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph,
 
 cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
 {
-    return cudart_fe_ret(call_handle(CUDART_OP_NODE_DESTROY, node, 0));
+    cudaError_t e = call_handle(CUDART_OP_NODE_DESTROY, node, 0);
+    if (e == cudaSuccess)
+        fe_ghost_forget_node(fe_handle_wire(node));
+    return cudart_fe_ret(e);
 }
 
 static cudaError_t node_enabled(cudaGraphExec_t exec, cudaGraphNode_t node,

@@ -140,7 +140,9 @@ static cudaError_t memcpy_params(cudaGraphNode_t node,
         p.kind = (enum cudaMemcpyKind)kind;
     }
     e = cudart_fe_end(&c, e);
-    if (e == cudaSuccess)
+    /* A node copying host memory of the program's says what it was
+     * given, not the device memory it copies through (graph_host.c). */
+    if (e == cudaSuccess && !fe_ghost_params(fe_handle_wire(node), out))
         *out = p;
     return e;
 }

@@ -148,10 +148,11 @@ static void await_staging()
     free(h);
 }
 
-// A graph's copy nodes between page-locked memory and the device: over
-// shm and unix they read and write the memory shared with the backend,
-// at each launch, and report the program's own pointers back; over tcp,
-// where nothing is shared, adding such a node is cudaErrorNotSupported.
+// A graph's copy nodes between host memory and the device, at each
+// launch: over shm and unix page-locked memory is shared with the backend
+// and the nodes read and write it there; other host memory (pageable
+// memory, and over tcp page-locked memory too) is moved around each
+// launch.  Either way the nodes report the program's own pointers back.
 static void graph_copies()
 {
     const size_t n = 1 << 16;
@@ -168,17 +169,7 @@ static void graph_copies()
     up.extent = make_cudaExtent(n, 1, 1);
     up.kind = cudaMemcpyHostToDevice;
     cudaGraphNode_t a, b;
-    cudaError_t r = cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up);
-    if (!shared) {
-        CHECK(r == cudaErrorNotSupported);
-        (void)cudaGetLastError();
-        OK(cudaGraphDestroy(g));
-        OK(cudaFree(d));
-        OK(cudaFreeHost(in));
-        OK(cudaFreeHost(out));
-        return;
-    }
-    OK(r);
+    OK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up));
     cudaMemcpy3DParms down = {};
     down.srcPtr = make_cudaPitchedPtr(d, n, n, 1);
     down.dstPtr = make_cudaPitchedPtr(out, n, n, 1);
@@ -187,9 +178,10 @@ static void graph_copies()
     OK(cudaGraphAddMemcpyNode(&b, g, &a, 1, &down));
     cudaMemcpy3DParms got = {};
     OK(cudaGraphMemcpyNodeGetParams(a, &got));
-    CHECK(got.srcPtr.ptr == in && got.dstPtr.ptr == d);
+    CHECK(got.srcPtr.ptr == in && got.dstPtr.ptr == d &&
+          got.kind == cudaMemcpyHostToDevice);
     OK(cudaGraphMemcpyNodeGetParams(b, &got));
-    CHECK(got.dstPtr.ptr == out);
+    CHECK(got.dstPtr.ptr == out && got.kind == cudaMemcpyDeviceToHost);
     cudaGraphExec_t x;
     OK(cudaGraphInstantiate(&x, g, 0));
     for (unsigned round = 0; round < 3; round++) {
@@ -199,16 +191,73 @@ static void graph_copies()
         OK(cudaStreamSynchronize(0));
         CHECK(memcmp(in, out, n) == 0);
     }
-    // Memory that is not shared, or rows that leave the shared region.
-    unsigned char *plain = (unsigned char *)malloc(n);
-    up.srcPtr = make_cudaPitchedPtr(plain, n, n, 1);
-    CHECK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up) == cudaErrorNotSupported);
-    up.srcPtr = make_cudaPitchedPtr(in + 16, n, n, 1);
-    CHECK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up) == cudaErrorInvalidValue);
-    (void)cudaGetLastError();
-    free(plain);
+    if (shared) {
+        // Rows that leave the shared region.
+        up.srcPtr = make_cudaPitchedPtr(in + 16, n, n, 1);
+        CHECK(cudaGraphAddMemcpyNode(&a, g, NULL, 0, &up) ==
+              cudaErrorInvalidValue);
+        (void)cudaGetLastError();
+    }
     OK(cudaGraphExecDestroy(x));
     OK(cudaGraphDestroy(g));
+
+    // Pageable memory, on two streams in turn, through a clone, with a
+    // node's destination changed in the executable graph.
+    unsigned char *src = (unsigned char *)malloc(n);
+    unsigned char *dst = (unsigned char *)malloc(n);
+    unsigned char *dst2 = (unsigned char *)malloc(n);
+    OK(cudaGraphCreate(&g, 0));
+    OK(cudaGraphAddMemcpyNode1D(&a, g, NULL, 0, d, src, n,
+                                cudaMemcpyHostToDevice));
+    OK(cudaGraphAddMemcpyNode1D(&b, g, &a, 1, dst, d, n,
+                                cudaMemcpyDeviceToHost));
+    OK(cudaGraphMemcpyNodeGetParams(b, &got));
+    CHECK(got.dstPtr.ptr == dst && got.srcPtr.ptr == d);
+    cudaStream_t s1, s2;
+    OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    OK(cudaGraphInstantiate(&x, g, 0));
+    for (unsigned round = 0; round < 4; round++) {
+        pattern(src, n, 60 + round);
+        memset(dst, 0, n);
+        OK(cudaGraphLaunch(x, round % 2 ? s2 : s1));
+        OK(cudaStreamSynchronize(round % 2 ? s2 : s1));
+        CHECK(memcmp(src, dst, n) == 0);
+    }
+    OK(cudaGraphExecMemcpyNodeSetParams1D(x, b, dst2, d, n,
+                                          cudaMemcpyDeviceToHost));
+    pattern(src, n, 70);
+    memset(dst, 0, n);
+    memset(dst2, 0, n);
+    OK(cudaGraphLaunch(x, s1));
+    OK(cudaStreamSynchronize(s1));
+    CHECK(memcmp(src, dst2, n) == 0 && dst[0] == 0 && dst[n - 1] == 0);
+    cudaGraph_t c;
+    cudaGraphExec_t cx;
+    OK(cudaGraphClone(&c, g));
+    OK(cudaGraphDestroy(g));
+    OK(cudaGraphInstantiate(&cx, c, 0));
+    pattern(src, n, 80);
+    OK(cudaGraphLaunch(cx, s2));
+    OK(cudaStreamSynchronize(s2));
+    CHECK(memcmp(src, dst, n) == 0);
+    // Rows that do not follow each other in pageable memory.
+    cudaGraphNode_t e;
+    cudaMemcpy3DParms rows = {};
+    rows.srcPtr = make_cudaPitchedPtr(d, 128, 128, 2);
+    rows.dstPtr = make_cudaPitchedPtr(dst, 256, 128, 2);
+    rows.extent = make_cudaExtent(128, 2, 1);
+    rows.kind = cudaMemcpyDeviceToHost;
+    CHECK(cudaGraphAddMemcpyNode(&e, c, NULL, 0, &rows) == cudaErrorNotSupported);
+    (void)cudaGetLastError();
+    OK(cudaGraphExecDestroy(cx));
+    OK(cudaGraphExecDestroy(x));
+    OK(cudaGraphDestroy(c));
+    OK(cudaStreamDestroy(s1));
+    OK(cudaStreamDestroy(s2));
+    free(src);
+    free(dst);
+    free(dst2);
     OK(cudaFree(d));
     OK(cudaFreeHost(in));
     OK(cudaFreeHost(out));

@@ -24,6 +24,8 @@
 #include "remote_fe.h"
 #include "remote_ops.h"
 
+#define EXPORT __attribute__((visibility("default")))
+
 struct pending {
     struct pending *next;
     uint64_t token;
@@ -182,18 +184,13 @@ static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
     return e;
 }
 
-int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
-                          uint64_t dev, void *host, size_t len, int32_t *result)
+/* Pieces of at most GVS_BULK_CHUNK: 1 with the API's result in
+ * *result, or 0 when the backend refused the first (no pinned memory
+ * free there): nothing is then under way. */
+static int post(const struct gvs_remote_shared *sh, uint64_t stream,
+                uint64_t dev, uint8_t *dst, size_t len, int32_t *result)
 {
-    struct gvs_remote_host rec;
-    uint64_t base;
-    if (sh->posted == 0 || len == 0 || gvs_remote_capturing() ||
-        !gvs_remote_host_find(host, &base, &rec) ||
-        (uint64_t)(uintptr_t)host - base > rec.size ||
-        len > rec.size - ((uint64_t)(uintptr_t)host - base))
-        return 0;
     pthread_once(&once, init_cond);
-    uint8_t *dst = host;
     int32_t e = sh->api->success;
     size_t done = 0;
     /* A refused piece (no pinned memory free in the worker) leaves the
@@ -208,4 +205,26 @@ int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
     }
     *result = e;
     return 1;
+}
+
+int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
+                          uint64_t dev, void *host, size_t len, int32_t *result)
+{
+    struct gvs_remote_host rec;
+    uint64_t base;
+    if (sh->posted == 0 || len == 0 || gvs_remote_capturing() ||
+        !gvs_remote_host_find(host, &base, &rec) ||
+        (uint64_t)(uintptr_t)host - base > rec.size ||
+        len > rec.size - ((uint64_t)(uintptr_t)host - base))
+        return 0;
+    return post(sh, stream, dev, host, len, result);
+}
+
+EXPORT int gvs_remote_posted_d2h(const struct gvs_remote_shared *sh,
+                                 uint64_t stream, uint64_t dev, void *host,
+                                 size_t len, int32_t *result)
+{
+    if (sh->posted == 0 || len == 0 || gvs_remote_capturing())
+        return 0;
+    return post(sh, stream, dev, host, len, result);
 }
