@@ -83,7 +83,7 @@ static size_t one_span(const struct fe_side *s, const struct fe_box *b,
     if (b->w == 0 || b->h == 0 || b->d == 0)
         return 0;
     int rows_follow = b->h == 1 || s->pitch == b->w;
-    int slices_follow = b->d == 1 || (rows_follow && s->ysize == b->h);
+    int slices_follow = b->d == 1 || (s->pitch == b->w && s->ysize == b->h);
     if (!rows_follow || !slices_follow)
         return 0;
     uint64_t off = ((s->z * s->ysize) + s->y) * s->pitch + s->x;
@@ -290,15 +290,19 @@ int fe_ghost_params(uint64_t node, struct cudaMemcpy3DParms *out)
     return found;
 }
 
-/* The executable graph's nodes, each with a reference: at most room. */
+/* The executable graph's nodes, the first room of them in out, each
+ * with a reference: how many it has. */
 static size_t exec_nodes(uint64_t exec, struct ghost **out, size_t room)
 {
     size_t n = 0;
     pthread_mutex_lock(&lock);
-    for (struct member *m = members; m != NULL && n < room; m = m->next)
+    for (struct member *m = members; m != NULL; m = m->next)
         if (m->owner == exec) {
-            m->g->refs++;
-            out[n++] = m->g;
+            if (n < room) {
+                m->g->refs++;
+                out[n] = m->g;
+            }
+            n++;
         }
     pthread_mutex_unlock(&lock);
     return n;
@@ -366,7 +370,10 @@ cudaError_t fe_ghost_launch(uint64_t exec, cudaStream_t stream, int per_thread,
     if (n == 0)
         return launch(exec, s);
     cudaEvent_t done = NULL;
-    cudaError_t e = order(exec, st, &done);
+    cudaError_t e = n <= LAUNCH_ROOM ? order(exec, st, &done)
+                                     : cudaErrorNotSupported;
+    if (n > LAUNCH_ROOM)
+        n = LAUNCH_ROOM;
     for (size_t i = 0; i < n && e == cudaSuccess; i++)
         if (g[i]->to_dev)
             e = fe_copy_async(g[i]->scratch, g[i]->host, g[i]->span,
