@@ -355,6 +355,60 @@ enum gvs_remote_host_rc {
     GVS_RHOST_NOT_REGISTERED, /* unregistering what is not */
 };
 
+/* Graph copy nodes of host memory the worker cannot reach
+ * (frontend/ghost.c; docs/cudart.md "Graphs"): the node copies from or
+ * to device memory of its own, and each launch moves the bytes around
+ * the graph in stream order.  An API frontend gives its calls; streams
+ * and events are its handles as u64, device memory its address. */
+#define GVS_REMOTE_GHOST_PARAMS_MAX 256u
+struct gvs_remote_ghost_api {
+    int32_t success, notsup, nomem;
+    int32_t (*alloc)(uint64_t *dev, size_t n);
+    void (*release)(uint64_t dev);
+    /* Stream-ordered copies: into the node's memory before a launch,
+     * out of it after (posted where it can be). */
+    int32_t (*to_dev)(uint64_t dev, const void *host, size_t n,
+                      uint64_t stream);
+    int32_t (*to_host)(void *host, uint64_t dev, size_t n, uint64_t stream);
+    int32_t (*event_new)(uint64_t *ev);
+    void (*event_free)(uint64_t ev);
+    int32_t (*record)(uint64_t ev, uint64_t stream);
+    int32_t (*wait)(uint64_t stream, uint64_t ev);
+};
+/* Before a node's request is begun (it allocates): device memory *dev of
+ * span bytes for a node copying host (to_dev: from it), keeping the
+ * program's parameters (size bytes, at most GVS_REMOTE_GHOST_PARAMS_MAX)
+ * for its queries; api->notsup when span is 0, or
+ * gvs_remote_ghost_stageable(0) was said for the request. */
+int32_t gvs_remote_ghost_prepare(const struct gvs_remote_ghost_api *api,
+                                 void *host, size_t span, int to_dev,
+                                 const void *params, size_t size,
+                                 uint64_t *dev);
+/* Whether the request being built on this thread may prepare one (not
+ * for a graph's node whose graph is not known here); reset by done. */
+void gvs_remote_ghost_stageable(int yes);
+/* Once the request was answered (ok), what node held in owner (a graph,
+ * or an executable graph: exec) is replaced by the node prepared, if
+ * any; owner 0 changes nothing.  Always called after prepare. */
+void gvs_remote_ghost_done(uint64_t owner, uint64_t node, int exec, int ok);
+/* The graph holding such a node, or 0. */
+uint64_t gvs_remote_ghost_graph_of(uint64_t node);
+/* A node is gone from its graph; an owner is gone. */
+void gvs_remote_ghost_forget_node(uint64_t node);
+void gvs_remote_ghost_forget(uint64_t owner);
+/* What from holds, to holds too (an executable graph: exec), under
+ * node_in's node ids (NULL: the same). */
+void gvs_remote_ghost_copy(uint64_t from, uint64_t to, int exec,
+                           uint64_t (*node_in)(uint64_t node, uint64_t to));
+/* The program's parameters of such a node (size bytes): 1, else 0. */
+int gvs_remote_ghost_params(uint64_t node, void *out, size_t size);
+/* Launches exec on stream through launch, moving such nodes' bytes
+ * around it. */
+int32_t gvs_remote_ghost_launch(const struct gvs_remote_ghost_api *api,
+                                uint64_t exec, uint64_t stream,
+                                int32_t (*launch)(uint64_t exec,
+                                                  uint64_t stream));
+
 /* Shared host memory (frontend/shared.c, staging.c; docs/remoting.md,
  * "Shared host memory"), on connections that can share it (shm://, unix://:
  * GVS_CONN_CAP_FDS): the layer allocates a sealed memfd, maps it and

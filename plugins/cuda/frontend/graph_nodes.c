@@ -59,8 +59,8 @@ static CUresult put_kernel(struct apigen_call *c,
  * host memory is the client's, out of the graph's reach, and arrays are
  * not remoted yet. */
 static CUresult side(CUmemorytype type, CUdeviceptr dev, const void *host, size_t x,
-                     size_t y, size_t z, size_t pitch, size_t height, uint64_t *out,
-                     int *shared)
+                     size_t y, size_t z, size_t pitch, size_t height, int is_src,
+                     uint64_t *out, int *shared)
 {
     uint64_t base = dev;
     *shared = 0;
@@ -68,8 +68,11 @@ static CUresult side(CUmemorytype type, CUdeviceptr dev, const void *host, size_
         (type == CU_MEMORYTYPE_UNIFIED && !cuda_fe_mem_is_device(dev))) {
         if (type == CU_MEMORYTYPE_HOST)
             base = (uint64_t)(uintptr_t)host;
+        /* Other host memory: the node's own device memory (graph_host.c),
+         * its span from the first byte. */
         if (!gvs_remote_host_shared((const void *)(uintptr_t)base, 1))
-            return CUDA_ERROR_NOT_SUPPORTED;
+            return cuda_fe_ghost_side(is_src, out) ? CUDA_SUCCESS
+                                                   : CUDA_ERROR_NOT_SUPPORTED;
         *shared = 1;
     } else if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) {
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -83,10 +86,11 @@ static CUresult put_memcpy(struct apigen_call *c, const CUDA_MEMCPY3D *p)
     uint64_t dst, src;
     int dst_shared, src_shared;
     CUresult r = side(p->dstMemoryType, p->dstDevice, p->dstHost, p->dstXInBytes,
-                      p->dstY, p->dstZ, p->dstPitch, p->dstHeight, &dst, &dst_shared);
+                      p->dstY, p->dstZ, p->dstPitch, p->dstHeight, 0, &dst,
+                      &dst_shared);
     if (r == CUDA_SUCCESS)
         r = side(p->srcMemoryType, p->srcDevice, p->srcHost, p->srcXInBytes, p->srcY,
-                 p->srcZ, p->srcPitch, p->srcHeight, &src, &src_shared);
+                 p->srcZ, p->srcPitch, p->srcHeight, 1, &src, &src_shared);
     if (r != CUDA_SUCCESS)
         return r;
     if (p->srcLOD != 0 || p->dstLOD != 0)
@@ -228,6 +232,27 @@ static CUresult put_params(struct apigen_call *c, const CUgraphNodeParams *p,
     }
 }
 
+/* Begins a node's request: a copy of host memory the worker cannot reach
+ * gets its device memory first (graph_host.c), which a failure frees. */
+static CUresult begin_node(struct apigen_call *c, const CUgraphNodeParams *p)
+{
+    CUresult r = p->type == CU_GRAPH_NODE_TYPE_MEMCPY
+                     ? cuda_fe_ghost_prepare(&p->memcpy.copyParams)
+                     : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        r = cuda_fe_begin(c);
+    if (r != CUDA_SUCCESS)
+        cuda_fe_ghost_done(0, 0, 0, r);
+    return r;
+}
+
+/* A node of a child graph is not the program's to name in its parent. */
+static uint64_t unaddressable(uint64_t node, uint64_t to)
+{
+    (void)node, (void)to;
+    return 0;
+}
+
 CUresult cuda_fe_default_edges(const CUgraphEdgeData *e, size_t n)
 {
     for (size_t i = 0; e != NULL && i < n; i++)
@@ -251,7 +276,7 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = cuda_fe_default_edges(dependencyData, numDependencies);
     if (r == CUDA_SUCCESS)
-        r = cuda_fe_begin(&c);
+        r = begin_node(&c, nodeParams);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, cuda_fe_id(hGraph));
@@ -265,6 +290,10 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
         get_added(&c, nodeParams);
     }
     r = cuda_fe_end(&c, r);
+    cuda_fe_ghost_done(cuda_fe_id(hGraph), id, 0, r);
+    if (r == CUDA_SUCCESS && nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH)
+        gvs_remote_ghost_copy(cuda_fe_id(nodeParams->graph.graph),
+                              cuda_fe_id(hGraph), 0, unaddressable);
     if (r == CUDA_SUCCESS)
         *phGraphNode = (CUgraphNode)(uintptr_t)id;
     return r;
@@ -289,7 +318,12 @@ static CUresult set_params(CUgraphExec exec, CUgraphNode node,
         return CUDA_ERROR_NOT_INITIALIZED;
     if (p == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuda_fe_begin(&c);
+    /* A graph's node: its graph is known here only when it already
+     * copies host memory of the program's. */
+    uint64_t owner = exec != NULL ? cuda_fe_id(exec)
+                                  : gvs_remote_ghost_graph_of(cuda_fe_id(node));
+    gvs_remote_ghost_stageable(owner != 0);
+    CUresult r = begin_node(&c, p);
     if (r != CUDA_SUCCESS)
         return r;
     apigen_put_u64(&c, cuda_fe_id(exec));
@@ -297,7 +331,9 @@ static CUresult set_params(CUgraphExec exec, CUgraphNode node,
     r = put_params(&c, p, block);
     if (r == CUDA_SUCCESS)
         r = cuda_fe_run(&c, CUDA_OP_NODE_SET_PARAMS, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
+    r = cuda_fe_end(&c, r);
+    cuda_fe_ghost_done(owner, cuda_fe_id(node), exec != NULL, r);
+    return r;
 }
 
 CUresult cuGraphNodeSetParams(CUgraphNode hNode,

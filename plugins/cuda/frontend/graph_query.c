@@ -210,7 +210,9 @@ CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode,
     if (r == CUDA_SUCCESS)
         apigen_get_u8(&c, &unified);
     r = cuda_fe_end(&c, r);
-    if (r != CUDA_SUCCESS)
+    /* A node copying host memory of the program's says what it was
+     * given, not the device memory it copies through (graph_host.c). */
+    if (r != CUDA_SUCCESS || cuda_fe_ghost_params(cuda_fe_id(hNode), nodeParams))
         return r;
     memset(nodeParams, 0, sizeof(*nodeParams));
     nodeParams->dstMemoryType = (unified & 1) ? CU_MEMORYTYPE_UNIFIED

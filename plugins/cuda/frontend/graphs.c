@@ -25,7 +25,20 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 CUresult cuGraphDestroy(CUgraph hGraph)
 {
     const uint64_t in[] = {cuda_fe_id(hGraph)};
-    return cuda_fe_call_ids(CUDA_OP_GRAPH_DESTROY, in, 1, NULL);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_DESTROY, in, 1, NULL);
+    if (r == CUDA_SUCCESS)
+        gvs_remote_ghost_forget(cuda_fe_id(hGraph));
+    return r;
+}
+
+/* A node's counterpart in a clone, for graph_host.c (0 when not found). */
+static uint64_t node_in_clone(uint64_t node, uint64_t clone)
+{
+    CUgraphNode n = NULL;
+    if (cuGraphNodeFindInClone(&n, (CUgraphNode)(uintptr_t)node,
+                               (CUgraph)(uintptr_t)clone) != CUDA_SUCCESS)
+        return 0;
+    return cuda_fe_id(n);
 }
 
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
@@ -35,8 +48,10 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
     if (phGraphClone == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_CLONE, in, 1, &id);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        gvs_remote_ghost_copy(cuda_fe_id(originalGraph), id, 0, node_in_clone);
         *phGraphClone = (CUgraph)(uintptr_t)id;
+    }
     return r;
 }
 
@@ -57,7 +72,10 @@ CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
 CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
     const uint64_t in[] = {cuda_fe_id(hNode)};
-    return cuda_fe_call_ids(CUDA_OP_NODE_DESTROY, in, 1, NULL);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_NODE_DESTROY, in, 1, NULL);
+    if (r == CUDA_SUCCESS)
+        gvs_remote_ghost_forget_node(cuda_fe_id(hNode));
+    return r;
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
@@ -68,8 +86,10 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
     if (phGraphExec == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_INSTANTIATE, in, 2, &id);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        gvs_remote_ghost_copy(cuda_fe_id(hGraph), id, 1, NULL);
         *phGraphExec = (CUgraphExec)(uintptr_t)id;
+    }
     return r;
 }
 
@@ -132,7 +152,29 @@ CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
     const uint64_t in[] = {cuda_fe_id(hGraphExec)};
-    return cuda_fe_call_ids(CUDA_OP_GRAPH_EXEC_DESTROY, in, 1, NULL);
+    CUresult r = cuda_fe_call_ids(CUDA_OP_GRAPH_EXEC_DESTROY, in, 1, NULL);
+    if (r == CUDA_SUCCESS)
+        gvs_remote_ghost_forget(cuda_fe_id(hGraphExec));
+    return r;
+}
+
+/* u64 exec, u64 stream -> i32 (the stream a handle, a per-thread
+ * launch's default stream CU_STREAM_PER_THREAD). */
+static int32_t launch(uint64_t exec, uint64_t stream)
+{
+    const uint64_t in[] = {exec,
+                           cuda_fe_stream_wire((CUstream)(uintptr_t)stream, 0)};
+    return cuda_fe_call_ids(CUDA_OP_cuGraphLaunch, in, 2, NULL);
+}
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return cuda_fe_ghost_launch(cuda_fe_id(hGraphExec), hStream, 0, launch);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return cuda_fe_ghost_launch(cuda_fe_id(hGraphExec), hStream, 1, launch);
 }
 
 CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
@@ -158,6 +200,11 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
         apigen_get_u64(&c, &from);
     }
     r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS) {
+        gvs_remote_ghost_forget(cuda_fe_id(hGraphExec));
+        gvs_remote_ghost_copy(cuda_fe_id(hGraph), cuda_fe_id(hGraphExec), 1,
+                              NULL);
+    }
     resultInfo->result = (CUgraphExecUpdateResult)result;
     resultInfo->errorNode = (CUgraphNode)(uintptr_t)err;
     resultInfo->errorFromNode = (CUgraphNode)(uintptr_t)from;

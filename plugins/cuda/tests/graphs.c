@@ -367,13 +367,18 @@ int main(void)
     CHECK(cuGraphExecDestroy(x4));
     CHECK(cuGraphDestroy(g4));
 
-    /* Refused: host memory in a copy node (the client's), a node of
-     * another graph, kernel arguments the layout needs missing. */
+    /* Host memory in a copy node (the client's: hostcopy.c runs such
+     * nodes); refused: host memory on both sides, a node of another
+     * graph, kernel arguments the layout needs missing. */
     static uint32_t host[N];
     CUDA_MEMCPY3D h = c;
     h.srcMemoryType = CU_MEMORYTYPE_HOST;
     h.srcHost = host;
     CUgraphNode bad;
+    CHECK(cuGraphAddMemcpyNode(&bad, g, NULL, 0, &h, ctx));
+    CHECK(cuGraphDestroyNode(bad));
+    h.dstMemoryType = CU_MEMORYTYPE_HOST;
+    h.dstHost = host;
     EXPECT(cuGraphAddMemcpyNode(&bad, g, NULL, 0, &h, ctx) ==
            CUDA_ERROR_NOT_SUPPORTED);
     CUgraph other;

@@ -11,6 +11,7 @@
 #include "graphs.h"
 
 #include "cudart_ops.h"
+#include "gvs_remote.h"
 #include "kernels.h"
 #include "mem3d.h"
 #include "streams.h"
@@ -175,7 +176,7 @@ cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
     }
     fe_ghost_done(fe_handle_wire(graph), id, 0, e);
     if (e == cudaSuccess && p->type == cudaGraphNodeTypeGraph)
-        fe_ghost_copy(fe_handle_wire(p->child), fe_handle_wire(graph), 0,
+        gvs_remote_ghost_copy(fe_handle_wire(p->child), fe_handle_wire(graph), 0,
                       unaddressable);
     if (e == cudaSuccess)
         *out = (cudaGraphNode_t)(uintptr_t)id;
@@ -189,8 +190,8 @@ cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
     /* A graph's node: its graph is known here only when it already
      * copies host memory of the program's. */
     uint64_t owner = exec != NULL ? fe_handle_wire(exec)
-                                  : fe_ghost_graph_of(fe_handle_wire(node));
-    fe_ghost_stageable(owner != 0);
+                                  : gvs_remote_ghost_graph_of(fe_handle_wire(node));
+    gvs_remote_ghost_stageable(owner != 0);
     cudaError_t e = begin_node(&c, p);
     if (e != cudaSuccess)
         return e;

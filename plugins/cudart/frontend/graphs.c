@@ -6,6 +6,7 @@
 
 #include "cudart_ops.h"
 #include "gvs/err.h"
+#include "gvs_remote.h"
 #include "streams.h"
 
 cudaError_t fe_put_nodes(struct apigen_call *c, const cudaGraphNode_t *deps,
@@ -87,7 +88,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
     cudaError_t e = call_handle(CUDART_OP_GRAPH_DESTROY, graph, 0);
     if (e == cudaSuccess)
-        fe_ghost_forget(fe_handle_wire(graph));
+        gvs_remote_ghost_forget(fe_handle_wire(graph));
     return cudart_fe_ret(e);
 }
 
@@ -116,7 +117,7 @@ static cudaError_t graph_clone(cudaGraph_t *clone, cudaGraph_t graph)
     apigen_put_u64(&c, fe_handle_wire(graph));
     e = take_u64(&c, cudart_fe_run(&c, CUDART_OP_GRAPH_CLONE, 0), &id);
     if (e == cudaSuccess) {
-        fe_ghost_copy(fe_handle_wire(graph), id, 0, node_in_clone);
+        gvs_remote_ghost_copy(fe_handle_wire(graph), id, 0, node_in_clone);
         *clone = (cudaGraph_t)(uintptr_t)id;
     }
     return e;
@@ -159,7 +160,7 @@ static cudaError_t instantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
         params->errNode_out = (cudaGraphNode_t)(uintptr_t)err_node;
     }
     if (e == cudaSuccess) {
-        fe_ghost_copy(fe_handle_wire(graph), id, 1, NULL);
+        gvs_remote_ghost_copy(fe_handle_wire(graph), id, 1, NULL);
         *exec = (cudaGraphExec_t)(uintptr_t)id;
     }
     return e;
@@ -208,19 +209,20 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     cudaError_t e =
         call_handle(CUDART_OP_GRAPH_EXEC_DESTROY, graphExec, APIGEN_DEVICE);
     if (e == cudaSuccess)
-        fe_ghost_forget(fe_handle_wire(graphExec));
+        gvs_remote_ghost_forget(fe_handle_wire(graphExec));
     return cudart_fe_ret(e);
 }
 
-/* u64 exec, u64 stream -> i32. */
-static cudaError_t launch(uint64_t exec, uint64_t stream)
+/* u64 exec, u64 stream -> i32 (the stream a handle, a per-thread
+ * launch's default stream cudaStreamPerThread). */
+static int32_t launch(uint64_t exec, uint64_t stream)
 {
     struct apigen_call c;
     cudaError_t e = cudart_fe_begin(&c);
     if (e != cudaSuccess)
         return e;
     apigen_put_u64(&c, exec);
-    apigen_put_u64(&c, stream);
+    apigen_put_u64(&c, fe_stream_wire((cudaStream_t)(uintptr_t)stream, 0));
     e = cudart_fe_run(&c, CUDART_OP_cudaGraphLaunch, APIGEN_DEVICE);
     return cudart_fe_end(&c, e);
 }
@@ -260,8 +262,9 @@ static cudaError_t exec_update(cudaGraphExec_t exec, cudaGraph_t graph,
     }
     e = cudart_fe_end(&c, e);
     if (e == cudaSuccess) {
-        fe_ghost_forget(fe_handle_wire(exec));
-        fe_ghost_copy(fe_handle_wire(graph), fe_handle_wire(exec), 1, NULL);
+        gvs_remote_ghost_forget(fe_handle_wire(exec));
+        gvs_remote_ghost_copy(fe_handle_wire(graph), fe_handle_wire(exec), 1,
+                              NULL);
     }
     if (replied && c.rc == 0)
         *info = (cudaGraphExecUpdateResultInfo){
@@ -535,7 +538,7 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
 {
     cudaError_t e = call_handle(CUDART_OP_NODE_DESTROY, node, 0);
     if (e == cudaSuccess)
-        fe_ghost_forget_node(fe_handle_wire(node));
+        gvs_remote_ghost_forget_node(fe_handle_wire(node));
     return cudart_fe_ret(e);
 }
 

@@ -54,38 +54,26 @@ cudaError_t fe_graph_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
 cudaError_t fe_graph_set_node(cudaGraphExec_t exec, cudaGraphNode_t node,
                               const struct fe_node_params *p);
 
-/* graph_host.c: copy nodes of host memory the worker cannot reach.
- * ghost_prepare: before a node's request is begun (it allocates),
- * makes the device memory of the node's own for a copy p of such host
- * memory, keeping p for the node's queries; cudaErrorNotSupported when
- * the host side's rows do not follow each other, both sides are such
- * memory, or ghost_stageable(0) was said (a graph's node whose graph is
- * not known here).  ghost_side: while the parameters are put, turns
- * that host side (to_dev: the source) of box into that memory.  ghost_done:
- * once the request was answered e, what node held in owner (a graph, or
- * an executable graph: exec) is replaced by the node made, if any;
- * owner 0 changes nothing.  graph_of: the graph holding such a node, or
- * 0.  forget_node / forget: a node is gone from its graph, an owner is
- * gone.  copy: what from holds, to holds too, under node_in's ids (NULL:
- * the same).  params: the program's parameters of such a node.  launch:
- * launches exec on stream through launch, moving such nodes' bytes
- * around it. */
+/* graph_host.c: copy nodes of host memory the worker cannot reach (the
+ * layer's gvs_remote_ghost_*, gvs_remote.h).  ghost_prepare: before a
+ * node's request is begun (it allocates), device memory of the node's own
+ * for a copy p of such memory; cudaErrorNotSupported when the host side's
+ * rows do not follow each other, both sides are such memory, or the
+ * layer was told the node's graph is not known.  ghost_side: while the
+ * parameters are put, turns that host side (to_dev: the source) of box
+ * into that memory.  ghost_done: gvs_remote_ghost_done with the request's
+ * result.  ghost_params: the program's parameters of such a node.
+ * ghost_launch: cudaGraphLaunch through launch (u64 exec, u64 stream
+ * handle), moving such nodes' bytes around it. */
 struct fe_side;
 struct fe_box;
 cudaError_t fe_ghost_prepare(const struct cudaMemcpy3DParms *p);
 cudaError_t fe_ghost_side(struct fe_side *host, const struct fe_box *box,
                           int to_dev);
-void fe_ghost_stageable(int yes);
 void fe_ghost_done(uint64_t owner, uint64_t node, int exec, cudaError_t e);
-uint64_t fe_ghost_graph_of(uint64_t node);
-void fe_ghost_forget_node(uint64_t node);
-void fe_ghost_forget(uint64_t owner);
-void fe_ghost_copy(uint64_t from, uint64_t to, int exec,
-                   uint64_t (*node_in)(uint64_t node, uint64_t to));
 int fe_ghost_params(uint64_t node, struct cudaMemcpy3DParms *out);
 cudaError_t fe_ghost_launch(uint64_t exec, cudaStream_t stream, int per_thread,
-                            cudaError_t (*launch)(uint64_t exec,
-                                                  uint64_t stream));
+                            int32_t (*launch)(uint64_t exec, uint64_t stream));
 
 /* Appends dependencies with edge data: u32 n, n x (u64 node, u8 from
  * port, u8 to port, u8 type); edges NULL means default edges.
