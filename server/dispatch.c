@@ -274,5 +274,6 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         gvsd_session_fail(s, GVSD_END_INTERNAL, rc);
         return;
     }
+    gvsd_job_replying(s, j);
     reply(s, &j->h, out, call.out_tail, call.out_tail_len);
 }

@@ -23,6 +23,16 @@ static int blocking(const struct gvsd_job *j)
     return j->op != NULL && (j->op->flags & GVS_OP_BLOCKING);
 }
 
+/* A blocking request whose client waits for the answer: other lanes'
+ * requests may pass it (lane_give).  A posted one, an asynchronous copy
+ * say, returned at once on the client, which may then have another
+ * thread go on with what follows it in stream order: it keeps its place
+ * as any posted request does. */
+static int waited_for(const struct gvsd_job *j)
+{
+    return blocking(j) && !(j->h.flags & GVS_F_NOREPLY);
+}
+
 static void jobs_push(struct gvsd_jobs *q, struct gvsd_job *j)
 {
     j->next = NULL;
@@ -114,6 +124,7 @@ static struct gvsd_job *job_recycle_locked(struct gvs_session *s,
                                            struct gvsd_job *j)
 {
     gvs_buf_reset(j->in);
+    j->held = NULL;
     if (s->nspare >= SPARE_JOBS)
         return j;
     j->next = s->spare;
@@ -151,6 +162,24 @@ void gvsd_job_put(struct gvs_session *s, struct gvsd_job *j)
     job_free(j);
 }
 
+/* Caller holds the lock.  j leaves its lane thread's blocking count. */
+static void unhold_locked(struct gvsd_job *j)
+{
+    if (j->held != NULL) {
+        j->held->blocking--;
+        j->held = NULL;
+    }
+}
+
+void gvsd_job_replying(struct gvs_session *s, struct gvsd_job *j)
+{
+    if (j->held == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    unhold_locked(j);
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* Caller holds the lock.  Runs j unless the session is failing, then
  * releases it. */
 static void serve_unlocked(struct gvs_session *s, struct gvsd_job *j,
@@ -161,6 +190,7 @@ static void serve_unlocked(struct gvs_session *s, struct gvsd_job *j,
         gvsd_serve(s, j, out);
         pthread_mutex_lock(&s->lock);
     }
+    unhold_locked(j);
     job_free_unlocked(s, job_done_locked(s, j));
 }
 
@@ -237,9 +267,8 @@ static void *lane_main(void *arg)
             pthread_cond_signal(&s->idle);
             continue;
         }
-        int b = blocking(j), ordered = j->ordered;
+        int ordered = j->ordered;
         serve_unlocked(s, j, t->out);
-        t->blocking -= b;
         if (ordered && --t->ordered == 0)
             pthread_cond_broadcast(&s->drained);
     }
@@ -318,11 +347,14 @@ static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
         atomic_store_explicit(&t->kicked, 1, memory_order_release);
         pthread_cond_signal(&t->wake);
     }
-    /* Behind a blocking job, j was never ordered before other lanes'
+    /* Behind a blocking job not yet answered, j was sent before its
+     * lane saw the answer, so never ordered before other lanes'
      * requests: they pass it, as they pass the blocking one. */
-    j->ordered = !blocking(j) && t->blocking == 0;
+    int w = waited_for(j);
+    j->ordered = !w && t->blocking == 0;
     t->ordered += j->ordered;
-    t->blocking += blocking(j);
+    t->blocking += w;
+    j->held = w ? t : NULL;
     jobs_push(&t->jobs, j);
 }
 

@@ -66,7 +66,11 @@ struct gvsd_job {
     size_t cost;             /* counted in outstanding while queued */
     long long read_ns;       /* when its frame had been read */
     int ordered;             /* on a lane thread, ahead of any blocking job
-                              * there: other lanes' requests wait for it */
+                              * there that its client waits for: other
+                              * lanes' requests wait for it */
+    struct gvsd_lane_thread *held; /* such a blocking job, in this lane
+                                    * thread's count until its reply is
+                                    * on its way */
 };
 
 struct gvsd_jobs {
@@ -86,9 +90,11 @@ struct gvsd_lane_thread {
     _Atomic int kicked; /* set with busy or reader, read without the lock
                          * by the thread's spin */
     uint32_t lane;
-    int blocking; /* its GVS_OP_BLOCKING jobs, queued or running */
-    int ordered;  /* its jobs that no other lane's request may pass: the
-                   * non-blocking ones not behind a blocking one */
+    int blocking; /* its GVS_OP_BLOCKING jobs that the client waits for,
+                   * queued or running, whose replies have not been sent */
+    int ordered;  /* its jobs that no other lane's request may pass: all
+                   * but the blocking ones waited for and those behind
+                   * them */
     struct gvsd_jobs jobs;
     struct gvs_buf *out;
 };
@@ -130,7 +136,7 @@ struct gvs_session {
     pthread_cond_t idle;    /* the executor: a lane thread became free */
     pthread_cond_t stopped; /* the end: a thread has exited */
     pthread_cond_t drained; /* the executor: a lane thread served its last
-                             * non-blocking job */
+                             * ordered job */
     int executor_busy;      /* the executor has a job in hand */
     struct gvsd_jobs queue; /* for the executor */
     _Atomic int queued;     /* jobs in queue, read without the lock by the
@@ -207,6 +213,13 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j);
  * session (gvsd_session_fail). */
 void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                 struct gvs_buf *out);
+
+/* Called by gvsd_serve just before j's reply is sent: a blocking job
+ * leaves its lane thread's count then, not once the thread is back,
+ * since the client may follow the reply with a request of the same lane
+ * at once, and that request is ordered before what other lanes send
+ * after it (executor.c lane_give). */
+void gvsd_job_replying(struct gvs_session *s, struct gvsd_job *j);
 
 /* The session must close on error rc for reason why (the first of each
  * is kept), which the caller has logged with the particulars: queued

@@ -257,6 +257,8 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_COUNT_SYNC, GVS_OP_BLOCKING, "COUNT_SYNC", op_count},
     {ECHO_OP_PEER, 0, "PEER", op_peer},
     {ECHO_OP_REPORT_GPU_MEMORY, 0, "REPORT_GPU_MEMORY", op_report_gpu_memory},
+    {ECHO_OP_SLOW_NOTE_BLOCKING, GVS_OP_BLOCKING | GVS_OP_ASYNC_OK,
+     "SLOW_NOTE_BLOCKING", op_slow_note},
     GVS_OP_END,
 };
 

@@ -40,6 +40,9 @@ enum echo_op {
      * session's memory on it through host->report_gpu_memory (the
      * per-GPU metrics); empty reply. */
     ECHO_OP_REPORT_GPU_MEMORY = 16,
+    /* SLOW_NOTE flagged blocking (as a copy that may wait for its
+     * stream), posted: ordered as any posted request */
+    ECHO_OP_SLOW_NOTE_BLOCKING = 17,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

@@ -120,6 +120,8 @@
     TEST_ENTRY(server_bad_flags)                                             \
     TEST_ENTRY(server_lane_echoed)                                           \
     TEST_ENTRY(server_blocking_lane)                                         \
+    TEST_ENTRY(server_order_after_blocking_reply)                            \
+    TEST_ENTRY(server_posted_blocking_ordered)                               \
     TEST_ENTRY(server_many_blocked_lanes)                                    \
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \

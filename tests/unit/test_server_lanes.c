@@ -109,6 +109,68 @@ TEST_IMPL(server_blocking_lane)
     return 0;
 }
 
+/* A request a lane sends as soon as its blocking request is answered
+ * comes after that answer, so before whatever another lane sends next:
+ * lane 1's slow note, sent right after its COUNT_SYNC's reply, is
+ * counted before lane 2's COUNT that follows it.  (The lane thread
+ * serving lane 1 is still finishing the COUNT_SYNC when the note comes
+ * in; the note was once taken for one sent before the answer, and
+ * lane 2 passed it.) */
+TEST_IMPL(server_order_after_blocking_reply)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    uint64_t id = 1;
+    for (uint64_t i = 1; i <= 300; i++) {
+        ASSERT_EQ(send_req(c, ECHO_OP_COUNT_SYNC, 0, 1, id, NULL, 0), 0);
+        ASSERT_EQ(expect_reply(c, id++, 1, body), 0);
+        ASSERT_EQ(send_u32(c, ECHO_OP_SLOW_NOTE, GVS_F_NOREPLY, 1, id++, 1),
+                  0);
+        ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 2, id, NULL, 0), 0);
+        ASSERT_EQ(expect_reply(c, id++, 2, body), 0);
+        uint64_t notes = 0;
+        ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+        ASSERT_U64_EQ(notes, i);
+    }
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* A posted request of an op flagged blocking (an asynchronous copy, which
+ * may wait for its stream) returned at once on the client, which may then
+ * have another thread go on: lane 2's COUNT, sent after lane 1 posted the
+ * slow note, sees it counted.  (Such a request was once passed by other
+ * lanes as a synchronization is.) */
+TEST_IMPL(server_posted_blocking_ordered)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    uint64_t id = 1;
+    for (uint64_t i = 1; i <= 5; i++) {
+        ASSERT_EQ(send_u32(c, ECHO_OP_SLOW_NOTE_BLOCKING, GVS_F_NOREPLY, 1,
+                           id++, 50),
+                  0);
+        ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, id++, 0), 0);
+        ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 2, id, NULL, 0), 0);
+        ASSERT_EQ(expect_reply(c, id++, 2, body), 0);
+        uint64_t notes = 0;
+        ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+        ASSERT_U64_EQ(notes, 2 * i);
+    }
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* More blocked lanes than the session has lane threads: the extra ones
  * wait for a thread, none is lost. */
 TEST_IMPL(server_many_blocked_lanes)
