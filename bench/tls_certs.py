@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Throwaway certificates for a tls:// run (bench/run.py, the cudart mock
-end-to-end test): a CA, a server certificate for 127.0.0.1 and localhost,
+end-to-end test, the VM tests): a CA, a server certificate for 127.0.0.1,
+localhost and 10.0.2.2 (this host as a QEMU guest sees it),
 and a client certificate, made with the openssl command.
 
     bench/tls_certs.py DIR    writes ca.pem, server.pem, server.key,
@@ -23,7 +24,7 @@ subjectKeyIdentifier = hash
 [server_ext]
 basicConstraints = CA:FALSE
 extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
+subjectAltName = IP:127.0.0.1,DNS:localhost,IP:10.0.2.2
 [client_ext]
 basicConstraints = CA:FALSE
 extendedKeyUsage = clientAuth

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""vm.*: driver API programs of the mock end-to-end tests, run inside a
+QEMU guest without a GPU (tools/vm/gvs-vm) against a gvsd on this host
+with the mock backend, as a remote machine uses gvs: over tcp:// with a
+token, and over tls:// with a token and mutual TLS.  The guest reaches
+this host's loopback at 10.0.2.2 through QEMU's user-mode network.  Each
+program must print "ok" last; a guest that presents a wrong token must
+be refused.
+
+usage: run_vm_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM...
+                     [--transport tcp|tls] [--timeout S]
+
+Exit status 0 passed, 1 failed, 77 skipped: no QEMU or no guest image
+(tools/vm/setup.sh), unless GVS_REQUIRE_VM=1 (as in CI), which makes
+those a failure."""
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import gvsd_start  # noqa: E402
+import tls_certs  # noqa: E402
+
+GVS_VM = os.path.join(ROOT, "tools", "vm", "gvs-vm")
+TOKEN = "vm-test-token-0123456789abcdef"
+GUEST_HOST = "10.0.2.2"
+
+
+def missing():
+    """What keeps a guest from booting here, or None."""
+    qemu = os.environ.get("GVS_VM_QEMU", "qemu-system-x86_64")
+    if shutil.which(qemu) is None:
+        return "%s not found (apt-get install qemu-system-x86)" % qemu
+    image = os.environ.get("GVS_VM_DIR", "/opt/gvs-vm")
+    if not os.path.exists(os.path.join(image, "vmlinuz")):
+        return "no guest image in %s (tools/vm/setup.sh)" % image
+    return None
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    for name in ("gvsd", "plugin_dir", "frontend_dir"):
+        ap.add_argument(name)
+    ap.add_argument("programs", nargs="+")
+    ap.add_argument("--transport", choices=("tcp", "tls"), default="tcp")
+    ap.add_argument("--timeout", type=float, default=600)
+    a = ap.parse_args(argv)
+    why = missing()
+    if why:
+        print("vm test: " + why)
+        return 1 if os.environ.get("GVS_REQUIRE_VM") == "1" else 77
+    # Not in /tmp, which is the guest's own: the guest reads the
+    # certificates where this host wrote them.
+    with tempfile.TemporaryDirectory(prefix="vm-e2e-", dir=os.getcwd()) as tmp:
+        uri = gvsd_start.endpoint("tcp", tmp).replace("tcp://", a.transport + "://")
+        config = "token = %s name=vm\n" % TOKEN
+        env = {"GVS_TOKEN": TOKEN, "LD_LIBRARY_PATH": a.frontend_dir}
+        if a.transport == "tls":
+            certs = tls_certs.make(tmp)
+            config += tls_certs.gvsd_config(certs)
+            env.update(tls_certs.client_env(certs))
+        gvsd = gvsd_start.start(a.gvsd, uri, tmp,
+                                ["--plugin-dir", a.plugin_dir], config)
+        if gvsd is None:
+            print("FAILED: gvsd did not start on %s" % uri)
+            return 1
+        guest_uri = uri.replace("127.0.0.1", GUEST_HOST)
+        env["GVS_SERVER"] = guest_uri
+        assign = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items())
+        # Each program, then the first again with a wrong token, which
+        # must be refused.
+        runs = [(os.path.basename(p), "", p) for p in a.programs]
+        runs.append(("wrong token", "GVS_TOKEN=not-the-token-0123456789",
+                     a.programs[0]))
+        script = "".join("echo '== %s'; env %s %s %s; echo \"== rc $?\"\n" % (
+            label, assign, extra, shlex.quote(os.path.abspath(prog)))
+            for label, extra, prog in runs)
+        try:
+            p = subprocess.run([sys.executable, GVS_VM, "--timeout",
+                                str(a.timeout), "--", "sh", "-c", script],
+                               capture_output=True, text=True)
+        finally:
+            gvsd.terminate()
+            gvsd.wait(timeout=30)
+        sys.stdout.write(p.stdout)
+        sys.stderr.write(p.stderr)
+        if p.returncode != 0:
+            print("FAILED: the guest's script exited %d" % p.returncode)
+            return 1
+        seen = {m.group(1): (m.group(2), int(m.group(3))) for m in re.finditer(
+            r"^== (.+)\n((?:(?!== ).*\n)*)== rc (\d+)$", p.stdout, re.M)}
+        ok = True
+        for label, extra, _ in runs:
+            out, rc = seen.get(label, (None, None))
+            if out is None:
+                print("FAILED: %s: no result from the guest" % label)
+                ok = False
+            elif extra and rc == 0:
+                print("FAILED: a wrong token was not refused")
+                ok = False
+            elif not extra and (rc != 0 or not out.endswith("ok\n")):
+                print("FAILED: %s in the guest exited %d" % (label, rc))
+                ok = False
+        return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
