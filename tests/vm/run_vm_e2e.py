@@ -38,9 +38,10 @@ GUEST_HOST = "10.0.2.2"
 def missing():
     """What keeps a guest from booting here, or None."""
     qemu = os.environ.get("GVS_VM_QEMU", "qemu-system-x86_64")
-    if shutil.which(qemu) is None:
-        return "%s not found (apt-get install qemu-system-x86)" % qemu
     image = os.environ.get("GVS_VM_DIR", "/opt/gvs-vm")
+    copy = os.path.join(image, "qemu", "lib", "ld-linux-x86-64.so.2")
+    if shutil.which(qemu) is None and not os.path.exists(copy):
+        return "%s not found (apt-get install qemu-system-x86)" % qemu
     if not os.path.exists(os.path.join(image, "vmlinuz")):
         return "no guest image in %s (tools/vm/setup.sh)" % image
     return None

@@ -8,14 +8,23 @@
 # the packages are unpacked with dpkg-deb into DIR.  QEMU itself is
 # Debian's qemu-system-x86 (apt-get install qemu-system-x86).
 #
-# usage: tools/vm/setup.sh [-h] [DIR]
+# --qemu also copies this machine's QEMU into DIR/qemu: the program, every
+# library it loads (the loader and the C library included, so that it
+# runs on a machine with another distribution's) and the firmware a
+# guest of gvs-vm boots with; gvs-vm runs that copy when it finds it.
+# DIR, packed, then travels to a machine where QEMU cannot be installed
+# (the GPU machine).
+#
+# usage: tools/vm/setup.sh [-h] [--qemu] [DIR]
 # Exit status: 0 done, 1 a package could not be had or unpacked, 2 usage.
 set -euo pipefail
+bundle=0
 case "${1:-}" in
--h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+--qemu) bundle=1; shift ;;
 -*) echo "setup.sh: unknown option $1 (--help)" >&2; exit 2 ;;
 esac
-dir=${1:-/opt/gvs-vm}
+dir=$(realpath -m "${1:-/opt/gvs-vm}")
 modules=$(cat "$(dirname "$0")/modules.list")
 mkdir -p "$dir/debs" "$dir/modules"
 cd "$dir/debs"
@@ -51,3 +60,21 @@ for m in $modules; do
     cp "$f" "$dir/modules/"
 done
 echo "setup.sh: $dir: $(basename "$(ls "$tmp"/boot/vmlinuz-*)"), busybox, $(ls "$dir/modules" | wc -l) modules"
+[ "$bundle" = 1 ] || exit 0
+qemu=$(command -v qemu-system-x86_64) ||
+    { echo "setup.sh: --qemu: no qemu-system-x86_64 here to copy" >&2; exit 1; }
+rm -rf "$dir/qemu"
+mkdir -p "$dir/qemu/bin" "$dir/qemu/lib" "$dir/qemu/share"
+cp -L "$qemu" "$dir/qemu/bin/"
+ldd "$qemu" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
+    while read -r lib; do cp -L "$lib" "$dir/qemu/lib/"; done
+# QEMU's emulation of the processor is a module of its own (loaded from
+# $QEMU_MODULE_DIR, which gvs-vm sets for this copy).
+cp -L /usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so "$dir/qemu/lib/"
+# What a q35 guest booted with -kernel reads: SeaBIOS, the kernel loader,
+# the KVM APIC patcher, the virtio NIC's option ROM.
+for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
+         /usr/share/qemu/kvmvapic.bin /usr/lib/ipxe/qemu/efi-virtio.rom; do
+    cp -L "$f" "$dir/qemu/share/"
+done
+echo "setup.sh: $dir/qemu: $(du -sh "$dir/qemu" | cut -f1), QEMU $("$qemu" --version | head -1 | awk '{print $4}')"
