@@ -9,7 +9,11 @@ this script starts.  --transport takes a comma-separated list: the
 program then runs through gvs once per transport, each run compared with
 the one native run.  --gvsd-arg gives that gvsd an argument (a memory
 quota, a device list), and then a gvsd is started here over unix too;
---native-env sets a variable for the native run alone.
+--native-env sets a variable for the native run alone.  --copies N runs N
+copies of the program at once, natively and through one gvsd, and
+--cpu-load K keeps K busy processes running meanwhile: every copy must
+print the same, which a client whose threads' requests gvsd ran out of
+order (under load, when its threads are preempted) does not.
 
 With GVS_TEST_NOGPU naming ../shared/tools/nogpu.sh (the GPU machine, as
 root), the gvs client runs as on a machine without a GPU: in a private
@@ -35,11 +39,34 @@ def native_env():
     return env
 
 
+COPIES = 1
+CPU_LOAD = 0
+
+
 def run(cmd, env):
+    """cmd run COPIES times at once beside CPU_LOAD busy processes: the
+    first copy's result, or a failed one naming the copy that differs."""
     start = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=TIMEOUT_S)
-    return p, time.monotonic() - start
+    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(CPU_LOAD)]
+    try:
+        procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+                 for _ in range(COPIES)]
+        outs = [p.communicate(timeout=TIMEOUT_S) for p in procs]
+    finally:
+        for p in load:
+            p.kill()
+            p.wait()
+    res = [subprocess.CompletedProcess(cmd, p.returncode, o, e)
+           for p, (o, e) in zip(procs, outs)]
+    for i, r in enumerate(res[1:], 2):
+        if (r.returncode, r.stdout) != (res[0].returncode, res[0].stdout):
+            why = ("copy %d of %d printed otherwise than copy 1 (exit %d):\n"
+                   % (i, COPIES, r.returncode)).encode()
+            return subprocess.CompletedProcess(
+                cmd, 1, why + r.stdout, r.stderr), time.monotonic() - start
+    return res[0], time.monotonic() - start
 
 
 def free_port():
@@ -75,8 +102,12 @@ def main():
     ap.add_argument("--gvsd-arg", action="append", default=[])
     # NAME=VALUE for the native run only (what a gvsd argument stands for).
     ap.add_argument("--native-env", action="append", default=[])
+    ap.add_argument("--copies", type=int, default=1)
+    ap.add_argument("--cpu-load", type=int, default=0)
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    global COPIES, CPU_LOAD
+    COPIES, CPU_LOAD = max(a.copies, 1), max(a.cpu_load, 0)
     prog = [x for x in a.program if x != "--"]
 
     env = native_env()
@@ -112,7 +143,7 @@ def via_gvs(a, prog, transport, native, t_native, nogpu):
     daemon = None
     cmd = [nogpu] if nogpu else []
     cmd += [a.gvs, "run"]
-    if transport != "unix" or nogpu or a.gvsd_arg:
+    if transport != "unix" or nogpu or a.gvsd_arg or COPIES > 1:
         daemon, uri = start_gvsd(a.gvsd, transport, a.gvsd_arg)
         cmd += ["--server", uri]
     try:
