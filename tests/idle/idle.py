@@ -51,7 +51,12 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         uri = gvsd_start.endpoint(a.transport, tmp)
         gvsd = gvsd_start.start(a.gvsd, uri, tmp, ["--log-level", "warn"],
-                                "max_sessions = %d\n" % (a.clients + 8))
+                                "max_sessions = %d\n"
+                                # All connect at once, from one uid: the
+                                # handshake limits are not what is tested.
+                                "max_handshakes = %d\n"
+                                "max_handshakes_per_peer = %d\n"
+                                % ((a.clients + 8,) * 3))
         if gvsd is None:
             print("FAILED: gvsd did not start on %s" % uri)
             return 1

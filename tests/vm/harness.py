@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """vm.harness: tools/vm/gvs-vm itself.  A guest runs a command in this
 directory and hands back its output and exit status; it has no GPU
-device, its own /tmp, and this host at 10.0.2.2; a guest that hangs is
+device, writes into this host's /tmp, and reaches this host at 10.0.2.2; a guest that hangs is
 killed at --timeout with status 124, as timeout(1) does; a command that
 is not found gives 127.
 
@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,16 +53,22 @@ def main():
     port = sock.getsockname()[1]
     t = threading.Thread(target=serve_once, args=(sock,), daemon=True)
     t.start()
-    script = ("pwd; ls /dev | grep -c '^nvidia' ; echo mark > /tmp/m; "
-              "cat /tmp/m; %s -c \"import socket; print(socket.create_connection("
+    shared = tempfile.mkdtemp(prefix="gvs-vm-harness-", dir="/tmp")
+    mark = os.path.join(shared, "mark")
+    script = ("pwd; ls /dev | grep -c '^nvidia' ; echo mark > %s; "
+              "cat %s; %s -c \"import socket; print(socket.create_connection("
               "('10.0.2.2', %d)).recv(64).decode(), end='')\"; echo err >&2; "
-              "exit 3" % (sys.executable, port))
+              "exit 3" % (mark, mark, sys.executable, port))
     rc, out, err = vm(["--", "sh", "-c", script])
     lines = out.splitlines()
     check(rc == 3, "the command's exit status comes back (%d)" % rc, err)
     check(lines[:1] == [os.getcwd()], "it runs in this directory", out)
     check(lines[1:2] == ["0"], "the guest has no /dev/nvidia*", out)
-    check("mark" in lines, "its /tmp is writable", out)
+    check("mark" in lines and os.path.exists(mark),
+          "it writes into this host's /tmp", out)
+    if os.path.exists(mark):
+        os.unlink(mark)
+    os.rmdir(shared)
     check("hello from the host" in lines, "it reaches this host at 10.0.2.2", out)
     check(err.endswith("err\n"), "its stderr comes back", err)
     rc, out, err = vm(["--", "no-such-command-here"])

@@ -1,8 +1,9 @@
 #!/bin/busybox sh
 # The guest's /init (tools/vm/gvs-vm puts it in the initramfs beside a
 # static busybox and the kernel modules named in /modules.list): mounts
-# the host's root read-only (virtio-9p tag hostroot) and the job's
-# directory (tag job), brings up the network of QEMU's user mode
+# the host's root read-only (virtio-9p tag hostroot), the host's /tmp
+# writable over it (tag hosttmp: a checkout or build there is seen), and
+# the job's directory (tag job), brings up the network of QEMU's user mode
 # (10.0.2.15, the host at 10.0.2.2), hides NVIDIA's driver libraries as
 # tools/../nogpu.sh does, runs the job's command chrooted into the
 # host's root, writes its exit status into the job's directory and
@@ -27,9 +28,11 @@ mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/shm /host/dev/pts
 mount -t tmpfs shm /host/dev/shm
-mount -t tmpfs tmp /host/tmp
 mount -t tmpfs run /host/run
-job=/host/tmp/gvs-vm-job
+if ! mount -t 9p -o "$opts,cache=none" hosttmp /host/tmp; then
+    say "cannot mount the host's /tmp"; reboot -f
+fi
+job=/host/run/gvs-vm-job
 mkdir -p "$job"
 if ! mount -t 9p -o "$opts,cache=none" job "$job"; then
     say "cannot mount the job's directory"; reboot -f
@@ -46,7 +49,7 @@ for dir in /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64
         esac
     done
 done
-chroot /host /bin/sh /tmp/gvs-vm-job/cmd.sh \
+chroot /host /bin/sh /run/gvs-vm-job/cmd.sh \
     > "$job/stdout" 2> "$job/stderr" < /dev/null
 echo $? > "$job/rc"
 sync
