@@ -5,9 +5,9 @@ with the mock backend, as a remote machine uses gvs: over tcp:// with a
 token, and over tls:// with a token and mutual TLS.  The guest reaches
 this host's loopback at 10.0.2.2 through QEMU's user-mode network.  Each
 program must print "ok" last; a guest that presents a wrong token must
-be refused.
+be refused; the first also runs through `gvs run`.
 
-usage: run_vm_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM...
+usage: run_vm_e2e.py GVS GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM...
                      [--transport tcp|tls] [--timeout S]
 
 Exit status 0 passed, 1 failed, 77 skipped: no QEMU or no guest image
@@ -49,7 +49,7 @@ def missing():
 
 def main(argv):
     ap = argparse.ArgumentParser()
-    for name in ("gvsd", "plugin_dir", "frontend_dir"):
+    for name in ("gvs", "gvsd", "plugin_dir", "frontend_dir"):
         ap.add_argument(name)
     ap.add_argument("programs", nargs="+")
     ap.add_argument("--transport", choices=("tcp", "tls"), default="tcp")
@@ -59,9 +59,7 @@ def main(argv):
     if why:
         print("vm test: " + why)
         return 1 if os.environ.get("GVS_REQUIRE_VM") == "1" else 77
-    # Not in /tmp, which is the guest's own: the guest reads the
-    # certificates where this host wrote them.
-    with tempfile.TemporaryDirectory(prefix="vm-e2e-", dir=os.getcwd()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="vm-e2e-") as tmp:
         uri = gvsd_start.endpoint("tcp", tmp).replace("tcp://", a.transport + "://")
         config = "token = %s name=vm\n" % TOKEN
         env = {"GVS_TOKEN": TOKEN, "LD_LIBRARY_PATH": a.frontend_dir}
@@ -77,14 +75,19 @@ def main(argv):
         guest_uri = uri.replace("127.0.0.1", GUEST_HOST)
         env["GVS_SERVER"] = guest_uri
         assign = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items())
-        # Each program, then the first again with a wrong token, which
-        # must be refused.
-        runs = [(os.path.basename(p), "", p) for p in a.programs]
-        runs.append(("wrong token", "GVS_TOKEN=not-the-token-0123456789",
-                     a.programs[0]))
-        script = "".join("echo '== %s'; env %s %s %s; echo \"== rc $?\"\n" % (
-            label, assign, extra, shlex.quote(os.path.abspath(prog)))
-            for label, extra, prog in runs)
+        # Each program; the first again through `gvs run` (which puts
+        # the frontends first in the library path itself), and with a
+        # wrong token, which gvsd must refuse.
+        first = shlex.quote(os.path.abspath(a.programs[0]))
+        runs = [(os.path.basename(p), "env %s %s" % (
+            assign, shlex.quote(os.path.abspath(p))), True) for p in a.programs]
+        runs.append(("gvs run", "env %s %s run --server %s -- %s" % (
+            assign, shlex.quote(os.path.abspath(a.gvs)), guest_uri, first),
+            True))
+        runs.append(("wrong token", "env %s GVS_TOKEN=not-the-token-0123456789 %s"
+                     % (assign, first), False))
+        script = "".join("echo '== %s'; %s; echo \"== rc $?\"\n" % (label, cmd)
+                         for label, cmd, _ in runs)
         try:
             p = subprocess.run([sys.executable, GVS_VM, "--timeout",
                                 str(a.timeout), "--", "sh", "-c", script],
@@ -100,15 +103,15 @@ def main(argv):
         seen = {m.group(1): (m.group(2), int(m.group(3))) for m in re.finditer(
             r"^== (.+)\n((?:(?!== ).*\n)*)== rc (\d+)$", p.stdout, re.M)}
         ok = True
-        for label, extra, _ in runs:
+        for label, _, good in runs:
             out, rc = seen.get(label, (None, None))
             if out is None:
                 print("FAILED: %s: no result from the guest" % label)
                 ok = False
-            elif extra and rc == 0:
+            elif not good and rc == 0:
                 print("FAILED: a wrong token was not refused")
                 ok = False
-            elif not extra and (rc != 0 or not out.endswith("ok\n")):
+            elif good and (rc != 0 or not out.endswith("ok\n")):
                 print("FAILED: %s in the guest exited %d" % (label, rc))
                 ok = False
         return 0 if ok else 1
