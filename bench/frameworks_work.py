@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One framework workload, run by bench/frameworks.py natively or through
-gvs: `frameworks_work.py WORKLOAD`.  It prints one result line,
-`GVSBENCH {json}`: the throughput (value, unit), the wall-clock time
+gvs: `frameworks_work.py WORKLOAD [NAME=INT ...]` (the pairs override
+the workload's sizes, for traces: `gpt2_b1 new=16`).  It prints one
+result line, `GVSBENCH {json}`: the throughput (value, unit), the wall-clock time
 (time.time()) at which its first CUDA operation finished (t_first_op: the
 driver subtracts the moment it spawned the process), the seconds of
 warm-up (warm_s; compilation included for compile) and from the first
@@ -112,13 +113,13 @@ def gpt2(batch, new=128, warm_new=16, prompt=16):
 
 
 @workload
-def gpt2_b1():
-    return gpt2(1)
+def gpt2_b1(**kw):
+    return gpt2(1, **kw)
 
 
 @workload
-def gpt2_b16():
-    return gpt2(16)
+def gpt2_b16(**kw):
+    return gpt2(16, **kw)
 
 
 def vm_hwm_mib():
@@ -131,13 +132,14 @@ def vm_hwm_mib():
 
 def main():
     name = sys.argv[1]
+    sizes = {k: int(v) for k, v in (a.split("=", 1) for a in sys.argv[2:])}
     x = torch.ones(1, device="cuda") * 2
     torch.cuda.synchronize()
     t_first_op = time.time()
     del x
     torch.manual_seed(0)
     t = time.perf_counter()
-    value, unit = WORK[name]()
+    value, unit = WORK[name](**sizes)
     res = {"workload": name, "value": value, "unit": unit,
            "t_first_op": t_first_op,
            "warm_s": INFO["warm_s"], "run_s": time.perf_counter() - t,

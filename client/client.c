@@ -305,6 +305,7 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
         return rc;
     }
     client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
+    client_stats_op(plugin, op, post);
     if (id != NULL)
         *id = h.id;
     return 0;

@@ -212,6 +212,9 @@ int client_handshake(struct gvs_conn *c, const struct client_settings *s,
  * counted: the stats describe the plugins' traffic. */
 void client_stats_sent(uint64_t bytes, int post);
 void client_stats_reply(uint64_t bytes);
+/* Counts one request of (plugin, op) when GVS_STATS=ops asked for the
+ * requests by operation (a trace of where a program's round trips go). */
+void client_stats_op(uint16_t plugin, uint16_t op, int post);
 /* Counts one write of requests to the connection (outbuf.c). */
 void client_stats_write(void);
 /* Counts a reply read by its own waiter (receiver.c, lead). */

@@ -579,7 +579,8 @@ TEST_IMPL(client_reply_mismatch)
 }
 
 /* In the forked child: a session of its own, fresh counters, and the
- * GVS_STATS line at exit. */
+ * GVS_STATS lines at exit (by operation: the child reads GVS_STATS=ops
+ * at the fork, the parent read it unset at its start). */
 static int fork_child(uint32_t parent_worker)
 {
     struct gvs_client *c;
@@ -608,15 +609,16 @@ TEST_IMPL(client_fork)
     ASSERT_EQ(gvs_client_get(&c), 0);
     ASSERT_EQ(call_u32(c, ECHO_OP_PID, &worker), 0);
     ASSERT_EQ(pipe(p), 0);
+    setenv("GVS_STATS", "ops", 1);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(p[1], STDERR_FILENO);
         close(p[0]);
         close(p[1]);
-        setenv("GVS_STATS", "1", 1);
-        /* exit(), not _exit(): the stats line is printed at exit. */
+        /* exit(), not _exit(): the stats lines are printed at exit. */
         exit(fork_child(worker));
     }
+    unsetenv("GVS_STATS");
     close(p[1]);
     int status;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -625,7 +627,9 @@ TEST_IMPL(client_fork)
     close(p[0]);
     ASSERT(strncmp(out, "gvs-stats: round_trips=1 posts=1 bytes_sent=", 44) ==
            0);
-    ASSERT_EQ(count_lines(out), 1);
+    ASSERT(strstr(out, "\ngvs-stats: plugin=200 op=7 calls=1 posts=0\n"));
+    ASSERT(strstr(out, "\ngvs-stats: plugin=200 op=4 calls=0 posts=1\n"));
+    ASSERT_EQ(count_lines(out), 3);
     /* The parent's session was left alone. */
     ASSERT_EQ(call_u32(c, ECHO_OP_PID, &again), 0);
     ASSERT_EQ(again, worker);

@@ -75,6 +75,10 @@ int cuda_fe_ctx_sync_locked(struct gvs_client *cl);
 /* The device of the thread's current context: CUDA_ERROR_INVALID_CONTEXT
  * without one. */
 CUresult cuda_fe_ctx_device(CUdevice *dev);
+/* How many times a context of this process was destroyed, or a primary
+ * context released or reset: what was kept for a context (a kernel's
+ * function in it) is valid while it stays.  Only grows. */
+uint64_t cuda_fe_ctx_epoch(void);
 /* fork(), in the child: the new session knows no context. */
 void cuda_fe_ctx_fork_child(void);
 

@@ -5,6 +5,7 @@
 #include "call.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cuda_fe_gen.h"
@@ -469,6 +470,13 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
     return cuCtxCreate_v2(pctx, flags, dev);
 }
 
+static _Atomic uint64_t destroyed;
+
+uint64_t cuda_fe_ctx_epoch(void)
+{
+    return atomic_load(&destroyed) + gvs_remote_primary_epoch();
+}
+
 /* The runtime's state of the context goes first; the context leaves this
  * thread's stack (other threads find it invalid from now). */
 CUresult cuCtxDestroy_v2(CUcontext ctx)
@@ -482,6 +490,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     cuda_fe_ctx_storage_release(ctx);
     gvs_remote_known_forget_owner(CUDA_PLUGIN_ID, (uint64_t)(uintptr_t)ctx);
+    atomic_fetch_add(&destroyed, 1);
     r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;

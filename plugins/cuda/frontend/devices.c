@@ -2,6 +2,8 @@
  * both ways (cuda.api). */
 #include "call.h"
 
+#include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "cuda_fe_gen.h"
@@ -38,6 +40,32 @@ static CUresult get_string(uint16_t op, char *out, int len, CUdevice dev,
     memcpy(out, bytes, n);
     out[n] = '\0';
     return cut && !cut_ok ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* A device's handle does not change while the session lasts: the
+ * backend's first answer for an ordinal is kept (libraries ask before
+ * their work: 12 times per token of a GPT-2 decode).  Failures are not
+ * kept, nor ordinals past the table. */
+#define KEPT_DEVICES 64
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    static _Atomic int kept[KEPT_DEVICES]; /* the handle + 1, or 0 */
+    int in_table = ordinal >= 0 && ordinal < KEPT_DEVICES;
+    if (device == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (in_table && cuda_fe_initialized()) {
+        int v = atomic_load_explicit(&kept[ordinal], memory_order_relaxed);
+        if (v > 0) {
+            *device = v - 1;
+            return CUDA_SUCCESS;
+        }
+    }
+    CUresult r = cuda_rpc_cuDeviceGet(device, ordinal);
+    if (r == CUDA_SUCCESS && in_table && *device >= 0 && *device < INT_MAX)
+        atomic_store_explicit(&kept[ordinal], *device + 1,
+                              memory_order_relaxed);
+    return r;
 }
 
 /* The hardware's, answered from the layer's table after the backend's

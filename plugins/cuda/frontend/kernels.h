@@ -6,6 +6,7 @@
 #define CUDA_FE_KERNELS_H
 
 #include "fe.h"
+#include "gvs_remote.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -24,6 +25,12 @@ struct cuda_fe_param {
     uint32_t size;
 };
 
+struct cuda_fe_fn_kept {
+    CUcontext ctx;
+    uint64_t epoch;
+    uint64_t id;
+};
+
 struct cuda_fe_kernel {
     uint64_t id; /* the CUkernel or CUfunction handed to the program */
     int is_kernel;
@@ -32,13 +39,30 @@ struct cuda_fe_kernel {
     uint32_t nparams;
     uint32_t param_bytes; /* end of the last parameter */
     struct cuda_fe_param *params;
-    /* The last configuration the backend accepted (gvs_remote.h): a
-     * launch within it is posted. */
+    /* A kernel and its functions in each context (cuKernelGetFunction)
+     * are one family, whose root is the kernel (a module's function is a
+     * root of its own): a setting made through any of them changes them
+     * all, so the root counts the family's settings (cuda_fe_kernel_
+     * settings below).  The root owns its functions that have ids of
+     * their own (fns, freed with it), and keeps cuKernelGetFunction's
+     * answers (kept: a function id for a context, valid at the context
+     * epoch it was asked at, contexts.c).  fns and kept are modules.c's
+     * lock's. */
+    struct cuda_fe_kernel *root;
+    _Atomic uint64_t family_settings;
+    struct cuda_fe_kernel **fns;
+    uint32_t nfns;
+    struct cuda_fe_fn_kept *kept;
+    uint32_t nkept;
+    /* The last configuration the backend accepted (gvs_remote.h), at
+     * settings count ok_settings: a launch within it is posted while the
+     * count stays. */
     _Atomic uint64_t ok_config;
+    _Atomic uint64_t ok_settings;
     /* Its attributes as the backend answered them for device attr_dev
      * (modules.c): bit a of attr_have once attribute a is kept; one a
-     * program may set is valid while the layer's count of kernel
-     * settings is still attr_settings[a]. */
+     * program may set is valid while the kernel's settings count is
+     * still attr_settings[a]. */
     uint32_t attr_have;
     CUdevice attr_dev;
     int attr_val[CU_FUNC_ATTRIBUTE_MAX];
@@ -55,6 +79,16 @@ CUresult cuda_fe_pack_params(const struct cuda_fe_kernel *k,
                              void **kernelParams, void **extra,
                              uint8_t *block, const void **data, size_t *len,
                              uint8_t *form);
+
+/* The settings count of k's family: the layer's count of settings made
+ * in a way that may touch any kernel (gvs_remote.h: a cache or shared
+ * memory preference, a setting through the runtime's frontend) plus the
+ * family's own.  Both only grow, so the sum moves whenever either does. */
+static inline uint64_t cuda_fe_kernel_settings(struct cuda_fe_kernel *k)
+{
+    return gvs_remote_kernel_settings() +
+           atomic_load(&k->root->family_settings);
+}
 
 /* The kernel or function of id, or NULL.  It lives until its library or
  * module is unloaded. */

@@ -125,13 +125,17 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     if (cfg->numAttrs == 0 && exact &&
         cuda_fe_ctx_device(&dev) == CUDA_SUCCESS)
         config = gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes);
-    if (gvs_remote_launch_within(
-            config, atomic_load_explicit(&k->ok_config, memory_order_relaxed)))
+    uint64_t settings = cuda_fe_kernel_settings(k);
+    if (atomic_load(&k->ok_settings) == settings &&
+        gvs_remote_launch_within(config, atomic_load(&k->ok_config)))
         return cuda_fe_post(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS && config != 0)
-        atomic_store_explicit(&k->ok_config, config, memory_order_relaxed);
+    if (r == CUDA_SUCCESS && config != 0) {
+        atomic_store(&k->ok_config, 0);
+        atomic_store(&k->ok_settings, settings);
+        atomic_store(&k->ok_config, config);
+    }
     return r;
 }
 

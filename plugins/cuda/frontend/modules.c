@@ -48,6 +48,10 @@ static void kernel_free(struct cuda_fe_kernel *k)
 {
     if (k == NULL)
         return;
+    for (uint32_t i = 0; i < k->nfns; i++)
+        kernel_free(k->fns[i]);
+    gvs_free(k->fns);
+    gvs_free(k->kept);
     gvs_free(k->name);
     gvs_free(k->params);
     gvs_free(k);
@@ -117,6 +121,7 @@ static CUresult decode_lib(struct apigen_call *c, int kind, uint64_t *id)
             break;
         }
         k->is_kernel = kind == KIND_LIBRARY;
+        k->root = k;
         l->k[l->n++] = k;
         decode_kernel(c, k);
     }
@@ -286,8 +291,11 @@ static CUresult unload(int kind, uint64_t id)
         return r;
     pthread_mutex_lock(&lock);
     l = gvs_u64map_remove(&libs, id);
-    for (uint32_t i = 0; l != NULL && i < l->n; i++)
+    for (uint32_t i = 0; l != NULL && i < l->n; i++) {
         gvs_u64map_remove(&kernels, l->k[i]->id);
+        for (uint32_t j = 0; j < l->k[i]->nfns; j++)
+            gvs_u64map_remove(&kernels, l->k[i]->fns[j]->id);
+    }
     pthread_mutex_unlock(&lock);
     lib_free(l);
     return CUDA_SUCCESS;
@@ -413,8 +421,62 @@ CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
     return CUDA_SUCCESS;
 }
 
+/* Caller holds lock: enters kernel k's function of id (the kernel's
+ * own id where the backend gives it) in k's family and the table when it
+ * is new, and keeps it as k's function in context ctx as of epoch,
+ * dropping what an older epoch kept.  0, or -1 without memory. */
+static int function_enter(struct cuda_fe_kernel *k, uint64_t id,
+                          CUcontext ctx, uint64_t epoch)
+{
+    struct cuda_fe_kernel *f = gvs_u64map_get(&kernels, id);
+    if (f != NULL && f->root != k)
+        return 0; /* the backend's id of another's: not kept */
+    if (f == NULL) {
+        struct cuda_fe_kernel **fns =
+            gvs_realloc(k->fns, (k->nfns + 1) * sizeof(*fns));
+        if (fns == NULL)
+            return -1;
+        k->fns = fns;
+        f = gvs_calloc(1, sizeof(*f));
+        if (f != NULL)
+            f->params = gvs_calloc(k->nparams + 1, sizeof(*f->params));
+        if (f == NULL || f->params == NULL ||
+            (f->name = gvs_strdup(k->name)) == NULL ||
+            gvs_u64map_put(&kernels, id, f) < 0) {
+            kernel_free(f);
+            return -1;
+        }
+        f->id = id;
+        f->root = k;
+        f->status = k->status;
+        f->nparams = k->nparams;
+        f->param_bytes = k->param_bytes;
+        memcpy(f->params, k->params, k->nparams * sizeof(*k->params));
+        k->fns[k->nfns++] = f;
+    }
+    if (ctx == NULL)
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nkept; i++)
+        if (k->kept[i].epoch == epoch && k->kept[i].ctx != ctx)
+            k->kept[n++] = k->kept[i];
+    struct cuda_fe_fn_kept *kept =
+        gvs_realloc(k->kept, (n + 1) * sizeof(*kept));
+    if (kept == NULL) {
+        k->nkept = n;
+        return 0;
+    }
+    kept[n] = (struct cuda_fe_fn_kept){ctx, epoch, id};
+    k->kept = kept;
+    k->nkept = n + 1;
+    return 0;
+}
+
 /* A function shares its kernel's layout; the backend gives the same id
- * for the same function. */
+ * for the same function.  The answer is kept for the context it was
+ * asked in until a context is destroyed or a primary context released
+ * or reset (libraries ask before most launches: 340 times in a ResNet-50
+ * training step). */
 CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
     struct apigen_call c;
@@ -424,6 +486,16 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     struct cuda_fe_kernel *k = cuda_fe_kernel_find((uint64_t)(uintptr_t)kernel);
     if (k == NULL || !k->is_kernel)
         return CUDA_ERROR_INVALID_HANDLE;
+    CUcontext ctx = cuda_fe_ctx_current();
+    uint64_t epoch = cuda_fe_ctx_epoch();
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; ctx != NULL && i < k->nkept; i++)
+        if (k->kept[i].ctx == ctx && k->kept[i].epoch == epoch) {
+            *pFunc = (CUfunction)(uintptr_t)k->kept[i].id;
+            pthread_mutex_unlock(&lock);
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&lock);
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -434,25 +506,11 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     r = cuda_fe_end(&c, r);
     if (r != CUDA_SUCCESS)
         return r;
-    if (cuda_fe_kernel_find(id) == NULL) {
-        struct cuda_fe_kernel *f = gvs_calloc(1, sizeof(*f));
-        if (f != NULL)
-            f->params = gvs_calloc(k->nparams + 1, sizeof(*f->params));
-        if (f == NULL || f->params == NULL ||
-            (f->name = gvs_strdup(k->name)) == NULL) {
-            kernel_free(f);
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        f->id = id;
-        f->status = k->status;
-        f->nparams = k->nparams;
-        f->param_bytes = k->param_bytes;
-        memcpy(f->params, k->params, k->nparams * sizeof(*k->params));
-        pthread_mutex_lock(&lock);
-        if (gvs_u64map_put(&kernels, id, f) < 0)
-            kernel_free(f);
-        pthread_mutex_unlock(&lock);
-    }
+    pthread_mutex_lock(&lock);
+    int rc = function_enter(k, id, ctx, epoch);
+    pthread_mutex_unlock(&lock);
+    if (rc < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *pFunc = (CUfunction)(uintptr_t)id;
     return CUDA_SUCCESS;
 }
@@ -531,7 +589,7 @@ static int attr_kept(struct cuda_fe_kernel *k, int attrib, CUdevice dev,
     int hit = 0;
     if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
         return 0;
-    uint64_t now = gvs_remote_kernel_settings();
+    uint64_t now = cuda_fe_kernel_settings(k);
     pthread_mutex_lock(&attr_lock);
     if ((k->attr_have & (1u << attrib)) && k->attr_dev == dev &&
         (attrib < CUDA_FE_CODE_ATTRS || k->attr_settings[attrib] == now)) {
@@ -580,7 +638,7 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
         *pi = kept;
         return CUDA_SUCCESS;
     }
-    uint64_t asked = gvs_remote_kernel_settings();
+    uint64_t asked = cuda_fe_kernel_settings(k);
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -601,10 +659,11 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
 
 /* A setting to the value the attribute has is no change: libraries
  * set the dynamic shared memory a kernel may use before each launch.
- * Any other setting is sent, once the layer has been told: a smaller
- * shared-memory allowance can make a configuration that launched before
- * fail now, and what was kept of any function's settable attributes is
- * asked again. */
+ * Any other setting is counted in the kernel's family before it is sent:
+ * a smaller shared-memory allowance can make a configuration that
+ * launched before fail now, and what was kept of the family's settable
+ * attributes is asked again.  The allowance set is what the driver then
+ * answers for it, so it is kept. */
 static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
                          CUdevice dev)
 {
@@ -616,8 +675,8 @@ static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
     if (attrib >= CUDA_FE_CODE_ATTRS && attr_kept(k, attrib, dev, &now) &&
         now == value)
         return CUDA_SUCCESS;
-    atomic_store_explicit(&k->ok_config, 0, memory_order_relaxed);
-    gvs_remote_kernel_settings_change();
+    atomic_fetch_add(&k->root->family_settings, 1);
+    uint64_t asked = cuda_fe_kernel_settings(k);
     CUresult r = cuda_fe_begin(&c);
     if (r != CUDA_SUCCESS)
         return r;
@@ -627,7 +686,11 @@ static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
     apigen_put_i32(&c, value);
     apigen_put_i32(&c, dev);
     r = cuda_fe_run(&c, CUDA_OP_FUNC_SET_ATTRIBUTE, APIGEN_DEVICE);
-    return cuda_fe_end(&c, r);
+    r = cuda_fe_end(&c, r);
+    if (r == CUDA_SUCCESS &&
+        attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        attr_keep(k, attrib, dev, value, asked);
+    return r;
 }
 
 CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,

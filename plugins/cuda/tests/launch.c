@@ -67,9 +67,10 @@ static void primary_state(void)
 }
 
 /* Function attributes (the mock's attribute a is 100 + a until set):
- * the backend's answer once; one a program may set, again after any
- * setting; a setting to the value it has costs nothing; bad ones are
- * asked every time. */
+ * the backend's answer once; one a program may set, again after a
+ * setting of the function's other than its dynamic shared memory (whose
+ * value set is kept) or any cache preference; a setting to the value it
+ * has costs nothing; bad ones are asked every time. */
 static void func_attributes(CUfunction f)
 {
     int regs = 0, again = 0, dyn = 0;
@@ -88,18 +89,70 @@ static void func_attributes(CUfunction f)
     CHECK(cuFuncSetAttribute(f, shm, 4096));
     CHECK(cuFuncGetAttribute(&dyn, shm, f));
     CHECK(cuFuncGetAttribute(&again, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
-    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 4);
+    CHECK(cuFuncSetAttribute(f, shm, 4096));
+    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 3);
+    CHECK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                             50));
     CHECK(cuFuncGetAttribute(&dyn, shm, f));
-    EXPECT(now().round_trips - s.round_trips == 4);
+    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 5);
     CHECK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
     CHECK(cuFuncGetAttribute(&dyn, shm, f));
-    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 6);
+    EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 7);
     EXPECT(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS, 104) ==
            CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuFuncGetAttribute(&dyn, (CUfunction_attribute)1000, f) ==
            CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuFuncGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, f) ==
            CUDA_ERROR_INVALID_VALUE);
+}
+
+/* A kernel and its functions are one family: cuKernelGetFunction is
+ * answered once per context; a setting through one member is seen
+ * through the others, and a launch configuration accepted before it
+ * waits again; settings of another family's (other) leave this family's
+ * kept attributes and posted launches alone, so that two kernels set
+ * to their own allowances before each launch cost no round trip. */
+static void func_families(CUkernel kadd, CUfunction other, CUdeviceptr p)
+{
+    const CUfunction_attribute shm =
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    CUfunction fa, fb;
+    CUcontext ctx2, prev;
+    int v = 0;
+    uint32_t n = N, delta = 1;
+    void *args[] = {&p, &n, &delta};
+    struct stats s = now();
+    CHECK(cuKernelGetFunction(&fa, kadd));
+    CHECK(cuKernelGetFunction(&fb, kadd));
+    EXPECT(fa == fb && now().round_trips - s.round_trips == 1);
+    CHECK(cuFuncGetAttribute(&v, shm, fa));
+    CHECK(cuKernelGetAttribute(&v, shm, kadd, 1));
+    CHECK(cuLaunchKernel(fa, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    EXPECT(now().round_trips - s.round_trips == 4);
+    s = now();
+    for (int i = 0; i < 3; i++) {
+        CHECK(cuFuncSetAttribute(other, shm, 1024));
+        CHECK(cuFuncSetAttribute(fa, shm, 2048));
+        CHECK(cuLaunchKernel(fa, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    }
+    /* The first round's two settings and the launch after them. */
+    EXPECT(now().round_trips - s.round_trips == 3);
+    s = now();
+    CHECK(cuKernelSetAttribute(shm, 512, kadd, 1));
+    CHECK(cuFuncGetAttribute(&v, shm, fa));
+    CHECK(cuLaunchKernel(fa, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    EXPECT(v == 512 && now().round_trips - s.round_trips == 3);
+    CHECK(cuCtxCreate(&ctx2, NULL, 0, 1));
+    s = now();
+    CHECK(cuKernelGetFunction(&fb, kadd));
+    CHECK(cuKernelGetFunction(&fb, kadd));
+    EXPECT(now().round_trips - s.round_trips == 1);
+    CHECK(cuCtxDestroy(ctx2));
+    CHECK(cuCtxGetCurrent(&prev));
+    s = now();
+    CHECK(cuKernelGetFunction(&fb, kadd));
+    EXPECT(fb == fa && now().round_trips - s.round_trips == 1);
+    CHECK(cuCtxSynchronize());
 }
 
 /* Whether a stream captures, which PyTorch asks before its allocations:
@@ -185,7 +238,15 @@ int main(void)
     EXPECT(cuDeviceGetAttribute(&again, (CUdevice_attribute)100000, dev) ==
            CUDA_ERROR_INVALID_VALUE);
     EXPECT(now().round_trips - sa.round_trips == 3);
+    /* A device's handle: asked once; a bad ordinal every time. */
     CUdevice got;
+    sa = now();
+    CHECK(cuDeviceGet(&got, 1));
+    EXPECT(got == dev && now().round_trips == sa.round_trips);
+    EXPECT(cuDeviceGet(&got, 7) == CUDA_ERROR_INVALID_DEVICE);
+    EXPECT(cuDeviceGet(&got, 7) == CUDA_ERROR_INVALID_DEVICE);
+    EXPECT(cuDeviceGet(NULL, 1) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(now().round_trips - sa.round_trips == 2);
     CHECK(cuCtxGetDevice(&got));
     EXPECT(got == 1);
     primary_state();
@@ -269,6 +330,8 @@ int main(void)
                              kargs, NULL));
     }
     expect_all(p, N, 50);
+    func_families(kadd, ffill, p);
+    expect_all(p, N, 55);
 
     /* Streams and events. */
     CUstream st;

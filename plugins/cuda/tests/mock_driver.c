@@ -287,6 +287,14 @@ static CUresult mock_kernel_attr(int *v, CUfunction_attribute a,
     return r == CUDA_SUCCESS ? mock_func_attr(v, a, NULL) : r;
 }
 
+static CUresult mock_kernel_set_attr(CUfunction_attribute a, int v,
+                                     CUkernel k, CUdevice dev)
+{
+    (void)k;
+    CUresult r = check_dev(dev);
+    return r == CUDA_SUCCESS ? mock_func_set_attr(NULL, a, v) : r;
+}
+
 static CUresult mock_ctx_create(CUcontext *ctx, unsigned flags, CUdevice dev)
 {
     CUresult r = check_dev(dev);
@@ -1790,6 +1798,7 @@ static void fill_rest(void)
     cuda_be_drv.cuDevicePrimaryCtxSetFlags_v2 = mock_primary_flags;
     cuda_be_drv.cuFuncGetAttribute = mock_func_attr;
     cuda_be_drv.cuKernelGetAttribute = mock_kernel_attr;
+    cuda_be_drv.cuKernelSetAttribute = mock_kernel_set_attr;
     cuda_be_drv.cuFuncSetAttribute = mock_func_set_attr;
     cuda_be_drv.cuFuncSetCacheConfig = mock_func_cache;
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
