@@ -70,7 +70,7 @@ def main():
     rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
     total_c = sum(r[0] for r in rows)
     total_p = sum(r[1] for r in rows)
-    print(f"| operation | calls (round trips) | posts |")
+    print("| operation | calls (round trips) | posts |")
     print("|---|---|---|")
     for c, p, key in rows:
         if c == 0 and p == 0:
