@@ -18,7 +18,8 @@ static _Atomic uint64_t round_trips, posts, bytes_sent, bytes_received,
  * (op_lost says how many requests). */
 enum { OP_SLOTS = 1024 };
 static _Atomic int by_op;
-static _Atomic uint32_t op_key[OP_SLOTS], op_calls[OP_SLOTS], op_posts[OP_SLOTS];
+static _Atomic uint32_t op_key[OP_SLOTS], op_calls[OP_SLOTS],
+    op_posts[OP_SLOTS];
 static _Atomic uint64_t op_lost;
 
 static const char *stats_mode(void)

@@ -106,10 +106,12 @@ int main()
                cudaGetErrorName(e));
         cudaGetLastError();
     }
+    // The same pair five times: after the first, gvs posts them.
     cfg.attrs = one;
     cfg.numAttrs = 2;
-    e = cudaLaunchKernelEx(&cfg, add, d, 1);
-    printf("priority and serialization: %s\n", cudaGetErrorName(e));
+    for (int i = 0; i < 5; i++)
+        e = cudaLaunchKernelEx(&cfg, add, d, 1);
+    printf("priority and serialization, 5 times: %s\n", cudaGetErrorName(e));
     cudaGetLastError();
     CHECK(cudaStreamSynchronize(s));
     std::vector<int> h(256);

@@ -59,6 +59,15 @@ struct cuda_fe_kernel {
      * count stays. */
     _Atomic uint64_t ok_config;
     _Atomic uint64_t ok_settings;
+    /* The same for a launch with attributes (launch.c): the key of the
+     * last one the backend accepted, at settings count ok_ex_settings. */
+    _Atomic uint64_t ok_ex;
+    _Atomic uint64_t ok_ex_settings;
+    /* Blocks per multiprocessor the backend answered (occupancy.c): a
+     * table made at the first question, valid while the settings count
+     * stays.  occupancy.c's lock's. */
+    struct cuda_fe_occupancy *occ;
+    uint32_t nocc, occ_next;
     /* Its attributes as the backend answered them for device attr_dev
      * (modules.c): bit a of attr_have once attribute a is kept; one a
      * program may set is valid while the kernel's settings count is

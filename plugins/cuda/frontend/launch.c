@@ -9,6 +9,7 @@
 
 #include "cuda_fe_gen.h"
 #include "cuda_ops.h"
+#include "gvs/proto.h"
 #include "gvs_remote.h"
 
 #define FORM_PARAMS CUDA_FE_FORM_PARAMS
@@ -83,6 +84,46 @@ static void put_attrs(struct apigen_call *c, const CUlaunchConfig *cfg)
     }
 }
 
+/* A launch with attributes (clusters, cooperative, programmatic
+ * serialization: what cuBLASLt and cuDNN use on Hopper) has limits of
+ * its own, so it cannot be judged by its threads and shared memory: its
+ * key covers the device, the whole configuration and every attribute's
+ * bytes, and a launch whose key is that of one the backend accepted, at
+ * the same settings count, cannot fail at launch time either.  An
+ * attribute that names a handle (an event, which may have gone since)
+ * or that this list does not know gives no key (0): such launches
+ * wait. */
+static uint64_t attrs_key(int dev, const CUlaunchConfig *cfg)
+{
+    const uint32_t conf[] = {(uint32_t)dev,      cfg->gridDimX,
+                             cfg->gridDimY,      cfg->gridDimZ,
+                             cfg->blockDimX,     cfg->blockDimY,
+                             cfg->blockDimZ,     cfg->sharedMemBytes,
+                             cfg->numAttrs};
+    uint64_t h = gvs_hash64(GVS_HASH_SEED, conf, sizeof(conf));
+    for (unsigned int i = 0; i < cfg->numAttrs; i++) {
+        switch (cfg->attrs[i].id) {
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+        case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+        case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+            break;
+        default:
+            return 0;
+        }
+        const uint32_t id = (uint32_t)cfg->attrs[i].id;
+        h = gvs_hash64(h, &id, sizeof(id));
+        h = gvs_hash64(h, &cfg->attrs[i].value, sizeof(cfg->attrs[i].value));
+    }
+    return h != 0 ? h : 1;
+}
+
 static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
                        void **kernelParams, void **extra, int per_thread)
 {
@@ -112,22 +153,26 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
     apigen_put_u8(&c, form);
     apigen_put_blob(&c, data, len);
     put_attrs(&c, cfg);
-    /* Launch attributes (clusters, cooperative) have limits of their
-     * own: such launches always wait.  So does a launch whose extra
-     * buffer is not the size of the kernel's parameters, which the
-     * driver may refuse at once. */
+    /* A launch whose extra buffer is not the size of the kernel's
+     * parameters, which the driver may refuse at once, waits; so does one
+     * with attributes unlike those of any the backend accepted. */
     CUdevice dev = -1;
     const uint32_t g[3] = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ};
     const uint32_t b[3] = {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
-    uint64_t config = 0;
+    uint64_t config = 0, ex = 0;
     int exact = form == FORM_PARAMS ||
                 (k->status == CUDA_SUCCESS && len == k->param_bytes);
-    if (cfg->numAttrs == 0 && exact &&
-        cuda_fe_ctx_device(&dev) == CUDA_SUCCESS)
-        config = gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes);
+    if (exact && cuda_fe_ctx_device(&dev) == CUDA_SUCCESS) {
+        if (cfg->numAttrs == 0)
+            config = gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes);
+        else
+            ex = attrs_key(dev, cfg);
+    }
     uint64_t settings = cuda_fe_kernel_settings(k);
-    if (atomic_load(&k->ok_settings) == settings &&
-        gvs_remote_launch_within(config, atomic_load(&k->ok_config)))
+    if ((config != 0 && atomic_load(&k->ok_settings) == settings &&
+         gvs_remote_launch_within(config, atomic_load(&k->ok_config))) ||
+        (ex != 0 && atomic_load(&k->ok_ex_settings) == settings &&
+         atomic_load(&k->ok_ex) == ex))
         return cuda_fe_post(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_end(&c, r);
@@ -135,6 +180,11 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
         atomic_store(&k->ok_config, 0);
         atomic_store(&k->ok_settings, settings);
         atomic_store(&k->ok_config, config);
+    }
+    if (r == CUDA_SUCCESS && ex != 0) {
+        atomic_store(&k->ok_ex, 0);
+        atomic_store(&k->ok_ex_settings, settings);
+        atomic_store(&k->ok_ex, ex);
     }
     return r;
 }

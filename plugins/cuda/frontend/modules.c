@@ -52,6 +52,7 @@ static void kernel_free(struct cuda_fe_kernel *k)
         kernel_free(k->fns[i]);
     gvs_free(k->fns);
     gvs_free(k->kept);
+    gvs_free(k->occ);
     gvs_free(k->name);
     gvs_free(k->params);
     gvs_free(k);

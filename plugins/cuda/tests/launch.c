@@ -91,8 +91,8 @@ static void func_attributes(CUfunction f)
     CHECK(cuFuncGetAttribute(&again, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     CHECK(cuFuncSetAttribute(f, shm, 4096));
     EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 3);
-    CHECK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                             50));
+    CHECK(cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50));
     CHECK(cuFuncGetAttribute(&dyn, shm, f));
     EXPECT(dyn == 4096 && now().round_trips - s.round_trips == 5);
     CHECK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
@@ -152,6 +152,89 @@ static void func_families(CUkernel kadd, CUfunction other, CUdeviceptr p)
     s = now();
     CHECK(cuKernelGetFunction(&fb, kadd));
     EXPECT(fb == fa && now().round_trips - s.round_trips == 1);
+    CHECK(cuCtxSynchronize());
+}
+
+/* Blocks per multiprocessor: the backend's answer once per question,
+ * again after a setting of the kernel's (a carveout, by whose percentage
+ * the mock scales its answer: 50 set before); the potential block size
+ * asks each candidate once; failures every time. */
+static void occupancy(CUfunction f)
+{
+    int n = 0, again = 0, grid = 0, block = 0;
+    struct stats s = now();
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f, 256, 0,
+                                                               0));
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&again, f, 256,
+                                                               0, 0));
+    EXPECT(n == 4 && again == 4 && now().round_trips - s.round_trips == 1);
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 256, 0));
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 128, 0));
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 128, 0));
+    EXPECT(n == 8 && now().round_trips - s.round_trips == 3);
+    CHECK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0));
+    s = now();
+    CHECK(cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0));
+    EXPECT(now().round_trips == s.round_trips);
+    CHECK(cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 25));
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 128, 0));
+    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 128, 0));
+    EXPECT(n == 4 && now().round_trips - s.round_trips == 2);
+    EXPECT(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 2048, 0) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 2048, 0) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuOccupancyMaxActiveBlocksPerMultiprocessor(
+               &n, (CUfunction)(uintptr_t)0x5eed0000, 128, 0) ==
+           CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(now().round_trips - s.round_trips == 5);
+}
+
+/* Launches with attributes: the first with a set of them waits, the
+ * same again is posted; a cluster the device refuses fails at once every
+ * time; an attribute not known to be a plain value (a synchronization
+ * policy) waits every time; a setting of the kernel's makes the next
+ * wait again.  Each launch adds 1 (add's delta) to p's N words. */
+static void launch_attrs(CUfunction add, CUdeviceptr p)
+{
+    uint32_t n = N, delta = 1;
+    void *args[] = {&p, &n, &delta};
+    CUlaunchAttribute a[2];
+    memset(a, 0, sizeof(a));
+    a[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a[0].value.clusterDim.x = 2;
+    a[0].value.clusterDim.y = 1;
+    a[0].value.clusterDim.z = 1;
+    a[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a[1].value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg = {4, 1, 1, 256, 1, 1, 0, NULL, a, 2};
+    struct stats s = now();
+    for (int i = 0; i < 10; i++)
+        CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    EXPECT(now().round_trips - s.round_trips == 1);
+    EXPECT(now().posts - s.posts == 9);
+    s = now();
+    a[0].value.clusterDim.x = 3;
+    EXPECT(cuLaunchKernelEx(&cfg, add, args, NULL) ==
+           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    EXPECT(cuLaunchKernelEx(&cfg, add, args, NULL) ==
+           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    a[0].value.clusterDim.x = 2;
+    a[1].id = CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY;
+    a[1].value.syncPolicy = CU_SYNC_POLICY_AUTO;
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    EXPECT(now().round_trips - s.round_trips == 4);
+    a[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a[1].value.programmaticStreamSerializationAllowed = 1;
+    s = now();
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    CHECK(cuFuncSetAttribute(
+        add, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 777));
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    EXPECT(now().round_trips - s.round_trips == 2);
     CHECK(cuCtxSynchronize());
 }
 
@@ -270,6 +353,7 @@ int main(void)
     EXPECT(cuFuncGetParamInfo(ffill, 3, &off, &size) == CUDA_ERROR_INVALID_VALUE);
     EXPECT(now().round_trips == s0.round_trips);
     func_attributes(ffill);
+    occupancy(fadd);
 
     /* Launches: the first waits; the same configuration is then posted,
      * each launch one request and no wait. */
@@ -289,6 +373,8 @@ int main(void)
     CHECK(cuCtxSynchronize());
     EXPECT(now().round_trips - s1.round_trips == 1);
     expect_all(p, N, 107);
+    launch_attrs(fadd, p);
+    expect_all(p, N, 122);
 
     /* A configuration no device takes is reported at once. */
     uint32_t n = N, value = 1;

@@ -1005,6 +1005,30 @@ static CUresult mock_kernel_function(CUfunction *f, CUkernel k)
     return CUDA_SUCCESS;
 }
 
+/* 2048 threads per multiprocessor, scaled by the carveout percentage
+ * once one was set (so that a setting changes the answer); no block
+ * takes more than 48 KiB of dynamic shared memory. */
+static CUresult mock_occupancy_flags(int *n, CUfunction f, int block,
+                                     size_t smem, unsigned flags)
+{
+    (void)flags;
+    if (kernel_of(f) == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (block <= 0 || block > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = smem > 48 * 1024 ? 0 : 2048 / block;
+    const CUfunction_attribute c =
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    if (attr_is_set[c])
+        *n = *n * attr_set[c] / 100;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_occupancy(int *n, CUfunction f, int block, size_t smem)
+{
+    return mock_occupancy_flags(n, f, block, smem, 0);
+}
+
 /* Runs the kernel on the host, after the checks the driver makes at
  * launch time. */
 static CUresult mock_launch(CUfunction f, unsigned gx, unsigned gy,
@@ -1053,6 +1077,27 @@ static CUresult mock_launch(CUfunction f, unsigned gx, unsigned gy,
     for (uint32_t j = 0; j < n; j++)
         v[j] = k == &mock_kernels[0] ? a : v[j] + b;
     return CUDA_SUCCESS;
+}
+
+/* With attributes: a cluster must divide the grid and hold at most 8
+ * blocks, as on Hopper; the other attributes are taken as they come. */
+static CUresult mock_launch_ex(const CUlaunchConfig *c, CUfunction f,
+                               void **params, void **extra)
+{
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            continue;
+        unsigned x = c->attrs[i].value.clusterDim.x,
+                 y = c->attrs[i].value.clusterDim.y,
+                 z = c->attrs[i].value.clusterDim.z;
+        if (x == 0 || y == 0 || z == 0 || (uint64_t)x * y * z > 8 ||
+            c->gridDimX % x != 0 || c->gridDimY % y != 0 ||
+            c->gridDimZ % z != 0)
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    }
+    return mock_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ,
+                       c->blockDimX, c->blockDimY, c->blockDimZ,
+                       c->sharedMemBytes, c->hStream, params, extra);
 }
 
 static CUresult mock_fail(void)
@@ -1799,6 +1844,9 @@ static void fill_rest(void)
     cuda_be_drv.cuFuncGetAttribute = mock_func_attr;
     cuda_be_drv.cuKernelGetAttribute = mock_kernel_attr;
     cuda_be_drv.cuKernelSetAttribute = mock_kernel_set_attr;
+    cuda_be_drv.cuOccupancyMaxActiveBlocksPerMultiprocessor = mock_occupancy;
+    cuda_be_drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags =
+        mock_occupancy_flags;
     cuda_be_drv.cuFuncSetAttribute = mock_func_set_attr;
     cuda_be_drv.cuFuncSetCacheConfig = mock_func_cache;
     cuda_be_drv.cuCtxCreate_v2 = mock_ctx_create;
@@ -1867,6 +1915,7 @@ static void fill_rest(void)
     *(void **)&cuda_be_drv.cuFuncGetParamInfo = (void *)mock_param;
     cuda_be_drv.cuKernelGetFunction = mock_kernel_function;
     cuda_be_drv.cuLaunchKernel = mock_launch;
+    cuda_be_drv.cuLaunchKernelEx = mock_launch_ex;
     cuda_be_drv.cuMemcpy2D_v2 = mock_copy2d;
     cuda_be_drv.cuMemcpy2DAsync_v2 = mock_copy2d_async;
     cuda_be_drv.cuMemsetD2D32_v2 = mock_set2d32;
