@@ -74,6 +74,7 @@ static void client_init(void)
 __attribute__((destructor)) static void client_exit(void)
 {
     struct timespec until;
+    atomic_store(&the_client.exiting, 1);
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += EXIT_FLUSH_WAIT_S;
     if (pthread_mutex_timedlock(&the_client.lock, &until) != 0)
@@ -115,8 +116,9 @@ int client_break(struct gvs_client *c, int err)
 {
     int none = 0;
     if (atomic_compare_exchange_strong(&c->err, &none, err)) {
-        fprintf(stderr, "gvs: connection to server %s lost: %s\n", c->server,
-                gvs_strerror(err));
+        if (!atomic_load(&c->exiting))
+            fprintf(stderr, "gvs: connection to server %s lost: %s\n",
+                    c->server, gvs_strerror(err));
         atomic_store(&c->state, CLIENT_FAILED);
         gvs_conn_shutdown(c->conn);
     }

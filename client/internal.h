@@ -46,6 +46,9 @@ struct gvs_client {
     pthread_mutex_t lock;
     _Atomic int state;
     _Atomic int err;
+    /* The process is exiting (client_exit ran): a connection lost now,
+     * which the transport may end itself at exit, is not reported. */
+    _Atomic int exiting;
     struct gvs_conn *conn;
     uint64_t next_id;
     char server[512];

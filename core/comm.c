@@ -14,6 +14,7 @@ static const struct gvs_transport *const transports[] = {
     &gvs_transport_tcp,
     &gvs_transport_shm,
     &gvs_transport_tls,
+    &gvs_transport_ivshmem,
 };
 
 const struct gvs_transport *gvs_transport_find(const char *scheme)

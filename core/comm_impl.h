@@ -140,6 +140,7 @@ unsigned gvs_connect_timeout_ms(void);
 extern const struct gvs_transport gvs_transport_unix;
 extern const struct gvs_transport gvs_transport_tcp;
 extern const struct gvs_transport gvs_transport_shm;
+extern const struct gvs_transport gvs_transport_ivshmem;
 
 /* TCP helpers shared by the tcp and tls transports. ---------------- */
 

@@ -6,15 +6,11 @@
  * (gvs_conn_send_fd: memory it shares with gvsd), and stays open so that
  * each side learns of the other's death from it.
  *
- * Waiting: a sender short of room spins for gvs_spin_ns(), then sleeps on
- * the futex of the consumer's counter; a receiver sleeps on the
- * producer's counter at once (its callers spin first through
- * gvs_conn_spin_readable when they expect data soon).  A side is woken
- * only when it said it sleeps, so the fast path makes no system call.
- * Sleeps last SLEEP_SLICE_NS, after which the socket is checked, then
- * twice as long each time nothing came, up to SLEEP_SLICE_MAX_NS: a peer
- * that died without closing (SIGKILL) is noticed within a slice, and an
- * idle connection wakes once a second (64 idle sessions cost gvsd a
+ * Waiting (shm_conn.c): a side sleeps on the futex of the peer's
+ * counter, and is woken only when it said it sleeps, so the fast path
+ * makes no system call; after each slice the socket is checked, so that
+ * a peer that died without closing (SIGKILL) is noticed within a slice.
+ * An idle connection wakes once a second (64 idle sessions cost gvsd a
  * fraction of a percent of one core).
  * An orderly close sets the closer's flag in the region and wakes every
  * sleeper, so it is noticed at once (or, when the flag lands between a
@@ -36,35 +32,8 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/spin.h"
+#include "shm_conn.h"
 #include "shm_ring.h"
-
-#define SLEEP_SLICE_NS 100000000LL
-#define SLEEP_SLICE_MAX_NS 1000000000LL
-
-/* The slice after one that ended with nothing to do. */
-static long long next_slice(long long slice)
-{
-    return slice < SLEEP_SLICE_MAX_NS / 2 ? 2 * slice : SLEEP_SLICE_MAX_NS;
-}
-struct shm_conn {
-    uint8_t *base;
-    size_t len;
-    struct gvs_shm_ctl *ctl;
-    struct gvs_shm_ring in, out;
-    int side; /* the ring we produce into: also our closed flag */
-    unsigned timeout_ms;
-    atomic_int down;      /* ended here: every call fails */
-    atomic_int peer_gone; /* the setup socket says the peer has gone */
-};
-
-/* Whether the peer has ended the stream.  Acquire: what it sent before
- * closing is visible once this is seen. */
-static int peer_ended(struct shm_conn *s)
-{
-    return atomic_load_explicit(&s->ctl->closed[!s->side],
-                                memory_order_acquire) ||
-           atomic_load(&s->peer_gone);
-}
 
 /* Passed descriptors may wait on the socket: only a hang-up or an
  * error says the peer has gone or shut it down. */
@@ -75,115 +44,22 @@ static void check_socket(struct gvs_conn *c, struct shm_conn *s)
         atomic_store(&s->peer_gone, 1);
 }
 
+static int futex_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
+                       long long timeout_ns)
+{
+    (void)s;
+    return gvs_shm_ring_sleep(r, timeout_ns);
+}
+
+static const struct shm_conn_waits shm_waits = {
+    .sleep = futex_sleep,
+    .check_peer = check_socket,
+};
+
 static void shm_shutdown(struct gvs_conn *c)
 {
-    struct shm_conn *s = c->priv;
-    atomic_store(&s->down, 1);
-    /* Release (seq_cst): the peer reads all we published before it. */
-    atomic_store(&s->ctl->closed[s->side], 1);
-    gvs_shm_wake_all(s->ctl);
+    gvs_shmconn_end(c->priv);
     shutdown(c->fd, SHUT_RDWR);
-}
-
-/* A peer that corrupts its counter gets no more service. */
-static int broken(struct gvs_conn *c, int rc)
-{
-    shm_shutdown(c);
-    return rc;
-}
-
-static int wait_room(struct gvs_conn *c, struct shm_conn *s)
-{
-    long long spin_until = gvs_now_ns() + gvs_spin_ns();
-    long long slice = SLEEP_SLICE_NS;
-    while (!gvs_shm_ring_has_room(&s->out)) {
-        if (atomic_load(&s->down) || peer_ended(s))
-            return GVS_E_CLOSED;
-        if (gvs_now_ns() < spin_until) {
-            gvs_cpu_relax();
-        } else if (gvs_shm_ring_sleep(&s->out, slice) == GVS_E_TIMEOUT) {
-            check_socket(c, s);
-            slice = next_slice(slice);
-        }
-    }
-    return 0;
-}
-
-/* Frames larger than the ring go through in pieces: what fits is
- * published, then we wait for the consumer to make room. */
-static int shm_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
-{
-    struct shm_conn *s = c->priv;
-    if (atomic_load(&s->down) || peer_ended(s))
-        return GVS_E_CLOSED;
-    for (int i = 0; i < iovcnt; i++) {
-        const uint8_t *p = iov[i].iov_base;
-        size_t len = iov[i].iov_len;
-        while (len > 0) {
-            size_t put;
-            int rc = gvs_shm_ring_put(&s->out, p, len, &put);
-            if (rc < 0)
-                return broken(c, rc);
-            p += put;
-            len -= put;
-            if (put == 0) {
-                gvs_shm_ring_publish(&s->out);
-                rc = wait_room(c, s);
-                if (rc < 0)
-                    return rc;
-            }
-        }
-    }
-    gvs_shm_ring_publish(&s->out);
-    return 0;
-}
-
-static int shm_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
-{
-    struct shm_conn *s = c->priv;
-    long long deadline =
-        s->timeout_ms ? gvs_now_ns() + (long long)s->timeout_ms * 1000000 : 0;
-    long long idle_slice = SLEEP_SLICE_NS;
-    for (;;) {
-        if (atomic_load(&s->down))
-            return GVS_E_CLOSED;
-        /* Seen before reading: data sent before a close is still read. */
-        int ended = peer_ended(s);
-        int rc = gvs_shm_ring_read(&s->in, p, len, got);
-        if (rc < 0)
-            return broken(c, rc);
-        if (*got > 0)
-            return 0;
-        if (ended)
-            return GVS_E_CLOSED;
-        long long slice = idle_slice;
-        if (deadline != 0) {
-            long long left = deadline - gvs_now_ns();
-            if (left <= 0)
-                return GVS_E_TIMEOUT;
-            if (left < slice)
-                slice = left;
-        }
-        if (gvs_shm_ring_sleep(&s->in, slice) == GVS_E_TIMEOUT) {
-            check_socket(c, s);
-            idle_slice = next_slice(idle_slice);
-        }
-    }
-}
-
-static int shm_readable(struct gvs_conn *c)
-{
-    struct shm_conn *s = c->priv;
-    uint32_t n;
-    return atomic_load(&s->down) || peer_ended(s) ||
-           gvs_shm_ring_avail(&s->in, &n) < 0 || n > 0;
-}
-
-static int shm_set_timeout(struct gvs_conn *c, unsigned ms)
-{
-    struct shm_conn *s = c->priv;
-    s->timeout_ms = ms;
-    return 0;
 }
 
 static void shm_close(struct gvs_conn *c, int copy)
@@ -201,8 +77,7 @@ static void shm_close(struct gvs_conn *c, int copy)
  * SCM_RIGHTS. */
 static int shm_send_fd(struct gvs_conn *c, int fd, uint64_t tag)
 {
-    struct shm_conn *s = c->priv;
-    if (atomic_load(&s->down) || peer_ended(s))
+    if (gvs_shmconn_ended(c->priv))
         return GVS_E_CLOSED;
     return gvs_fdpass_send_tagged(c->fd, fd, tag);
 }
@@ -217,10 +92,10 @@ static int shm_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
 }
 
 static const struct gvs_conn_ops shm_ops = {
-    .sendv = shm_sendv,
-    .recv_some = shm_recv_some,
-    .set_timeout = shm_set_timeout,
-    .readable = shm_readable,
+    .sendv = gvs_shmconn_sendv,
+    .recv_some = gvs_shmconn_recv_some,
+    .set_timeout = gvs_shmconn_set_timeout,
+    .readable = gvs_shmconn_readable,
     .shutdown = shm_shutdown,
     .send_fd = shm_send_fd,
     .recv_fd = shm_recv_fd,
@@ -241,12 +116,8 @@ static int conn_new(int sock, uint8_t *base, uint32_t ring_size, int side,
         close(sock);
         return GVS_E_NOMEM;
     }
-    s->base = base;
-    s->len = gvs_shm_region_size(ring_size);
-    s->ctl = (struct gvs_shm_ctl *)base;
-    s->side = side;
-    gvs_shm_ring_init(&s->out, base, ring_size, side, 1);
-    gvs_shm_ring_init(&s->in, base, ring_size, !side, 0);
+    gvs_shmconn_init(s, base, gvs_shm_region_size(ring_size), base,
+                     ring_size, side, &shm_waits);
     c->fd = sock;
     c->priv = s;
     gvs_unix_peer(sock, c->peer, sizeof(c->peer));

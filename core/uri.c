@@ -31,7 +31,8 @@ static int parse_port(const char *s, unsigned *port)
     return 0;
 }
 
-/* unix and shm: an absolute socket path. */
+/* unix, shm and ivshmem: an absolute path (a socket's, or ivshmem's
+ * region file or PCI resource). */
 static int parse_unix(const char *rest, struct gvs_uri *u)
 {
     size_t len = strlen(rest);
@@ -84,7 +85,8 @@ int gvs_uri_parse(const char *s, struct gvs_uri *out)
     size_t slen = (size_t)(sep - s);
     int r = GVS_E_URI;
     if ((slen == 4 && memcmp(s, "unix", 4) == 0) ||
-        (slen == 3 && memcmp(s, "shm", 3) == 0))
+        (slen == 3 && memcmp(s, "shm", 3) == 0) ||
+        (slen == 7 && memcmp(s, "ivshmem", 7) == 0))
         r = parse_unix(sep + 3, out);
     else if (slen == 3 &&
              (memcmp(s, "tcp", 3) == 0 || memcmp(s, "tls", 3) == 0))
@@ -104,7 +106,8 @@ int gvs_uri_format(const struct gvs_uri *u, char *out, size_t outlen)
     if (outlen == 0)
         return GVS_E_INVAL;
     out[0] = '\0';
-    if (strcmp(u->scheme, "unix") == 0 || strcmp(u->scheme, "shm") == 0)
+    if (strcmp(u->scheme, "unix") == 0 || strcmp(u->scheme, "shm") == 0 ||
+        strcmp(u->scheme, "ivshmem") == 0)
         n = snprintf(out, outlen, "%s://%s", u->scheme, u->path);
     else if (strcmp(u->scheme, "tcp") == 0 || strcmp(u->scheme, "tls") == 0)
         n = snprintf(out, outlen,

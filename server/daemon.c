@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -174,6 +175,15 @@ static int open_listeners(struct gvsd *d, const struct gvs_config *cfg)
         if (rc < 0)
             return rc;
         d->listeners[d->nlisteners++] = l;
+        /* Accepted only when poll says so, and then without waiting: a
+         * connection aborted in between, or an ivshmem tick with no slot
+         * claimed, must not hold gvsd's loop. */
+        int fd = gvs_listener_fd(l);
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+            gvs_error("cannot make %s non-blocking: %s", gvs_listener_uri(l),
+                      strerror(errno));
+            return GVS_E_IO;
+        }
         gvs_info("listening on %s", gvs_listener_uri(l));
     }
     return 0;

@@ -10,6 +10,11 @@
  *   shm:///absolute/path        shared-memory rings between two processes
  *                               of one host; the unix socket at the path
  *                               only sets them up and tells of a death
+ *   ivshmem:///absolute/path    the same rings in slots of one region that
+ *                               gvsd creates as a file at the path and
+ *                               QEMU maps into a guest as an ivshmem PCI
+ *                               device; a guest's client names the
+ *                               device's resource2 file (core/ivshmem.h)
  *
  * Later transports (vsock) plug into the same table: a transport owns how
  * bytes move; the frame layer above only sees send/recv.

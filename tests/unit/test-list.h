@@ -75,6 +75,15 @@
     TEST_ENTRY(shm_fd_pass)                                                  \
     TEST_ENTRY(shm_fd_timeout)                                               \
     TEST_ENTRY(shm_fd_hostile)                                               \
+    /* core/comm_ivshmem */                                                  \
+    TEST_ENTRY(ivshmem_transfer)                                             \
+    TEST_ENTRY(ivshmem_ping_pong)                                            \
+    TEST_ENTRY(ivshmem_peer_closed)                                          \
+    TEST_ENTRY(ivshmem_exit_unclosed)                                        \
+    TEST_ENTRY(ivshmem_peer_killed)                                          \
+    TEST_ENTRY(ivshmem_slots)                                                \
+    TEST_ENTRY(ivshmem_no_answer)                                            \
+    TEST_ENTRY(ivshmem_hostile)                                              \
     TEST_ENTRY(unix_fd_pass)                                                 \
     TEST_ENTRY(unix_fd_timeout)                                              \
     TEST_ENTRY(unix_setup_hostile)                                           \

@@ -53,6 +53,19 @@ int test_big_round_trip(struct gvs_conn *c, uint8_t *data,
                         struct gvs_buf *body, size_t len,
                         struct gvs_frame_hdr *h);
 
+/* test_big_round_trip between this process, accepting on l, and a
+ * forked child connecting to uri, which answers with a REPLY of the len
+ * bytes of seed 2 sent in two pieces and closes; the end of the stream
+ * must follow.  The accepted connection's peer into peer.  0 or 1. */
+int test_transfer(struct gvs_listener *l, const char *uri, size_t len,
+                  char *peer, size_t peerlen);
+
+/* count round trips of 16-byte frames over a pair made on uri, each
+ * answered by an echoing thread; each side spins spin_ns before it
+ * waits, as gvsd's reader does.  *ns gets the time taken.  0 or 1. */
+int test_ping_pong(const char *uri, int count, long long spin_ns,
+                   long long *ns);
+
 /* Peak virtual memory of this process in KiB (VmPeak), 0 if unknown. */
 long test_vm_peak_kib(void);
 

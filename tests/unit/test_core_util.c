@@ -1,5 +1,7 @@
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
+#include "gvs/spin.h"
 #include "test.h"
 #include "test_core.h"
 
@@ -82,6 +85,52 @@ int test_big_round_trip(struct gvs_conn *c, uint8_t *data,
     return 0;
 }
 
+__attribute__((noreturn)) static void echo_child(const char *uri,
+                                                 size_t len)
+{
+    struct gvs_conn *c;
+    struct gvs_buf *b = gvs_buf_new(len + 1);
+    uint8_t *want = malloc(len);
+    struct gvs_frame_hdr h;
+    if (b == NULL || want == NULL || gvs_connect(uri, &c) != 0)
+        _exit(2);
+    test_fill(want, len, 1);
+    if (gvs_frame_recv(c, len + 1, &h, b) != 0 || h.len != len ||
+        memcmp(gvs_buf_ptr(b), want, len) != 0)
+        _exit(3);
+    test_fill(want, len, 2);
+    struct iovec iov[2] = {{want, 7}, {want + 7, len - 7}};
+    h.flags = GVS_F_REPLY;
+    if (gvs_frame_sendv(c, &h, iov, 2) != 0)
+        _exit(4);
+    gvs_conn_close(c);
+    _exit(0);
+}
+
+int test_transfer(struct gvs_listener *l, const char *uri, size_t len,
+                  char *peer, size_t peerlen)
+{
+    struct gvs_conn *c;
+    struct gvs_frame_hdr h;
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        echo_child(uri, len);
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    snprintf(peer, peerlen, "%s", gvs_conn_peer(c));
+    uint8_t *data = malloc(len);
+    struct gvs_buf *body = gvs_buf_new(2 * len);
+    ASSERT(data != NULL && body != NULL);
+    ASSERT_EQ(test_big_round_trip(c, data, body, len, &h), 0);
+    ASSERT_EQ(test_reaped_ok(pid), 0);
+    ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    free(data);
+    return 0;
+}
+
 /* The connect runs on a thread of its own: an shm connect completes
  * only once the accept has sent the region. */
 int test_conn_pair(const char *uri, struct gvs_listener **l,
@@ -126,4 +175,62 @@ long test_vm_peak_kib(void)
             break;
     fclose(f);
     return kib;
+}
+
+/* Echoes `count` frames back, polling `spin_ns` first as gvsd's reader
+ * does. */
+struct echoer {
+    struct gvs_conn *c;
+    int count;
+    long long spin_ns;
+    int rc;
+};
+
+static void *echo_main(void *arg)
+{
+    struct echoer *e = arg;
+    struct gvs_buf *b = gvs_buf_new(64);
+    struct gvs_frame_hdr h;
+    for (int i = 0; i < e->count && e->rc == 0; i++) {
+        gvs_conn_spin_readable(e->c, e->spin_ns);
+        e->rc = gvs_frame_recv(e->c, 64, &h, b);
+        h.flags = GVS_F_REPLY;
+        if (e->rc == 0)
+            e->rc = gvs_frame_send(e->c, &h, b);
+    }
+    gvs_buf_free(b);
+    return NULL;
+}
+
+int test_ping_pong(const char *uri, int count, long long spin_ns,
+                   long long *ns)
+{
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+    struct echoer e = {b, count, spin_ns, 0};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, echo_main, &e), 0);
+    uint8_t msg[16];
+    long long t0 = gvs_now_ns();
+    for (int i = 0; i < count; i++) {
+        struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = (uint64_t)i};
+        test_fill(msg, sizeof(msg), (uint32_t)i);
+        struct iovec iov = {msg, sizeof(msg)};
+        ASSERT_EQ(gvs_frame_sendv(a, &h, &iov, 1), 0);
+        gvs_conn_spin_readable(a, spin_ns);
+        ASSERT_EQ(gvs_frame_recv(a, 64, &h, body), 0);
+        ASSERT_U64_EQ(h.id, (uint64_t)i);
+        ASSERT_EQ(gvs_buf_len(body), sizeof(msg));
+        ASSERT_MEM_EQ(gvs_buf_ptr(body), msg, sizeof(msg));
+    }
+    *ns = gvs_now_ns() - t0;
+    pthread_join(t, NULL);
+    ASSERT_EQ(e.rc, 0);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    gvs_buf_free(body);
+    return 0;
 }

@@ -68,116 +68,16 @@ static int open_fds(void)
 /* A 32 MiB frame each way through 8 MiB rings, between processes. */
 TEST_IMPL(shm_transfer)
 {
-    const size_t big = (size_t)32 << 20;
-    char uri[160];
+    char uri[160], peer[128], want[64];
     struct gvs_listener *l;
-    struct gvs_conn *c;
     shm_uri(uri, sizeof(uri), NULL, 0, "big");
     ASSERT_EQ(gvs_listen(uri, &l), 0);
     ASSERT_STR_EQ(gvs_listener_uri(l), uri);
-    fflush(NULL);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        struct gvs_buf *b = gvs_buf_new(big + 1);
-        uint8_t *want = malloc(big);
-        struct gvs_frame_hdr h;
-        if (b == NULL || want == NULL || gvs_connect(uri, &c) != 0)
-            _exit(2);
-        fill(want, big, 1);
-        if (gvs_frame_recv(c, big + 1, &h, b) != 0 || h.len != big ||
-            memcmp(gvs_buf_ptr(b), want, big) != 0)
-            _exit(3);
-        fill(want, big, 2);
-        struct iovec iov[2] = {{want, 7}, {want + 7, big - 7}};
-        h.flags = GVS_F_REPLY;
-        if (gvs_frame_sendv(c, &h, iov, 2) != 0)
-            _exit(4);
-        gvs_conn_close(c);
-        _exit(0);
-    }
-    ASSERT_EQ(gvs_accept(l, &c), 0);
-    char want[64];
-    snprintf(want, sizeof(want), "uid=%u gid=%u pid=%ld", (unsigned)getuid(),
-             (unsigned)getgid(), (long)pid);
-    ASSERT_STR_EQ(gvs_conn_peer(c), want);
-    uint8_t *data = malloc(big);
-    struct gvs_buf *body = gvs_buf_new(big + 1);
-    ASSERT(data != NULL && body != NULL);
-    fill(data, big, 1);
-    struct gvs_frame_hdr h = {.plugin = 3, .op = 4, .id = 5};
-    struct iovec iov = {data, big};
-    ASSERT_EQ(gvs_frame_sendv(c, &h, &iov, 1), 0);
-    ASSERT_EQ(gvs_frame_recv(c, big + 1, &h, body), 0);
-    ASSERT_EQ(h.flags, GVS_F_REPLY);
-    ASSERT_U64_EQ(h.id, 5);
-    fill(data, big, 2);
-    ASSERT_EQ(gvs_buf_len(body), big);
-    ASSERT(memcmp(gvs_buf_ptr(body), data, big) == 0);
-    ASSERT_EQ(test_reaped_ok(pid), 0);
-    ASSERT_EQ(gvs_frame_recv(c, 16, &h, body), GVS_E_CLOSED);
-    gvs_conn_close(c);
+    ASSERT_EQ(test_transfer(l, uri, (size_t)32 << 20, peer, sizeof(peer)), 0);
+    snprintf(want, sizeof(want), "uid=%u gid=%u pid=", (unsigned)getuid(),
+             (unsigned)getgid());
+    ASSERT(strncmp(peer, want, strlen(want)) == 0);
     gvs_listener_close(l, 0);
-    gvs_buf_free(body);
-    free(data);
-    return 0;
-}
-
-/* Echoes `count` frames back, polling `spin_ns` first as gvsd's reader
- * does. */
-struct echoer {
-    struct gvs_conn *c;
-    int count;
-    long long spin_ns;
-    int rc;
-};
-
-static void *echo_main(void *arg)
-{
-    struct echoer *e = arg;
-    struct gvs_buf *b = gvs_buf_new(64);
-    struct gvs_frame_hdr h;
-    for (int i = 0; i < e->count && e->rc == 0; i++) {
-        gvs_conn_spin_readable(e->c, e->spin_ns);
-        e->rc = gvs_frame_recv(e->c, 64, &h, b);
-        h.flags = GVS_F_REPLY;
-        if (e->rc == 0)
-            e->rc = gvs_frame_send(e->c, &h, b);
-    }
-    gvs_buf_free(b);
-    return NULL;
-}
-
-/* `count` round trips of 16-byte frames; *ns gets the time taken. */
-static int ping_pong(int count, long long spin_ns, long long *ns)
-{
-    struct gvs_listener *l;
-    struct gvs_conn *a, *b;
-    struct gvs_buf *body = gvs_buf_new(64);
-    ASSERT_EQ(shm_pair("pp", &l, &a, &b), 0);
-    struct echoer e = {b, count, spin_ns, 0};
-    pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, echo_main, &e), 0);
-    uint8_t msg[16];
-    long long t0 = gvs_now_ns();
-    for (int i = 0; i < count; i++) {
-        struct gvs_frame_hdr h = {.plugin = 1, .op = 2, .id = (uint64_t)i};
-        fill(msg, sizeof(msg), (uint32_t)i);
-        struct iovec iov = {msg, sizeof(msg)};
-        ASSERT_EQ(gvs_frame_sendv(a, &h, &iov, 1), 0);
-        gvs_conn_spin_readable(a, spin_ns);
-        ASSERT_EQ(gvs_frame_recv(a, 64, &h, body), 0);
-        ASSERT_U64_EQ(h.id, (uint64_t)i);
-        ASSERT_EQ(gvs_buf_len(body), sizeof(msg));
-        ASSERT_MEM_EQ(gvs_buf_ptr(body), msg, sizeof(msg));
-    }
-    *ns = gvs_now_ns() - t0;
-    pthread_join(t, NULL);
-    ASSERT_EQ(e.rc, 0);
-    gvs_conn_close(a);
-    gvs_conn_close(b);
-    gvs_listener_close(l, 0);
-    gvs_buf_free(body);
     return 0;
 }
 
@@ -187,13 +87,15 @@ static int ping_pong(int count, long long spin_ns, long long *ns)
  * (spinners then hold a CPU their peer needs). */
 TEST_IMPL(shm_ping_pong)
 {
+    char uri[160];
     long long ns;
-    ASSERT_EQ(ping_pong(PING_PONGS, 0, &ns), 0);
+    shm_uri(uri, sizeof(uri), NULL, 0, "pp");
+    ASSERT_EQ(test_ping_pong(uri, PING_PONGS, 0, &ns), 0);
     /* 60 us a round trip: far above a futex wake-up's cost, which an idle
      * machine shows (about 10 us), so a loaded CI machine passes, and far
      * below a wake-up that waits for a timeout. */
     ASSERT_LT(ns, 3000000000LL);
-    ASSERT_EQ(ping_pong(PING_PONGS / 10, 20000, &ns), 0);
+    ASSERT_EQ(test_ping_pong(uri, PING_PONGS / 10, 20000, &ns), 0);
     return 0;
 }
 

@@ -2,13 +2,18 @@
 """vm.*: driver API programs of the mock end-to-end tests, run inside a
 QEMU guest without a GPU (tools/vm/gvs-vm) against a gvsd on this host
 with the mock backend, as a remote machine uses gvs: over tcp:// with a
-token, and over tls:// with a token and mutual TLS.  The guest reaches
+token, and over tls:// with a token and mutual TLS; or as a guest of this
+host does, over ivshmem:// (gvsd's region file given to the guest as an
+ivshmem device, gvs-vm --ivshmem) with a token.  The guest reaches
 this host's loopback at 10.0.2.2 through QEMU's user-mode network.  Each
 program must print "ok" last; a guest that presents a wrong token must
-be refused; the first also runs through `gvs run`.
+be refused; the first also runs through `gvs run`.  Over ivshmem the
+guest then writes random bytes over its whole region, as a hostile guest
+may, and its next program must fail; gvsd, serving a second region too,
+must still serve a client of this host through that one.
 
 usage: run_vm_e2e.py GVS GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM...
-                     [--transport tcp|tls] [--timeout S]
+                     [--transport tcp|tls|ivshmem] [--timeout S]
 
 Exit status 0 passed, 1 failed, 77 skipped: no QEMU or no guest image
 (tools/vm/setup.sh), unless GVS_REQUIRE_VM=1 (as in CI), which makes
@@ -33,6 +38,9 @@ import tls_certs  # noqa: E402
 GVS_VM = os.path.join(ROOT, "tools", "vm", "gvs-vm")
 TOKEN = "vm-test-token-0123456789abcdef"
 GUEST_HOST = "10.0.2.2"
+# Where gvs-vm --ivshmem puts the device in the guest.
+IVSHMEM_URI = "ivshmem:///sys/bus/pci/devices/0000:00:10.0/resource2"
+SCRIBBLE = os.path.join(HERE, "scribble.py")
 
 
 def missing():
@@ -52,7 +60,8 @@ def main(argv):
     for name in ("gvs", "gvsd", "plugin_dir", "frontend_dir"):
         ap.add_argument(name)
     ap.add_argument("programs", nargs="+")
-    ap.add_argument("--transport", choices=("tcp", "tls"), default="tcp")
+    ap.add_argument("--transport", choices=("tcp", "tls", "ivshmem"),
+                    default="tcp")
     ap.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args(argv)
     why = missing()
@@ -60,7 +69,16 @@ def main(argv):
         print("vm test: " + why)
         return 1 if os.environ.get("GVS_REQUIRE_VM") == "1" else 77
     with tempfile.TemporaryDirectory(prefix="vm-e2e-") as tmp:
-        uri = gvsd_start.endpoint("tcp", tmp).replace("tcp://", a.transport + "://")
+        vm_args, extra = [], []
+        if a.transport == "ivshmem":
+            region = os.path.join(tmp, "region")
+            uri = "ivshmem://" + region
+            other = "ivshmem://" + os.path.join(tmp, "other")
+            vm_args = ["--ivshmem", region]
+            extra = ["--listen", other]
+        else:
+            uri = gvsd_start.endpoint("tcp", tmp).replace(
+                "tcp://", a.transport + "://")
         config = "token = %s name=vm\n" % TOKEN
         env = {"GVS_TOKEN": TOKEN, "LD_LIBRARY_PATH": a.frontend_dir}
         if a.transport == "tls":
@@ -68,11 +86,13 @@ def main(argv):
             config += tls_certs.gvsd_config(certs)
             env.update(tls_certs.client_env(certs))
         gvsd = gvsd_start.start(a.gvsd, uri, tmp,
-                                ["--plugin-dir", a.plugin_dir], config)
+                                ["--plugin-dir", a.plugin_dir] + extra,
+                                config)
         if gvsd is None:
             print("FAILED: gvsd did not start on %s" % uri)
             return 1
-        guest_uri = uri.replace("127.0.0.1", GUEST_HOST)
+        guest_uri = (IVSHMEM_URI if a.transport == "ivshmem"
+                     else uri.replace("127.0.0.1", GUEST_HOST))
         env["GVS_SERVER"] = guest_uri
         assign = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items())
         # Each program; the first again through `gvs run` (which puts
@@ -86,17 +106,38 @@ def main(argv):
             True))
         runs.append(("wrong token", "env %s GVS_TOKEN=not-the-token-0123456789 %s"
                      % (assign, first), False))
+        if a.transport == "ivshmem":
+            runs.append(("scribble", "%s %s %s" % (
+                shlex.quote(sys.executable), shlex.quote(SCRIBBLE),
+                shlex.quote(guest_uri[len("ivshmem://"):])), None))
+            runs.append(("after scribble", "env %s %s" % (assign, first),
+                         False))
         script = "".join("echo '== %s'; %s; echo \"== rc $?\"\n" % (label, cmd)
                          for label, cmd, _ in runs)
         try:
             p = subprocess.run([sys.executable, GVS_VM, "--timeout",
-                                str(a.timeout), "--", "sh", "-c", script],
+                                str(a.timeout)] + vm_args +
+                               ["--", "sh", "-c", script],
                                capture_output=True, text=True)
+            host = None
+            if a.transport == "ivshmem" and gvsd.poll() is None:
+                host = subprocess.run(
+                    [a.programs[0]],
+                    env=dict(os.environ, **dict(env, GVS_SERVER=other)),
+                    capture_output=True, text=True, timeout=120)
         finally:
             gvsd.terminate()
             gvsd.wait(timeout=30)
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
+        if a.transport == "ivshmem" and (
+                host is None or host.returncode != 0 or
+                not host.stdout.endswith("ok\n")):
+            print("FAILED: gvsd did not serve its other region after the "
+                  "guest wrote over its own")
+            if host is not None:
+                sys.stdout.write(host.stdout + host.stderr)
+            return 1
         if p.returncode != 0:
             print("FAILED: the guest's script exited %d" % p.returncode)
             return 1
@@ -108,8 +149,11 @@ def main(argv):
             if out is None:
                 print("FAILED: %s: no result from the guest" % label)
                 ok = False
-            elif not good and rc == 0:
-                print("FAILED: a wrong token was not refused")
+            elif good is None and rc != 0:
+                print("FAILED: %s in the guest exited %d" % (label, rc))
+                ok = False
+            elif good is False and rc == 0:
+                print("FAILED: %s did not fail" % label)
                 ok = False
             elif good and (rc != 0 or not out.endswith("ok\n")):
                 print("FAILED: %s in the guest exited %d" % (label, rc))

@@ -6,7 +6,7 @@ program checks the mock's answers itself and prints "ok" last, or, for a
 program of tests/gpu, prints each line --expect names.
 
 usage: run_mock_e2e.py GVSD PLUGIN_DIR FRONTEND_DIR PROGRAM
-                       [--transport unix|tcp|shm] [--arg ARG]...
+                       [--transport unix|tcp|shm|ivshmem] [--arg ARG]...
                        [--gvsd-arg ARG]... [--expect LINE]..."""
 
 import argparse
@@ -24,7 +24,7 @@ def main(argv):
     ap = argparse.ArgumentParser()
     for name in ("gvsd", "plugin_dir", "frontend_dir", "program"):
         ap.add_argument(name)
-    ap.add_argument("--transport", choices=("unix", "tcp", "shm"),
+    ap.add_argument("--transport", choices=("unix", "tcp", "shm", "ivshmem"),
                     default="unix")
     ap.add_argument("--arg", action="append", default=[])
     ap.add_argument("--gvsd-arg", action="append", default=[])

@@ -1,0 +1,632 @@
+/*
+ * ivshmem:///path: shm://'s rings (shm_conn.h) in slots of one region
+ * that crosses a VM boundary (ivshmem.h).  gvsd listens by creating the
+ * region as a file at the path; QEMU maps the file into a guest as an
+ * ivshmem-plain device; a client in the guest connects by naming the
+ * device's BAR (`ivshmem:///sys/bus/pci/devices/0000:00:04.0/resource2`),
+ * a client on the host by naming the file.
+ *
+ * Nothing but the shared bytes crosses the boundary: no socket, no futex,
+ * no descriptor.  So a side waits by polling the peer's counter, sleeping
+ * between looks from 20 us up to 1 ms (10 ms once the wait has lasted
+ * IDLE_NS), after its callers' spin; the listener's descriptor is a timer
+ * on which gvsd's loop looks for claimed slots every TICK_NS; and each
+ * side learns of the other's death from a heartbeat (GVS_IVS_BEAT_MS,
+ * GVS_IVS_DEAD_MS), beaten by a thread of the process that uses the
+ * connection.  Memory is not shared by descriptor (no GVS_CONN_CAP_FDS):
+ * copies go through the rings, as over tcp.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm_impl.h"
+#include "gvs/err.h"
+#include "gvs/mem.h"
+#include "gvs/spin.h"
+#include "ivshmem.h"
+#include "shm_conn.h"
+
+#define TICK_NS 10000000LL
+#define IDLE_NS 50000000LL
+#define STEP_MIN_NS 20000LL
+#define STEP_MAX_NS 1000000LL
+#define STEP_IDLE_NS 10000000LL
+#define REGION_MAX (1ull << 40)
+
+static void sleep_ns(long long ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    nanosleep(&ts, NULL);
+}
+
+static struct gvs_ivs_slot *slot_at(uint8_t *region, uint64_t stride,
+                                    uint32_t i)
+{
+    return (struct gvs_ivs_slot *)(region + GVS_IVS_PAGE + i * stride);
+}
+
+/* The heartbeat of one side of a connection. -------------------------- */
+
+struct beat {
+    _Atomic uint32_t *word;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t thread;
+    pid_t owner; /* the process whose thread beats; 0: none yet */
+    int stop;
+};
+
+static void *beat_main(void *arg)
+{
+    struct beat *b = arg;
+    pthread_mutex_lock(&b->lock);
+    while (!b->stop) {
+        atomic_fetch_add(b->word, 1);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += (long)GVS_IVS_BEAT_MS * 1000000;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_cond_timedwait(&b->cond, &b->lock, &ts);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+static int beat_init(struct beat *b, _Atomic uint32_t *word)
+{
+    pthread_condattr_t a;
+    b->word = word;
+    if (pthread_condattr_init(&a) != 0)
+        return GVS_E_NOMEM;
+    int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0 &&
+                     pthread_cond_init(&b->cond, &a) == 0
+                 ? 0
+                 : GVS_E_NOMEM;
+    pthread_condattr_destroy(&a);
+    if (rc == 0 && pthread_mutex_init(&b->lock, NULL) != 0) {
+        pthread_cond_destroy(&b->cond);
+        rc = GVS_E_NOMEM;
+    }
+    return rc;
+}
+
+/* Started by the first use of the connection in the process that serves
+ * it: gvsd accepts in its parent and serves in a forked worker, where
+ * the parent's threads are not. */
+static void beat_start(struct beat *b)
+{
+    pid_t me = getpid();
+    pthread_mutex_lock(&b->lock);
+    if (b->owner != me && pthread_create(&b->thread, NULL, beat_main, b) == 0)
+        b->owner = me;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void beat_stop(struct beat *b)
+{
+    pthread_mutex_lock(&b->lock);
+    int mine = b->owner == getpid();
+    b->stop = 1;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+    if (mine)
+        pthread_join(b->thread, NULL);
+    pthread_cond_destroy(&b->cond);
+    pthread_mutex_destroy(&b->lock);
+}
+
+/* A connection. ---------------------------------------------------- */
+
+struct ivs_conn {
+    struct shm_conn s;
+    struct ivs_conn *next; /* in `live` */
+    struct gvs_ivs_slot *slot;
+    struct beat beat;
+    atomic_int beating; /* beat_start ran in this process */
+    pid_t beating_pid;
+    pthread_mutex_t seen_lock;
+    uint32_t peer_beat;
+    long long peer_seen_ns; /* when peer_beat last moved */
+};
+
+static struct ivs_conn *ivs_of(struct gvs_conn *c)
+{
+    return c->priv;
+}
+
+/* The process's open connections.  A process that exits without closing
+ * one (most programs: the client library keeps its connection to the
+ * end) ends those it beats for at the very end of its exit, so that gvsd
+ * frees the slot at once instead of waiting for the heartbeat to stop:
+ * a guest may start processes faster than GVS_IVS_DEAD_MS frees slots.
+ * gvs_core's destructor runs after the client library's own (its last
+ * posts written) and before its statistics line. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ivs_conn *live;
+
+static void live_add(struct ivs_conn *v)
+{
+    pthread_mutex_lock(&live_lock);
+    v->next = live;
+    live = v;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(struct ivs_conn *v)
+{
+    pthread_mutex_lock(&live_lock);
+    for (struct ivs_conn **p = &live; *p != NULL; p = &(*p)->next)
+        if (*p == v) {
+            *p = v->next;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((destructor(102))) static void end_at_exit(void)
+{
+    pid_t me = getpid();
+    pthread_mutex_lock(&live_lock);
+    /* Only the flag gvsd reads: this process's threads go on as they
+     * were until the exit ends them. */
+    for (struct ivs_conn *v = live; v != NULL; v = v->next)
+        if (v->beating_pid == me)
+            atomic_store(&v->s.ctl->closed[v->s.side], 1);
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void ensure_beating(struct gvs_conn *c)
+{
+    struct ivs_conn *v = ivs_of(c);
+    if (atomic_load_explicit(&v->beating, memory_order_acquire) &&
+        v->beating_pid == getpid())
+        return;
+    beat_start(&v->beat);
+    v->beating_pid = getpid();
+    atomic_store_explicit(&v->beating, 1, memory_order_release);
+}
+
+/* Whether the wait on r is over: the peer moved its counter (or broke
+ * it), or either side has closed. */
+static int wait_over(struct shm_conn *s, struct gvs_shm_ring *r)
+{
+    uint32_t n;
+    if (atomic_load(&s->down) || atomic_load(&s->ctl->closed[0]) ||
+        atomic_load(&s->ctl->closed[1]))
+        return 1;
+    if (r->producer)
+        return gvs_shm_ring_has_room(r);
+    return gvs_shm_ring_avail(r, &n) < 0 || n > 0;
+}
+
+static int polled_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
+                        long long timeout_ns)
+{
+    long long start = gvs_now_ns(), step = STEP_MIN_NS;
+    for (;;) {
+        if (wait_over(s, r))
+            return 0;
+        long long now = gvs_now_ns(), left = start + timeout_ns - now;
+        if (left <= 0)
+            return GVS_E_TIMEOUT;
+        long long cap = now - start < IDLE_NS ? STEP_MAX_NS : STEP_IDLE_NS;
+        step = step * 2 < cap ? step * 2 : cap;
+        sleep_ns(step < left ? step : left);
+    }
+}
+
+static void check_beat(struct gvs_conn *c, struct shm_conn *s)
+{
+    struct ivs_conn *v = ivs_of(c);
+    uint32_t b = atomic_load(&v->slot->beat[!s->side]);
+    long long now = gvs_now_ns();
+    pthread_mutex_lock(&v->seen_lock);
+    if (b != v->peer_beat) {
+        v->peer_beat = b;
+        v->peer_seen_ns = now;
+    } else if (now - v->peer_seen_ns >= (long long)GVS_IVS_DEAD_MS * 1000000) {
+        atomic_store(&s->peer_gone, 1);
+    }
+    pthread_mutex_unlock(&v->seen_lock);
+}
+
+static const struct shm_conn_waits ivs_waits = {
+    .sleep = polled_sleep,
+    .check_peer = check_beat,
+};
+
+static int ivs_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
+{
+    ensure_beating(c);
+    return gvs_shmconn_sendv(c, iov, iovcnt);
+}
+
+static int ivs_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
+{
+    ensure_beating(c);
+    return gvs_shmconn_recv_some(c, p, len, got);
+}
+
+static void ivs_shutdown(struct gvs_conn *c)
+{
+    gvs_shmconn_end(c->priv);
+}
+
+/* The slot is freed by gvsd's listener once both sides have ended. */
+static void ivs_close(struct gvs_conn *c, int copy)
+{
+    struct ivs_conn *v = ivs_of(c);
+    live_remove(v);
+    if (!copy)
+        gvs_shmconn_end(&v->s);
+    beat_stop(&v->beat);
+    pthread_mutex_destroy(&v->seen_lock);
+    munmap(v->s.base, v->s.len);
+    gvs_free(v);
+}
+
+static const struct gvs_conn_ops ivs_ops = {
+    .sendv = ivs_sendv,
+    .recv_some = ivs_recv_some,
+    .set_timeout = gvs_shmconn_set_timeout,
+    .readable = gvs_shmconn_readable,
+    .shutdown = ivs_shutdown,
+    .caps = GVS_CONN_CAP_CHEAP_WRITES,
+    .close = ivs_close,
+};
+
+/* Takes the mapping (released on failure).  peer_beat: the peer's beat
+ * now, from which its liveness is judged. */
+static int conn_new(uint8_t *map, size_t len, struct gvs_ivs_slot *slot,
+                    uint32_t ring_size, int side, const char *peer,
+                    struct gvs_conn **out)
+{
+    struct gvs_conn *c = gvs_conn_alloc(&ivs_ops);
+    struct ivs_conn *v = gvs_calloc(1, sizeof(*v));
+    if (c == NULL || v == NULL || beat_init(&v->beat, &slot->beat[side]) < 0) {
+        gvs_free(c);
+        gvs_free(v);
+        munmap(map, len);
+        return GVS_E_NOMEM;
+    }
+    pthread_mutex_init(&v->seen_lock, NULL);
+    gvs_shmconn_init(&v->s, map, len, (uint8_t *)slot + GVS_IVS_PAGE,
+                     ring_size, side, &ivs_waits);
+    v->slot = slot;
+    v->peer_beat = atomic_load(&slot->beat[!side]);
+    v->peer_seen_ns = gvs_now_ns();
+    c->priv = v;
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    live_add(v);
+    *out = c;
+    return 0;
+}
+
+/* Server side. ------------------------------------------------------ */
+
+struct ivs_listener {
+    int file;
+    uint8_t *region;
+    struct gvs_ivs_header h; /* ours: never read back from the region */
+    struct {
+        uint32_t beat[2];
+        long long seen_ns[2];
+    } track[GVS_IVS_SLOTS_MAX];
+    char path[sizeof(((struct gvs_uri *)0)->path)];
+};
+
+/* A side whose beat stood still for GVS_IVS_DEAD_MS; each look records
+ * what it saw. */
+static int stale(struct ivs_listener *v, uint32_t i, int side, long long now)
+{
+    uint32_t b = atomic_load(&slot_at(v->region, v->h.stride, i)->beat[side]);
+    if (b != v->track[i].beat[side]) {
+        v->track[i].beat[side] = b;
+        v->track[i].seen_ns[side] = now;
+        return 0;
+    }
+    return now - v->track[i].seen_ns[side] >=
+           (long long)GVS_IVS_DEAD_MS * 1000000;
+}
+
+static struct gvs_shm_ctl *ctl_of(struct ivs_listener *v, uint32_t i)
+{
+    return (struct gvs_shm_ctl *)((uint8_t *)slot_at(v->region, v->h.stride,
+                                                      i) +
+                                  GVS_IVS_PAGE);
+}
+
+/* An accepted slot whose two sides have ended (closed, or stopped
+ * beating) is free again; a gvsd side that died without closing is
+ * closed here, so that its client hears of it. */
+static void reap(struct ivs_listener *v, uint32_t i, long long now)
+{
+    struct gvs_ivs_slot *slot = slot_at(v->region, v->h.stride, i);
+    struct gvs_shm_ctl *ctl = ctl_of(v, i);
+    int server_dead = stale(v, i, GVS_SHM_S2C, now);
+    int client_dead = stale(v, i, GVS_SHM_C2S, now);
+    if (server_dead && !atomic_load(&ctl->closed[GVS_SHM_S2C]))
+        atomic_store(&ctl->closed[GVS_SHM_S2C], 1);
+    if ((atomic_load(&ctl->closed[GVS_SHM_S2C]) || server_dead) &&
+        (atomic_load(&ctl->closed[GVS_SHM_C2S]) || client_dead))
+        atomic_store(&slot->state, GVS_IVS_FREE);
+}
+
+/* The first claimed slot, accepted (its rings zeroed before the client
+ * may use them), or -1; every other slot looked after on the way. */
+static int scan(struct ivs_listener *v)
+{
+    long long now = gvs_now_ns();
+    for (uint32_t i = 0; i < v->h.slots; i++) {
+        struct gvs_ivs_slot *slot = slot_at(v->region, v->h.stride, i);
+        uint32_t st = atomic_load(&slot->state);
+        if (st == GVS_IVS_CLAIMED) {
+            memset(ctl_of(v, i), 0, sizeof(struct gvs_shm_ctl));
+            for (int side = 0; side < 2; side++) {
+                v->track[i].beat[side] = atomic_load(&slot->beat[side]);
+                v->track[i].seen_ns[side] = now;
+            }
+            uint32_t want = GVS_IVS_CLAIMED;
+            if (atomic_compare_exchange_strong(&slot->state, &want,
+                                               GVS_IVS_ACCEPTED))
+                return (int)i;
+        } else if (st == GVS_IVS_ACCEPTED) {
+            reap(v, i, now);
+        } else if (st != GVS_IVS_FREE) {
+            atomic_store(&slot->state, GVS_IVS_FREE);
+        }
+    }
+    return -1;
+}
+
+static int accept_slot(struct gvs_listener *l, uint32_t i,
+                       struct gvs_conn **out)
+{
+    struct ivs_listener *v = l->priv;
+    off_t off = (off_t)(GVS_IVS_PAGE + i * v->h.stride);
+    void *map = mmap(NULL, v->h.stride, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     v->file, off);
+    if (map == MAP_FAILED)
+        return GVS_E_IO;
+    /* The peer key (daemon.c) is what precedes the last colon: the
+     * region, that is the guest. */
+    char peer[GVS_PEER_MAX];
+    snprintf(peer, sizeof(peer), "%s:%u", v->path, i);
+    return conn_new(map, v->h.stride, map, v->h.ring_size, GVS_SHM_S2C, peer,
+                    out);
+}
+
+static int ivs_accept(struct gvs_listener *l, struct gvs_conn **out)
+{
+    struct ivs_listener *v = l->priv;
+    int blocking = !(fcntl(l->fd, F_GETFL) & O_NONBLOCK);
+    uint64_t ticks;
+    for (;;) {
+        /* A blocking listener waits for the next tick; gvsd's, polled,
+         * only takes the tick that woke it. */
+        if (read(l->fd, &ticks, sizeof(ticks)) < 0 && errno == EINTR)
+            return GVS_E_TIMEOUT;
+        int i = scan(v);
+        if (i >= 0)
+            return accept_slot(l, (uint32_t)i, out);
+        if (!blocking)
+            return GVS_E_TIMEOUT;
+    }
+}
+
+static void ivs_listener_close(struct gvs_listener *l, int keep_path)
+{
+    struct ivs_listener *v = l->priv;
+    if (!keep_path)
+        unlink(v->path);
+    munmap(v->region, v->h.size);
+    close(v->file);
+    close(l->fd);
+    gvs_free(v);
+}
+
+/* The region: created at the path, sized and zeroed (every slot free),
+ * its header written last; locked, so that a second gvsd on the same
+ * path is refused rather than reformatting the first one's. */
+static int make_region(struct ivs_listener *v, const char *uri)
+{
+    v->file = open(v->path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    if (v->file < 0)
+        return gvs_comm_fail(GVS_E_IO, errno, "%s: cannot create %s", uri,
+                             v->path);
+    if (flock(v->file, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        close(v->file);
+        return gvs_comm_fail(e == EWOULDBLOCK ? GVS_E_INUSE : GVS_E_IO,
+                             e == EWOULDBLOCK ? 0 : e,
+                             "%s: %s is served by another gvsd", uri,
+                             v->path);
+    }
+    v->h = (struct gvs_ivs_header){
+        .magic = GVS_IVS_MAGIC,
+        .version = GVS_IVS_VERSION,
+        .ring_size = GVS_IVS_RING_DEFAULT,
+        .stride = gvs_ivs_stride(GVS_IVS_RING_DEFAULT),
+        .size = GVS_IVS_REGION_DEFAULT,
+        .slots = gvs_ivs_slots(GVS_IVS_REGION_DEFAULT, GVS_IVS_RING_DEFAULT),
+    };
+    void *p = MAP_FAILED;
+    int e = 0;
+    if (ftruncate(v->file, 0) < 0 || ftruncate(v->file, (off_t)v->h.size) < 0)
+        e = errno;
+    else if ((p = mmap(NULL, v->h.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                       v->file, 0)) == MAP_FAILED)
+        e = errno;
+    if (p == MAP_FAILED) {
+        close(v->file);
+        return gvs_comm_fail(GVS_E_IO, e, "%s: cannot size and map %s", uri,
+                             v->path);
+    }
+    v->region = p;
+    memcpy(v->region, &v->h, sizeof(v->h));
+    atomic_thread_fence(memory_order_release);
+    return 0;
+}
+
+static int ivs_listen(const struct gvs_uri *u, struct gvs_listener **out)
+{
+    char uri[GVS_URI_TEXT_MAX];
+    gvs_uri_format(u, uri, sizeof(uri));
+    struct gvs_listener *l = gvs_listener_alloc(&gvs_transport_ivshmem);
+    struct ivs_listener *v = gvs_calloc(1, sizeof(*v));
+    if (l == NULL || v == NULL) {
+        gvs_free(l);
+        gvs_free(v);
+        return GVS_E_NOMEM;
+    }
+    snprintf(v->path, sizeof(v->path), "%s", u->path);
+    int rc = make_region(v, uri);
+    if (rc < 0) {
+        gvs_free(l);
+        gvs_free(v);
+        return rc;
+    }
+    const struct itimerspec tick = {{0, TICK_NS}, {0, TICK_NS}};
+    l->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (l->fd < 0 || timerfd_settime(l->fd, 0, &tick, NULL) < 0) {
+        rc = gvs_comm_fail(GVS_E_IO, errno, "%s: timerfd", uri);
+        if (l->fd >= 0)
+            close(l->fd);
+        munmap(v->region, v->h.size);
+        close(v->file);
+        unlink(v->path);
+        gvs_free(l);
+        gvs_free(v);
+        return rc;
+    }
+    l->priv = v;
+    l->close = ivs_listener_close;
+    snprintf(l->uri, sizeof(l->uri), "%s", uri);
+    *out = l;
+    return 0;
+}
+
+/* Client side. ------------------------------------------------------ */
+
+/* The header checked against the mapping's size, once. */
+static int check_header(const uint8_t *map, size_t len,
+                        struct gvs_ivs_header *h)
+{
+    memcpy(h, map, sizeof(*h));
+    if (h->magic != GVS_IVS_MAGIC || h->version != GVS_IVS_VERSION ||
+        !gvs_shm_ring_size_ok(h->ring_size) || h->slots == 0 ||
+        h->slots > GVS_IVS_SLOTS_MAX ||
+        h->stride != gvs_ivs_stride(h->ring_size) || h->size > len ||
+        GVS_IVS_PAGE + (uint64_t)h->slots * h->stride > h->size)
+        return GVS_E_PROTO;
+    return 0;
+}
+
+static int claim(uint8_t *map, const struct gvs_ivs_header *h, uint32_t *i)
+{
+    for (*i = 0; *i < h->slots; (*i)++) {
+        uint32_t want = GVS_IVS_FREE;
+        if (atomic_compare_exchange_strong(&slot_at(map, h->stride, *i)->state,
+                                           &want, GVS_IVS_CLAIMED))
+            return 0;
+    }
+    return -1;
+}
+
+/* Claims a slot and waits, beating, for gvsd to accept it, both by the
+ * connect timeout. */
+static int open_slot(const char *uri, uint8_t *map, size_t len,
+                     const struct gvs_ivs_header *h, struct gvs_conn **out)
+{
+    long long deadline =
+        gvs_now_ns() + (long long)gvs_connect_timeout_ms() * 1000000;
+    uint32_t i;
+    while (claim(map, h, &i) < 0) {
+        if (gvs_now_ns() >= deadline) {
+            munmap(map, len);
+            return gvs_comm_fail(GVS_E_CONNECT, 0,
+                                 "connect %s: all %u slots in use", uri,
+                                 h->slots);
+        }
+        sleep_ns(TICK_NS / 2);
+    }
+    struct gvs_ivs_slot *slot = slot_at(map, h->stride, i);
+    char peer[GVS_PEER_MAX];
+    snprintf(peer, sizeof(peer), "gvsd:%u", i);
+    struct gvs_conn *c;
+    int rc = conn_new(map, len, slot, h->ring_size, GVS_SHM_C2S, peer, &c);
+    if (rc < 0)
+        return rc;
+    ensure_beating(c);
+    for (;;) {
+        uint32_t st = atomic_load(&slot->state);
+        if (st == GVS_IVS_ACCEPTED)
+            break;
+        if (st != GVS_IVS_CLAIMED) {
+            gvs_conn_close_copy(c);
+            return gvs_comm_fail(GVS_E_CONNECT, 0,
+                                 "connect %s: slot %u was taken back", uri,
+                                 i);
+        }
+        /* Withdrawn unless gvsd accepts it at this very moment. */
+        if (gvs_now_ns() >= deadline &&
+            atomic_compare_exchange_strong(&slot->state, &st, GVS_IVS_FREE)) {
+            gvs_conn_close_copy(c);
+            return gvs_comm_fail(GVS_E_CONNECT, 0,
+                                 "connect %s: no gvsd answers on it", uri);
+        }
+        sleep_ns(STEP_MAX_NS);
+    }
+    *out = c;
+    return 0;
+}
+
+static int ivs_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    char uri[GVS_URI_TEXT_MAX];
+    struct stat st;
+    struct gvs_ivs_header h;
+    gvs_uri_format(u, uri, sizeof(uri));
+    int fd = open(u->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return gvs_comm_fail(GVS_E_CONNECT, errno, "connect %s", uri);
+    void *map = MAP_FAILED;
+    int e = 0;
+    if (fstat(fd, &st) < 0)
+        e = errno;
+    else if (st.st_size >= (off_t)GVS_IVS_PAGE &&
+             (uint64_t)st.st_size <= REGION_MAX &&
+             (map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                         MAP_SHARED, fd, 0)) == MAP_FAILED)
+        e = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return gvs_comm_fail(e != 0 ? GVS_E_CONNECT : GVS_E_PROTO, e,
+                             "connect %s: cannot map it", uri);
+    size_t len = (size_t)st.st_size;
+    if (check_header(map, len, &h) < 0) {
+        munmap(map, len);
+        return gvs_comm_fail(GVS_E_PROTO, 0,
+                             "connect %s: not a gvs ivshmem region", uri);
+    }
+    return open_slot(uri, map, len, &h, out);
+}
+
+const struct gvs_transport gvs_transport_ivshmem = {
+    .scheme = "ivshmem",
+    .listen = ivs_listen,
+    .accept = ivs_accept,
+    .connect = ivs_connect,
+};
