@@ -243,6 +243,8 @@ int cuda_be_memcpy_d2d(struct gvs_call *call)
                                rows);
         r = copy(&d, s, flags & PIECE_ASYNC);
     }
+    if (call->noreply && r != CUDA_SUCCESS)
+        cuda_be_posted_failure(call, (int)r);
     apigen_put_i32(&c, r);
     return c.rc;
 }

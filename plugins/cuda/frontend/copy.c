@@ -341,11 +341,43 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
     }
 }
 
+/* The bytes rows of width at pitch span: 0 where they cannot be told
+ * (a pitch short of the width, an overflow). */
+static uint64_t span_of(uint64_t pitch, uint64_t width, uint64_t rows)
+{
+    if (rows > 1 && (pitch < width || rows - 1 > (UINT64_MAX - width) / pitch))
+        return 0;
+    return (rows - 1) * (rows > 1 ? pitch : 0) + width;
+}
+
+/* A copy within device memory is posted once the layer's tables prove
+ * that the driver has nothing to refuse at once: both sides inside
+ * allocations of the stream's device, one slice, no capture that could
+ * make it a node.  The driver does not make the host wait for a copy
+ * between device memory even in its synchronous form (CUDA's rules of
+ * synchronization), so neither does gvs; a posted one's failure is the
+ * lane's next synchronizing call's. */
+static int may_post_d2d(const struct rect *r, uint64_t stream)
+{
+    CUdevice dev, ddev, sdev;
+    if (r->depth != 1 || r->width == 0 || r->rows == 0 ||
+        gvs_remote_capturing())
+        return 0;
+    uint64_t dspan = span_of(r->dpitch, r->width, r->rows);
+    uint64_t sspan = span_of(r->spitch, r->width, r->rows);
+    return dspan != 0 && sspan != 0 &&
+           cuda_fe_mem_device_of(r->dst, dspan, &ddev) &&
+           cuda_fe_mem_device_of(r->src, sspan, &sdev) &&
+           cuda_fe_stream_device(stream, &dev) == 0 && dev == ddev &&
+           dev == sdev;
+}
+
 /* Request: header, u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width,
  * u64 rows.  Reply: i32.  One request a slice, never cut: the bytes stay
  * on the device. */
 static CUresult d2d(const struct rect *r, uint64_t stream, int async)
 {
+    int post = may_post_d2d(r, stream); /* one slice */
     uint64_t n = r->depth ? r->depth : 1;
     for (uint64_t z = 0; z < n; z++) {
         struct apigen_call c;
@@ -358,6 +390,8 @@ static CUresult d2d(const struct rect *r, uint64_t stream, int async)
         apigen_put_u64(&c, r->spitch);
         apigen_put_u64(&c, r->depth ? r->width : 0);
         apigen_put_u64(&c, r->rows);
+        if (post)
+            return cuda_fe_post(&c, CUDA_OP_MEMCPY_D2D, APIGEN_DEVICE);
         e = cuda_fe_end(&c, cuda_fe_run(&c, CUDA_OP_MEMCPY_D2D,
                                         APIGEN_DEVICE));
         if (e != CUDA_SUCCESS)

@@ -493,10 +493,22 @@ int main(void)
     EXPECT(((uint32_t *)back)[15] == 0xabcdef01u);
     CHECK(cuMemcpyDtoH(back, d + 4096, 64));
     EXPECT(((uint32_t *)back)[15] == 7);
+    /* Copies between device memory inside allocations are posted, the
+     * synchronous forms too (the driver does not wait for them); one past
+     * an allocation's end waits and fails at once. */
+    s3 = now();
+    CHECK(cuMemcpyDtoD(d + 8192, d + 4096, 64));
+    CHECK(cuMemcpyDtoDAsync(d + 16384, d + 8192, 64, NULL));
+    EXPECT(now().round_trips == s3.round_trips);
+    EXPECT(now().posts - s3.posts == 2);
+    EXPECT(cuMemcpyDtoD(d + big - 8, d, 64) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(now().round_trips - s3.round_trips == 1);
+    CHECK(cuMemcpyDtoH(back, d + 16384, 64));
+    EXPECT(((uint32_t *)back)[15] == 7);
     /* 3D: a host box with its own pitch and slice height into a device
      * volume at an offset, device to device (slices that follow each
-     * other: one request), back to a strided host box asynchronously;
-     * the gaps stay as they were. */
+     * other: one request, posted), back to a strided host box
+     * asynchronously; the gaps stay as they were. */
     CHECK(cuMemsetD8(d, 0, 128 * 6 * 4 * 2));
     CUDA_MEMCPY3D c3 = {0};
     c3.srcMemoryType = CU_MEMORYTYPE_HOST;
@@ -525,7 +537,8 @@ int main(void)
     v.Depth = 4;
     struct stats before = now();
     CHECK(cuMemcpy3D(&v));
-    EXPECT(now().round_trips - before.round_trips == 1);
+    EXPECT(now().round_trips == before.round_trips);
+    EXPECT(now().posts - before.posts == 1);
     memset(back, 0xee, 64 * 8 * 3);
     CUDA_MEMCPY3D b3 = {0};
     b3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
