@@ -437,8 +437,8 @@ static void ivs_listener_close(struct gvs_listener *l, int keep_path)
     gvs_free(v);
 }
 
-/* The region: created at the path, sized and zeroed (every slot free),
- * its header written last; locked, so that a second gvsd on the same
+/* The region: created at the path (or taken over), sized and zeroed
+ * (every slot free), its header written last; locked, so that a second gvsd on the same
  * path is refused rather than reformatting the first one's. */
 static int make_region(struct ivs_listener *v, const char *uri)
 {
@@ -462,9 +462,12 @@ static int make_region(struct ivs_listener *v, const char *uri)
         .size = GVS_IVS_REGION_DEFAULT,
         .slots = gvs_ivs_slots(GVS_IVS_REGION_DEFAULT, GVS_IVS_RING_DEFAULT),
     };
+    /* Sized, never cut first: a guest of an earlier gvsd may still map
+     * the file, and QEMU would fault on pages a truncation took away.
+     * Zeroed below instead, which ends whatever that guest had open. */
     void *p = MAP_FAILED;
     int e = 0;
-    if (ftruncate(v->file, 0) < 0 || ftruncate(v->file, (off_t)v->h.size) < 0)
+    if (ftruncate(v->file, (off_t)v->h.size) < 0)
         e = errno;
     else if ((p = mmap(NULL, v->h.size, PROT_READ | PROT_WRITE, MAP_SHARED,
                        v->file, 0)) == MAP_FAILED)
@@ -475,6 +478,7 @@ static int make_region(struct ivs_listener *v, const char *uri)
                              v->path);
     }
     v->region = p;
+    memset(v->region, 0, v->h.size);
     memcpy(v->region, &v->h, sizeof(v->h));
     atomic_thread_fence(memory_order_release);
     return 0;

@@ -266,8 +266,9 @@ TEST_IMPL(ivshmem_no_answer)
 }
 
 /* What a guest may write: a header that lies, a state word gvsd does
- * not know, a ring counter past the ring; and a second gvsd on the same
- * path.  Each fails alone; the listener goes on. */
+ * not know, a ring counter past the ring; a file left at the path; and
+ * a second gvsd on the same path.  Each fails alone; the listener goes
+ * on. */
 TEST_IMPL(ivshmem_hostile)
 {
     char uri[160], path[108];
@@ -275,6 +276,14 @@ TEST_IMPL(ivshmem_hostile)
     struct gvs_conn *a, *b, *c;
     size_t len;
     ivs_uri(uri, sizeof(uri), path, sizeof(path), "hostile");
+    /* A file left at the path, junk where slots go: taken over and
+     * zeroed. */
+    uint8_t junk[8192];
+    test_fill(junk, sizeof(junk), 9);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    ASSERT(fd >= 0);
+    ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    close(fd);
     ASSERT_EQ(gvs_listen(uri, &l), 0);
     ASSERT_EQ(gvs_listen(uri, &l2), GVS_E_INUSE);
     uint8_t *region = map_region(path, &len);
@@ -336,10 +345,8 @@ TEST_IMPL(ivshmem_hostile)
     gvs_listener_close(l, 0);
 
     /* Not a region at all, and a file too short for a header. */
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     ASSERT(fd >= 0);
-    uint8_t junk[8192];
-    test_fill(junk, sizeof(junk), 9);
     ASSERT_EQ(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
     ASSERT_EQ(gvs_connect(uri, &c), GVS_E_PROTO);
     ASSERT_EQ(ftruncate(fd, 100), 0);
