@@ -8,8 +8,10 @@
  *
  * Nothing but the shared bytes crosses the boundary: no socket, no futex,
  * no descriptor.  So a side waits by polling the peer's counter, sleeping
- * between looks from 20 us up to 1 ms (10 ms once the wait has lasted
- * IDLE_NS), after its callers' spin; the listener's descriptor is a timer
+ * between looks from 20 us up to 1 ms, 10 ms once the peer's counter has
+ * stood still for IDLE_NS and 25 ms once for ASLEEP_NS (what idle
+ * sessions cost gvsd, against how late the first request after a pause
+ * is seen), after its callers' spin; the listener's descriptor is a timer
  * on which gvsd's loop looks for claimed slots every TICK_NS; and each
  * side learns of the other's death from a heartbeat (GVS_IVS_BEAT_MS,
  * GVS_IVS_DEAD_MS), beaten by a thread of the process that uses the
@@ -37,11 +39,13 @@
 #include "ivshmem.h"
 #include "shm_conn.h"
 
-#define TICK_NS 10000000LL
-#define IDLE_NS 50000000LL
+#define TICK_NS 20000000LL
 #define STEP_MIN_NS 20000LL
 #define STEP_MAX_NS 1000000LL
+#define IDLE_NS 50000000LL
 #define STEP_IDLE_NS 10000000LL
+#define ASLEEP_NS 1000000000LL
+#define STEP_ASLEEP_NS 25000000LL
 #define REGION_MAX (1ull << 40)
 
 static void sleep_ns(long long ns)
@@ -139,6 +143,11 @@ struct ivs_conn {
     pthread_mutex_t seen_lock;
     uint32_t peer_beat;
     long long peer_seen_ns; /* when peer_beat last moved */
+    /* Per ring (0 in, 1 out), kept by its one waiting thread: the peer's
+     * counter as last seen and since when it stood still, which sets how
+     * long the polled wait sleeps between looks. */
+    uint32_t quiet_word[2];
+    long long quiet_since[2];
 };
 
 static struct ivs_conn *ivs_of(struct gvs_conn *c)
@@ -211,6 +220,20 @@ static int wait_over(struct shm_conn *s, struct gvs_shm_ring *r)
     return gvs_shm_ring_avail(r, &n) < 0 || n > 0;
 }
 
+/* How long the peer's counter of ring r has stood still. */
+static long long quiet_for(struct shm_conn *s, struct gvs_shm_ring *r,
+                           long long now)
+{
+    struct ivs_conn *v = (struct ivs_conn *)s; /* its first member */
+    int i = r != &s->in;
+    uint32_t w = atomic_load(r->producer ? &r->ctl->tail : &r->ctl->head);
+    if (w != v->quiet_word[i] || v->quiet_since[i] == 0) {
+        v->quiet_word[i] = w;
+        v->quiet_since[i] = now;
+    }
+    return now - v->quiet_since[i];
+}
+
 static int polled_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
                         long long timeout_ns)
 {
@@ -221,7 +244,10 @@ static int polled_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
         long long now = gvs_now_ns(), left = start + timeout_ns - now;
         if (left <= 0)
             return GVS_E_TIMEOUT;
-        long long cap = now - start < IDLE_NS ? STEP_MAX_NS : STEP_IDLE_NS;
+        long long waited = quiet_for(s, r, now);
+        long long cap = waited < IDLE_NS     ? STEP_MAX_NS
+                        : waited < ASLEEP_NS ? STEP_IDLE_NS
+                                             : STEP_ASLEEP_NS;
         step = step * 2 < cap ? step * 2 : cap;
         sleep_ns(step < left ? step : left);
     }
