@@ -31,6 +31,13 @@ struct cuda_fe_fn_kept {
     uint64_t id;
 };
 
+/* What the backend accepted for a kernel: key 0 while a new one is
+ * stored, so that a reader never pairs one key with another's count. */
+struct cuda_fe_accepted {
+    _Atomic uint64_t key;
+    _Atomic uint64_t settings;
+};
+
 struct cuda_fe_kernel {
     uint64_t id; /* the CUkernel or CUfunction handed to the program */
     int is_kernel;
@@ -54,15 +61,11 @@ struct cuda_fe_kernel {
     uint32_t nfns;
     struct cuda_fe_fn_kept *kept;
     uint32_t nkept;
-    /* The last configuration the backend accepted (gvs_remote.h), at
-     * settings count ok_settings: a launch within it is posted while the
-     * count stays. */
-    _Atomic uint64_t ok_config;
-    _Atomic uint64_t ok_settings;
-    /* The same for a launch with attributes (launch.c): the key of the
-     * last one the backend accepted, at settings count ok_ex_settings. */
-    _Atomic uint64_t ok_ex;
-    _Atomic uint64_t ok_ex_settings;
+    /* The last configuration the backend accepted (gvs_remote.h), and
+     * the key of the last launch with attributes it accepted (launch.c),
+     * each at the settings count it was accepted at: a launch within it
+     * is posted while the count stays. */
+    struct cuda_fe_accepted ok_plain, ok_ex;
     /* Blocks per multiprocessor the backend answered (occupancy.c): a
      * table made at the first question, valid while the settings count
      * stays.  occupancy.c's lock's. */

@@ -124,6 +124,21 @@ static uint64_t attrs_key(int dev, const CUlaunchConfig *cfg)
     return h != 0 ? h : 1;
 }
 
+/* The key accepted at settings count settings, 0 if none.  The count is
+ * read first: accepted_set() zeroes the key before it changes the count. */
+static uint64_t accepted_key(struct cuda_fe_accepted *a, uint64_t settings)
+{
+    return atomic_load(&a->settings) == settings ? atomic_load(&a->key) : 0;
+}
+
+static void accepted_set(struct cuda_fe_accepted *a, uint64_t settings,
+                   uint64_t key)
+{
+    atomic_store(&a->key, 0);
+    atomic_store(&a->settings, settings);
+    atomic_store(&a->key, key);
+}
+
 static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
                        void **kernelParams, void **extra, int per_thread)
 {
@@ -169,23 +184,17 @@ static CUresult launch(const CUlaunchConfig *cfg, CUfunction f,
             ex = attrs_key(dev, cfg);
     }
     uint64_t settings = cuda_fe_kernel_settings(k);
-    if ((config != 0 && atomic_load(&k->ok_settings) == settings &&
-         gvs_remote_launch_within(config, atomic_load(&k->ok_config))) ||
-        (ex != 0 && atomic_load(&k->ok_ex_settings) == settings &&
-         atomic_load(&k->ok_ex) == ex))
+    uint64_t plain_ok = accepted_key(&k->ok_plain, settings);
+    if ((config != 0 && plain_ok != 0 &&
+         gvs_remote_launch_within(config, plain_ok)) ||
+        (ex != 0 && accepted_key(&k->ok_ex, settings) == ex))
         return cuda_fe_post(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_run(&c, CUDA_OP_LAUNCH, APIGEN_DEVICE);
     r = cuda_fe_end(&c, r);
-    if (r == CUDA_SUCCESS && config != 0) {
-        atomic_store(&k->ok_config, 0);
-        atomic_store(&k->ok_settings, settings);
-        atomic_store(&k->ok_config, config);
-    }
-    if (r == CUDA_SUCCESS && ex != 0) {
-        atomic_store(&k->ok_ex, 0);
-        atomic_store(&k->ok_ex_settings, settings);
-        atomic_store(&k->ok_ex, ex);
-    }
+    if (r == CUDA_SUCCESS && config != 0)
+        accepted_set(&k->ok_plain, settings, config);
+    if (r == CUDA_SUCCESS && ex != 0)
+        accepted_set(&k->ok_ex, settings, ex);
     return r;
 }
 
