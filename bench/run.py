@@ -5,6 +5,9 @@ in one go, and prints one table of ratios to native (markdown).
     bench/run.py --build BUILD_DIR [--transports unix,tcp,shm,tls] [--repeat 3]
                  [--level runtime|driver]
 
+--transports may also name ivshmem: a guest's region on /dev/shm, the
+client a process of the host (the guest's path without its VM).
+
 --level driver runs the programs built with the static runtime
 (BUILD_DIR/bench/static): through gvs, NVIDIA's runtime inside them
 reaches the GPU by gvs's libcuda.so.1, the driver-level frontend, where
@@ -73,6 +76,10 @@ class Target:
     def __enter__(self):
         if self.name in ("tcp", "tls"):
             self.uri = "%s://127.0.0.1:%d" % (self.name, free_port())
+        elif self.name == "ivshmem":
+            # A guest's region lives on tmpfs (docs/vm.md): the worker pins
+            # its pages for the GPU's copies.
+            self.uri = "ivshmem:///dev/shm/gvs-bench-%d.region" % os.getpid()
         elif self.name != "native":
             self.uri = "%s:///tmp/gvs-bench-%s-%d.sock" % (self.name, self.name, os.getpid())
         if self.uri:

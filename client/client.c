@@ -339,6 +339,15 @@ unsigned gvs_client_caps(struct gvs_client *c)
                                                   : 0;
 }
 
+int gvs_client_area(struct gvs_client *c, void **base, size_t *len)
+{
+    *base = NULL;
+    *len = 0;
+    if (!(gvs_client_caps(c) & GVS_CONN_CAP_AREA))
+        return GVS_E_NOTSUP;
+    return gvs_conn_area(c->conn, base, len);
+}
+
 int gvs_client_send_fd_locked(struct gvs_client *c, int fd, uint64_t tag)
 {
     int rc = client_usable(c);

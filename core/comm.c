@@ -205,7 +205,20 @@ const char *gvs_conn_peer(const struct gvs_conn *c)
 
 unsigned gvs_conn_caps(const struct gvs_conn *c)
 {
-    return c->ops->caps;
+    void *base;
+    size_t len;
+    unsigned caps = c->ops->caps;
+    if (c->ops->area != NULL &&
+        c->ops->area((struct gvs_conn *)c, &base, &len) == 0)
+        caps |= GVS_CONN_CAP_AREA;
+    return caps;
+}
+
+int gvs_conn_area(struct gvs_conn *c, void **base, size_t *len)
+{
+    *base = NULL;
+    *len = 0;
+    return c->ops->area != NULL ? c->ops->area(c, base, len) : GVS_E_NOTSUP;
 }
 
 int gvs_conn_send_fd(struct gvs_conn *c, int fd, uint64_t tag)

@@ -36,7 +36,9 @@ struct gvs_conn_ops {
     int (*send_fd)(struct gvs_conn *c, int fd, uint64_t tag);
     int (*recv_fd)(struct gvs_conn *c, unsigned timeout_ms, int *fd,
                    uint64_t *tag);
-    unsigned caps; /* enum gvs_conn_cap */
+    unsigned caps; /* enum gvs_conn_cap, but GVS_CONN_CAP_AREA */
+    /* gvs_conn_area; NULL: no data area (nor GVS_CONN_CAP_AREA). */
+    int (*area)(struct gvs_conn *c, void **base, size_t *len);
     /* Releases the transport's resources; the generic layer frees c.
      * copy: see gvs_conn_close_copy. */
     void (*close)(struct gvs_conn *c, int copy);

@@ -15,8 +15,9 @@
  * on which gvsd's loop looks for claimed slots every TICK_NS; and each
  * side learns of the other's death from a heartbeat (GVS_IVS_BEAT_MS,
  * GVS_IVS_DEAD_MS), beaten by a thread of the process that uses the
- * connection.  Memory is not shared by descriptor (no GVS_CONN_CAP_FDS):
- * copies go through the rings, as over tcp.
+ * connection.  Memory is not shared by descriptor (no GVS_CONN_CAP_FDS)
+ * but placed in the slot's data area (GVS_CONN_CAP_AREA), which both
+ * sides map.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,50 @@
 #define ASLEEP_NS 1000000000LL
 #define STEP_ASLEEP_NS 25000000LL
 #define REGION_MAX (1ull << 40)
+
+/* gvs_ivshmem_set_layout's. */
+static uint32_t layout_slots = GVS_IVS_SLOTS_DEFAULT;
+static uint64_t layout_area = GVS_IVS_AREA_DEFAULT;
+
+int gvs_ivs_layout(uint32_t slots, uint32_t ring_size, uint64_t area,
+                   struct gvs_ivs_header *out)
+{
+    if (slots == 0 || slots > GVS_IVS_SLOTS_MAX ||
+        area > GVS_IVSHMEM_REGION_MAX || !gvs_shm_ring_size_ok(ring_size))
+        return GVS_E_INVAL;
+    area = (area + GVS_IVS_PAGE - 1) / GVS_IVS_PAGE * GVS_IVS_PAGE;
+    uint64_t need = GVS_IVS_PAGE + slots * gvs_ivs_stride(ring_size, area);
+    uint64_t size = GVS_IVS_PAGE;
+    while (size < need && size <= GVS_IVSHMEM_REGION_MAX / 2)
+        size *= 2;
+    if (size < need)
+        return GVS_E_INVAL;
+    /* What the power of two leaves over goes to the areas. */
+    uint64_t per_slot = (size - GVS_IVS_PAGE) / slots;
+    area = (per_slot - gvs_ivs_area_off(ring_size)) / GVS_IVS_PAGE *
+           GVS_IVS_PAGE;
+    *out = (struct gvs_ivs_header){
+        .magic = GVS_IVS_MAGIC,
+        .version = GVS_IVS_VERSION,
+        .slots = slots,
+        .ring_size = ring_size,
+        .stride = gvs_ivs_stride(ring_size, area),
+        .size = size,
+        .area = area,
+    };
+    return 0;
+}
+
+int gvs_ivshmem_set_layout(unsigned slots, uint64_t area)
+{
+    struct gvs_ivs_header h;
+    int rc = gvs_ivs_layout(slots, GVS_IVS_RING_DEFAULT, area, &h);
+    if (rc == 0) {
+        layout_slots = slots;
+        layout_area = area;
+    }
+    return rc;
+}
 
 static void sleep_ns(long long ns)
 {
@@ -120,6 +165,11 @@ static void beat_start(struct beat *b)
 
 static void beat_stop(struct beat *b)
 {
+    /* A forked child's copy: the thread that beats is not in this
+     * process, and its lock and condition are as the fork caught them
+     * (held, waited on), so neither is touched. */
+    if (b->owner != 0 && b->owner != getpid())
+        return;
     pthread_mutex_lock(&b->lock);
     int mine = b->owner == getpid();
     b->stop = 1;
@@ -137,6 +187,8 @@ struct ivs_conn {
     struct shm_conn s;
     struct ivs_conn *next; /* in `live` */
     struct gvs_ivs_slot *slot;
+    uint8_t *area; /* the slot's data area in this process's mapping */
+    size_t area_len;
     struct beat beat;
     atomic_int beating; /* beat_start ran in this process */
     pid_t beating_pid;
@@ -164,6 +216,21 @@ static struct ivs_conn *ivs_of(struct gvs_conn *c)
  * posts written) and before its statistics line. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ivs_conn *live;
+
+static void live_prepare(void)
+{
+    pthread_mutex_lock(&live_lock);
+}
+
+static void live_release(void)
+{
+    pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((constructor)) static void live_init(void)
+{
+    pthread_atfork(live_prepare, live_release, live_release);
+}
 
 static void live_add(struct ivs_conn *v)
 {
@@ -290,7 +357,10 @@ static void ivs_shutdown(struct gvs_conn *c)
     gvs_shmconn_end(c->priv);
 }
 
-/* The slot is freed by gvsd's listener once both sides have ended. */
+/* The slot is freed by gvsd's listener once both sides have ended.  A
+ * forked client's copy keeps the mapping: the program's page-locked
+ * memory of the parent's session lies in its area, and stays the
+ * child's memory, as a memfd's mapping does over shm://. */
 static void ivs_close(struct gvs_conn *c, int copy)
 {
     struct ivs_conn *v = ivs_of(c);
@@ -299,8 +369,19 @@ static void ivs_close(struct gvs_conn *c, int copy)
         gvs_shmconn_end(&v->s);
     beat_stop(&v->beat);
     pthread_mutex_destroy(&v->seen_lock);
-    munmap(v->s.base, v->s.len);
+    if (!copy || v->s.side != GVS_SHM_C2S)
+        munmap(v->s.base, v->s.len);
     gvs_free(v);
+}
+
+static int ivs_area(struct gvs_conn *c, void **base, size_t *len)
+{
+    struct ivs_conn *v = ivs_of(c);
+    if (v->area_len == 0)
+        return GVS_E_NOTSUP;
+    *base = v->area;
+    *len = v->area_len;
+    return 0;
 }
 
 static const struct gvs_conn_ops ivs_ops = {
@@ -310,15 +391,18 @@ static const struct gvs_conn_ops ivs_ops = {
     .readable = gvs_shmconn_readable,
     .shutdown = ivs_shutdown,
     .caps = GVS_CONN_CAP_CHEAP_WRITES,
+    .area = ivs_area,
     .close = ivs_close,
 };
 
-/* Takes the mapping (released on failure).  peer_beat: the peer's beat
- * now, from which its liveness is judged. */
+/* Takes the mapping (released on failure), which holds the slot and
+ * its area of h->area bytes.  peer_beat: the peer's beat now, from which
+ * its liveness is judged. */
 static int conn_new(uint8_t *map, size_t len, struct gvs_ivs_slot *slot,
-                    uint32_t ring_size, int side, const char *peer,
-                    struct gvs_conn **out)
+                    const struct gvs_ivs_header *h, int side,
+                    const char *peer, struct gvs_conn **out)
 {
+    uint32_t ring_size = h->ring_size;
     struct gvs_conn *c = gvs_conn_alloc(&ivs_ops);
     struct ivs_conn *v = gvs_calloc(1, sizeof(*v));
     if (c == NULL || v == NULL || beat_init(&v->beat, &slot->beat[side]) < 0) {
@@ -331,6 +415,8 @@ static int conn_new(uint8_t *map, size_t len, struct gvs_ivs_slot *slot,
     gvs_shmconn_init(&v->s, map, len, (uint8_t *)slot + GVS_IVS_PAGE,
                      ring_size, side, &ivs_waits);
     v->slot = slot;
+    v->area = (uint8_t *)slot + gvs_ivs_area_off(ring_size);
+    v->area_len = h->area;
     v->peer_beat = atomic_load(&slot->beat[!side]);
     v->peer_seen_ns = gvs_now_ns();
     c->priv = v;
@@ -430,8 +516,7 @@ static int accept_slot(struct gvs_listener *l, uint32_t i,
      * region, that is the guest. */
     char peer[GVS_PEER_MAX];
     snprintf(peer, sizeof(peer), "%s:%u", v->path, i);
-    return conn_new(map, v->h.stride, map, v->h.ring_size, GVS_SHM_S2C, peer,
-                    out);
+    return conn_new(map, v->h.stride, map, &v->h, GVS_SHM_S2C, peer, out);
 }
 
 static int ivs_accept(struct gvs_listener *l, struct gvs_conn **out)
@@ -463,9 +548,20 @@ static void ivs_listener_close(struct gvs_listener *l, int keep_path)
     gvs_free(v);
 }
 
+/* Zeroes the region without touching its pages: holes read as zeros
+ * and hold no memory until written (an area is mostly never used).
+ * Where the file system cannot punch holes, written over. */
+static void zero_region(struct ivs_listener *v)
+{
+    if (fallocate(v->file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                  (off_t)v->h.size) < 0)
+        memset(v->region, 0, v->h.size);
+}
+
 /* The region: created at the path (or taken over), sized and zeroed
- * (every slot free), its header written last; locked, so that a second gvsd on the same
- * path is refused rather than reformatting the first one's. */
+ * (every slot free), its header written last; locked, so that a second
+ * gvsd on the same path is refused rather than reformatting the first
+ * one's. */
 static int make_region(struct ivs_listener *v, const char *uri)
 {
     v->file = open(v->path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
@@ -480,14 +576,12 @@ static int make_region(struct ivs_listener *v, const char *uri)
                              "%s: %s is served by another gvsd", uri,
                              v->path);
     }
-    v->h = (struct gvs_ivs_header){
-        .magic = GVS_IVS_MAGIC,
-        .version = GVS_IVS_VERSION,
-        .ring_size = GVS_IVS_RING_DEFAULT,
-        .stride = gvs_ivs_stride(GVS_IVS_RING_DEFAULT),
-        .size = GVS_IVS_REGION_DEFAULT,
-        .slots = gvs_ivs_slots(GVS_IVS_REGION_DEFAULT, GVS_IVS_RING_DEFAULT),
-    };
+    if (gvs_ivs_layout(layout_slots, GVS_IVS_RING_DEFAULT, layout_area,
+                       &v->h) < 0) {
+        close(v->file);
+        return gvs_comm_fail(GVS_E_INVAL, 0, "%s: no region holds %u slots",
+                             uri, layout_slots);
+    }
     /* Sized, never cut first: a guest of an earlier gvsd may still map
      * the file, and QEMU would fault on pages a truncation took away.
      * Zeroed below instead, which ends whatever that guest had open. */
@@ -504,7 +598,7 @@ static int make_region(struct ivs_listener *v, const char *uri)
                              v->path);
     }
     v->region = p;
-    memset(v->region, 0, v->h.size);
+    zero_region(v);
     memcpy(v->region, &v->h, sizeof(v->h));
     atomic_thread_fence(memory_order_release);
     return 0;
@@ -557,8 +651,9 @@ static int check_header(const uint8_t *map, size_t len,
     memcpy(h, map, sizeof(*h));
     if (h->magic != GVS_IVS_MAGIC || h->version != GVS_IVS_VERSION ||
         !gvs_shm_ring_size_ok(h->ring_size) || h->slots == 0 ||
-        h->slots > GVS_IVS_SLOTS_MAX ||
-        h->stride != gvs_ivs_stride(h->ring_size) || h->size > len ||
+        h->slots > GVS_IVS_SLOTS_MAX || h->area % GVS_IVS_PAGE != 0 ||
+        h->size > len || h->area > h->size ||
+        h->stride != gvs_ivs_stride(h->ring_size, h->area) ||
         GVS_IVS_PAGE + (uint64_t)h->slots * h->stride > h->size)
         return GVS_E_PROTO;
     return 0;
@@ -596,7 +691,7 @@ static int open_slot(const char *uri, uint8_t *map, size_t len,
     char peer[GVS_PEER_MAX];
     snprintf(peer, sizeof(peer), "gvsd:%u", i);
     struct gvs_conn *c;
-    int rc = conn_new(map, len, slot, h->ring_size, GVS_SHM_C2S, peer, &c);
+    int rc = conn_new(map, len, slot, h, GVS_SHM_C2S, peer, &c);
     if (rc < 0)
         return rc;
     ensure_beating(c);

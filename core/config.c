@@ -227,6 +227,8 @@ static const struct {
      1, 127},
     {"tcp_ack_timeout_ms", offsetof(struct gvs_config, tcp_ack_timeout_ms), 0,
      86400000},
+    {"ivshmem_slots", offsetof(struct gvs_config, ivshmem_slots), 1,
+     GVS_IVSHMEM_SLOTS_MAX},
 };
 
 static int set_number(struct gvs_config *c, const char *key, const char *v,
@@ -275,6 +277,8 @@ static const struct {
     {"tcp_keepalive_interval_s", set_number},
     {"tcp_keepalive_count", set_number},
     {"tcp_ack_timeout_ms", set_number},
+    {"ivshmem_slots", set_number},
+    {"ivshmem_area", config_set_ivshmem_area},
 };
 
 void gvs_config_init(struct gvs_config *c)
@@ -289,6 +293,8 @@ void gvs_config_init(struct gvs_config *c)
     c->keepalive_ms = 30000;
     c->tcp_keepalive = (struct gvs_tcp_keepalive){60, 10, 6};
     c->tcp_ack_timeout_ms = 120000;
+    c->ivshmem_slots = 16;
+    c->ivshmem_area = 16ull << 20;
 }
 
 void gvs_config_free(struct gvs_config *c)

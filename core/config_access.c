@@ -219,6 +219,16 @@ int config_set_memory_quota(struct gvs_config *c, const char *key,
     return r;
 }
 
+int config_set_ivshmem_area(struct gvs_config *c, const char *key,
+                            const char *v, char *why)
+{
+    unsigned long long x;
+    int r = config_parse_size(key, v, 0, 16ull << 30, &x, why);
+    if (r == 0)
+        c->ivshmem_area = x;
+    return r;
+}
+
 int config_set_metrics_listen(struct gvs_config *c, const char *key,
                               const char *v, char *why)
 {

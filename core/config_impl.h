@@ -44,6 +44,8 @@ int config_set_allow_gid(struct gvs_config *c, const char *key, const char *v,
                          char *why);
 int config_set_idle_timeout(struct gvs_config *c, const char *key,
                             const char *v, char *why);
+int config_set_ivshmem_area(struct gvs_config *c, const char *key,
+                            const char *v, char *why);
 int config_set_keepalive(struct gvs_config *c, const char *key,
                          const char *v, char *why);
 int config_set_memory_quota(struct gvs_config *c, const char *key,

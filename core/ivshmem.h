@@ -6,12 +6,18 @@
  *   [0, PAGE)                        struct gvs_ivs_header (gvsd writes it)
  *   slot i at PAGE + i * stride:
  *     [0, PAGE)                      struct gvs_ivs_slot
- *     [PAGE, stride)                 an shm:// region (shm_ring.h): the
+ *     [PAGE, area_off)               an shm:// region (shm_ring.h): the
  *                                    control block, then the two rings
+ *     [area_off, stride)             the connection's data area
+ *                                    (gvs_conn_area), `area` bytes
  *
  * The region's size is a power of two, as a PCI BAR's is.  One region
  * serves one guest (its tenant); each process of the guest that connects
  * claims a free slot, so a guest has at most `slots` connections at once.
+ * The data area holds the connection's page-locked host memory: the
+ * client places it there, gvsd's worker pins its own mapping of the same
+ * pages, and a copy between it and the GPU is one DMA (the remoting
+ * layer's shared host memory, as shm:// shares memfds).
  *
  * A slot's life: FREE -> CLAIMED (the client, by compare-and-swap) ->
  * ACCEPTED (gvsd, after zeroing the rings' control block) -> FREE (gvsd's
@@ -35,13 +41,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gvs/comm.h"
 #include "shm_ring.h"
 
 #define GVS_IVS_MAGIC 0x49535647u /* "GVSI" */
-#define GVS_IVS_VERSION 1u
+#define GVS_IVS_VERSION 2u
 #define GVS_IVS_PAGE 4096u
-#define GVS_IVS_SLOTS_MAX 64u
-#define GVS_IVS_REGION_DEFAULT (64u << 20)
+#define GVS_IVS_SLOTS_MAX GVS_IVSHMEM_SLOTS_MAX
+#define GVS_IVS_SLOTS_DEFAULT 16u
+#define GVS_IVS_AREA_DEFAULT (16ull << 20)
 #define GVS_IVS_RING_DEFAULT (2u << 20)
 #define GVS_IVS_BEAT_MS 250u
 #define GVS_IVS_DEAD_MS 3000u
@@ -55,6 +63,7 @@ struct gvs_ivs_header {
     uint32_t ring_size;
     uint64_t stride; /* bytes from one slot to the next */
     uint64_t size;   /* the whole region */
+    uint64_t area;   /* bytes of each slot's data area, at area_off */
 };
 
 struct gvs_ivs_slot {
@@ -66,20 +75,23 @@ struct gvs_ivs_slot {
 _Static_assert(sizeof(struct gvs_ivs_header) <= GVS_IVS_PAGE, "header");
 _Static_assert(sizeof(struct gvs_ivs_slot) <= GVS_IVS_PAGE, "slot");
 
-/* The bytes from one slot to the next for rings of ring_size. */
-static inline uint64_t gvs_ivs_stride(uint32_t ring_size)
+/* Where a slot's data area starts, for rings of ring_size. */
+static inline uint64_t gvs_ivs_area_off(uint32_t ring_size)
 {
-    return GVS_IVS_PAGE + gvs_shm_region_size(ring_size);
+    uint64_t end = GVS_IVS_PAGE + gvs_shm_region_size(ring_size);
+    return (end + GVS_IVS_PAGE - 1) / GVS_IVS_PAGE * GVS_IVS_PAGE;
 }
 
-/* How many slots of rings of ring_size a region of size bytes holds,
- * at most GVS_IVS_SLOTS_MAX. */
-static inline uint32_t gvs_ivs_slots(uint64_t size, uint32_t ring_size)
+/* The bytes from one slot to the next. */
+static inline uint64_t gvs_ivs_stride(uint32_t ring_size, uint64_t area)
 {
-    uint64_t n = size > GVS_IVS_PAGE
-                     ? (size - GVS_IVS_PAGE) / gvs_ivs_stride(ring_size)
-                     : 0;
-    return n > GVS_IVS_SLOTS_MAX ? GVS_IVS_SLOTS_MAX : (uint32_t)n;
+    return gvs_ivs_area_off(ring_size) + area;
 }
+
+/* The header of a region of `slots` slots with rings of ring_size and
+ * data areas of at least area bytes (gvs_ivshmem_set_layout); GVS_E_INVAL
+ * when it would pass GVS_IVSHMEM_REGION_MAX. */
+int gvs_ivs_layout(uint32_t slots, uint32_t ring_size, uint64_t area,
+                   struct gvs_ivs_header *out);
 
 #endif

@@ -119,6 +119,16 @@ static int listen_one(const struct gvs_config *cfg, const char *uri,
     }
     if (local && (rc = make_socket_dir(uri, u.path)) < 0)
         return rc;
+    if (strcmp(u.scheme, "ivshmem") == 0 &&
+        (rc = gvs_ivshmem_set_layout(cfg->ivshmem_slots, cfg->ivshmem_area)) <
+            0) {
+        gvs_error("cannot listen on %s: %u slots (ivshmem_slots) of %llu "
+                  "bytes (ivshmem_area) pass the largest region, %llu GiB",
+                  uri, cfg->ivshmem_slots,
+                  (unsigned long long)cfg->ivshmem_area,
+                  GVS_IVSHMEM_REGION_MAX >> 30);
+        return rc;
+    }
     mode_t old = umask(0177);
     rc = gvs_listen(uri, l);
     umask(old);

@@ -1,10 +1,16 @@
-/* Descriptors the client passes beside its frames (session.h). */
+/* Descriptors the client passes beside its frames, and the data area of
+ * its connection (session.h). */
 #include <unistd.h>
 
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/spin.h"
 #include "session.h"
+
+int gvsd_area(struct gvs_session *s, void **base, size_t *len)
+{
+    return gvs_conn_area(s->conn, base, len);
+}
 
 /* Caller holds fd_lock. */
 static int claim(struct gvs_session *s, uint64_t tag, int *fd)

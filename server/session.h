@@ -246,6 +246,8 @@ const void *gvsd_session_peer(struct gvs_session *s, const char *name);
 
 /* fds.c: host API recv_fd, and the release of what is left at the end. */
 int gvsd_recv_fd(struct gvs_session *s, uint64_t tag, int *fd);
+/* host API area: the connection's data area (gvs_conn_area). */
+int gvsd_area(struct gvs_session *s, void **base, size_t *len);
 void gvsd_fds_close(struct gvs_session *s);
 
 /* liveness.c ------------------------------------------------------------

@@ -110,6 +110,11 @@ int gvs_client_wait(struct gvs_client *c, uint64_t id, struct gvs_buf *reply);
  * gvs_client_lock. */
 unsigned gvs_client_caps(struct gvs_client *c);
 
+/* The connection's data area in this process (gvs_conn_area), while
+ * the client is ready: *base, *len; GVS_E_NOTSUP without
+ * GVS_CONN_CAP_AREA.  Takes no lock. */
+int gvs_client_area(struct gvs_client *c, void **base, size_t *len);
+
 /* Caller holds the lock: passes descriptor fd (still the caller's) with
  * tag, ahead of the request that names the tag, which the server's
  * plugin then takes with host->recv_fd.  GVS_E_NOTSUP without

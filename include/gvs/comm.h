@@ -136,8 +136,29 @@ enum gvs_conn_cap {
     /* Descriptors pass to the peer (gvs_conn_send_fd), and with them
      * memory both processes can map. */
     GVS_CONN_CAP_FDS = 1u << 1,
+    /* The connection has a data area both sides map (gvs_conn_area):
+     * memory placed in it is shared with the peer without descriptors
+     * (ivshmem://, across a VM boundary). */
+    GVS_CONN_CAP_AREA = 1u << 2,
 };
 unsigned gvs_conn_caps(const struct gvs_conn *c);
+
+/* The connection's data area as this process maps it: *base, *len
+ * (page-aligned, len > 0), the same bytes the peer's gvs_conn_area
+ * gives it at its own address.  The area is the connection's alone;
+ * which of its bytes are in use is for the layers above to agree on.
+ * GVS_E_NOTSUP without GVS_CONN_CAP_AREA. */
+int gvs_conn_area(struct gvs_conn *c, void **base, size_t *len);
+
+/* The layout of the regions that later ivshmem:// listeners make
+ * (docs/vm.md): slots connections at once (1..GVS_IVSHMEM_SLOTS_MAX),
+ * each with a data area of at least area bytes (0: none), in the
+ * smallest region of a power-of-two size (a PCI BAR's) that holds them,
+ * the areas grown to fill it.  GVS_E_INVAL when the region would pass
+ * GVS_IVSHMEM_REGION_MAX.  Not thread-safe: set before listening. */
+#define GVS_IVSHMEM_SLOTS_MAX 64u
+#define GVS_IVSHMEM_REGION_MAX (64ull << 30)
+int gvs_ivshmem_set_layout(unsigned slots, uint64_t area);
 
 /* Passes descriptor fd (not taken: the caller still closes its copy)
  * with a tag the receiver checks.  Descriptors travel beside the frame

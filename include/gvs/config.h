@@ -69,6 +69,10 @@ struct gvs_config {
      * "tcp_ack_timeout_ms" (0: none) for gvs_conn_unanswered. */
     struct gvs_tcp_keepalive tcp_keepalive;
     unsigned tcp_ack_timeout_ms;
+    /* server: the regions of ivshmem:// listeners (gvs_ivshmem_set_layout,
+     * docs/vm.md): "ivshmem_slots", "ivshmem_area" bytes per slot. */
+    unsigned ivshmem_slots;
+    uint64_t ivshmem_area;
 };
 
 /* Fills *c with defaults (no listen, no plugins, max_frame default,
@@ -76,7 +80,8 @@ struct gvs_config {
  * max_handshakes_per_peer 16, socket_mode 0660,
  * keepalive 30000 ms, no tokens, no quota, no idle timeout; TCP
  * keepalive after 60 s, then every 10 s, 6 probes, and an ack timeout
- * of 120000 ms, so that a vanished peer is let go within 2 minutes). */
+ * of 120000 ms, so that a vanished peer is let go within 2 minutes;
+ * ivshmem regions of 16 slots with 16 MiB data areas). */
 void gvs_config_init(struct gvs_config *c);
 
 /* Parses text of length len into *c (on top of what it holds; later
@@ -102,7 +107,8 @@ void gvs_config_init(struct gvs_config *c);
  * tcp:// URI; metrics_sessions as insecure; tls_* non-empty paths.
  * tcp_keepalive_idle_s in 0..32767, tcp_keepalive_interval_s in
  * 1..32767, tcp_keepalive_count in 1..127 (the kernel's bounds),
- * tcp_ack_timeout_ms in 0..86400000. */
+ * tcp_ack_timeout_ms in 0..86400000, ivshmem_slots in
+ * 1..GVS_IVSHMEM_SLOTS_MAX, ivshmem_area a size in 0..16G. */
 int gvs_config_parse(struct gvs_config *c, const char *text, size_t len,
                      char *err, size_t errlen);
 

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 7u
+#define GVS_PLUGIN_ABI 8u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -74,6 +74,10 @@ struct gvs_host_api {
      * from then on.  Any plugin of the session may; any thread. */
     void (*report_gpu_uuid)(struct gvs_session *session, int device,
                             const uint8_t uuid[16]);
+    /* The data area of the session's connection as the worker maps it
+     * (gvs_conn_area: ivshmem://), which the client may write at any
+     * moment: *base, *len.  GVS_E_NOTSUP when it has none.  Any thread. */
+    int (*area)(struct gvs_session *session, void **base, size_t *len);
 };
 
 /* Device ordinals report_gpu_memory is shown for. */

@@ -129,9 +129,12 @@ struct gvs_remote_node {
 
 /* Shared host memory (backend/shared.c; docs/remoting.md, "Shared host
  * memory"): the wire form every API's ops carry alike.
- *   HOSTMEM_SHARE:   u64 tag (of the memfd sent ahead), u64 client
- *                    address, u64 size -> i32, u64 the device address
- *                    of the pinned mapping (on success)
+ *   HOSTMEM_SHARE:   u32 from, u64 at, u64 client address, u64 size
+ *                    -> i32, u64 the device address of the pinned
+ *                    mapping (on success).  from SHARE_FD: at is the tag
+ *                    of the memfd sent ahead; SHARE_AREA: at is the
+ *                    offset of the memory in the connection's data area
+ *                    (gvs_conn_area), which the worker maps already
  *   HOSTMEM_UNSHARE: u64 client address -> i32 (the device synchronized
  *                    first: no copy still reads or writes the region)
  *   MEMCPY_SHARED:   u64 stream, u32 flags, u32 kind, u64 device
@@ -141,6 +144,7 @@ enum {
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
 };
 enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
+enum { GVS_REMOTE_SHARE_FD = 0u, GVS_REMOTE_SHARE_AREA = 1u };
 
 /* What an API plugin gives the layer to pin, copy and unpin the regions
  * it receives, in its own codes. */

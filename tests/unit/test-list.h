@@ -26,6 +26,7 @@
     TEST_ENTRY(config_load)                                                  \
     TEST_ENTRY(config_load_default)                                          \
     TEST_ENTRY(config_tcp_keys)                                              \
+    TEST_ENTRY(config_ivshmem_keys)                                          \
     TEST_ENTRY(config_alloc_failure)                                         \
     TEST_ENTRY(config_access_keys)                                           \
     /* core/proto */                                                         \
@@ -83,6 +84,7 @@
     TEST_ENTRY(ivshmem_peer_killed)                                          \
     TEST_ENTRY(ivshmem_slots)                                                \
     TEST_ENTRY(ivshmem_no_answer)                                            \
+    TEST_ENTRY(ivshmem_area)                                                 \
     TEST_ENTRY(ivshmem_hostile)                                              \
     TEST_ENTRY(unix_fd_pass)                                                 \
     TEST_ENTRY(unix_fd_timeout)                                              \

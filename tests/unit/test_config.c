@@ -254,6 +254,36 @@ TEST_IMPL(config_tcp_keys)
     return 0;
 }
 
+/* The ivshmem:// region's keys: defaults, bounds, sizes; a refused line
+ * leaves what the lines before set. */
+TEST_IMPL(config_ivshmem_keys)
+{
+    static const struct {
+        const char *text;
+        int rc;
+        unsigned slots;
+        uint64_t area;
+    } cases[] = {
+        {"", 0, 16, 16u << 20},
+        {"ivshmem_slots = 64\nivshmem_area = 1G\n", 0, 64, 1u << 30},
+        {"ivshmem_area = 0", 0, 16, 0},
+        {"ivshmem_slots = 1\nivshmem_slots = 0", GVS_E_CONFIG, 1, 16u << 20},
+        {"ivshmem_slots = 65", GVS_E_CONFIG, 16, 16u << 20},
+        {"ivshmem_area = 4K\nivshmem_area = 17G", GVS_E_CONFIG, 16, 4096},
+        {"ivshmem_area = lots", GVS_E_CONFIG, 16, 16u << 20},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct gvs_config c;
+        char why[128];
+        gvs_config_init(&c);
+        ASSERT_EQ(parse(&c, cases[i].text, why), cases[i].rc);
+        ASSERT_EQ(c.ivshmem_slots, cases[i].slots);
+        ASSERT_EQ(c.ivshmem_area, cases[i].area);
+        gvs_config_free(&c);
+    }
+    return 0;
+}
+
 TEST_IMPL(config_alloc_failure)
 {
     const char *text = "listen = unix:///tmp/a\nplugin = cudart\n"

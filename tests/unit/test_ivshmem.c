@@ -200,8 +200,7 @@ TEST_IMPL(ivshmem_slots)
     struct gvs_conn *client[GVS_IVS_SLOTS_MAX], *server[GVS_IVS_SLOTS_MAX];
     ivs_uri(uri, sizeof(uri), NULL, 0, "slots");
     ASSERT_EQ(gvs_listen(uri, &l), 0);
-    uint32_t n = gvs_ivs_slots(GVS_IVS_REGION_DEFAULT, GVS_IVS_RING_DEFAULT);
-    ASSERT_GT(n, 1);
+    uint32_t n = GVS_IVS_SLOTS_DEFAULT;
     for (uint32_t i = 0; i < n; i++) {
         struct test_connector k;
         ASSERT_EQ(test_connector_start(&k, uri), 0);
@@ -265,6 +264,76 @@ TEST_IMPL(ivshmem_no_answer)
     return 0;
 }
 
+/* The data areas: each connection has its own, the same bytes on both
+ * sides, page-aligned, as large as the layout makes them; layouts past
+ * the largest region are refused. */
+TEST_IMPL(ivshmem_area)
+{
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b, *c, *d;
+    struct gvs_ivs_header h;
+    ASSERT_EQ(gvs_ivshmem_set_layout(0, 0), GVS_E_INVAL);
+    ASSERT_EQ(gvs_ivshmem_set_layout(GVS_IVSHMEM_SLOTS_MAX + 1, 0),
+              GVS_E_INVAL);
+    ASSERT_EQ(gvs_ivshmem_set_layout(64, 2ull << 30), GVS_E_INVAL);
+    ASSERT_EQ(gvs_ivs_layout(2, GVS_IVS_RING_DEFAULT, 1 << 20, &h), 0);
+    ASSERT_EQ(h.size, 16u << 20);
+    ASSERT_GE(h.area, 1u << 20);
+    ASSERT_EQ(h.area % GVS_IVS_PAGE, 0);
+    ASSERT_LE(GVS_IVS_PAGE + 2 * h.stride, h.size);
+    ASSERT_GT(GVS_IVS_PAGE + 2 * (h.stride + GVS_IVS_PAGE), h.size);
+    ASSERT_EQ(gvs_ivshmem_set_layout(2, 1 << 20), 0);
+    ivs_uri(uri, sizeof(uri), NULL, 0, "area");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT_EQ(pair_on(l, uri, &a, &b), 0);
+    ASSERT_EQ(pair_on(l, uri, &c, &d), 0);
+    void *pa, *pb, *pc, *pd;
+    size_t na, nb, nc, nd;
+    ASSERT(gvs_conn_caps(a) & GVS_CONN_CAP_AREA);
+    ASSERT(gvs_conn_caps(b) & GVS_CONN_CAP_AREA);
+    ASSERT_EQ(gvs_conn_area(a, &pa, &na), 0);
+    ASSERT_EQ(gvs_conn_area(b, &pb, &nb), 0);
+    ASSERT_EQ(gvs_conn_area(c, &pc, &nc), 0);
+    ASSERT_EQ(gvs_conn_area(d, &pd, &nd), 0);
+    ASSERT_EQ(na, h.area);
+    ASSERT_EQ(nb, na);
+    ASSERT_EQ(nc, na);
+    ASSERT_EQ(nd, na);
+    ASSERT_EQ((uintptr_t)pa % GVS_IVS_PAGE, 0);
+    ASSERT_EQ((uintptr_t)pb % GVS_IVS_PAGE, 0);
+    /* Both sides see the other's bytes, at both ends of the area; the
+     * other connection's area is not touched. */
+    uint8_t *ua = pa, *ub = pb, *uc = pc, *ud = pd;
+    memset(ua, 0x5a, 4096);
+    ua[na - 1] = 0x33;
+    ub[8192] = 0x77;
+    ASSERT_EQ(ub[0], 0x5a);
+    ASSERT_EQ(ub[4095], 0x5a);
+    ASSERT_EQ(ub[nb - 1], 0x33);
+    ASSERT_EQ(ua[8192], 0x77);
+    ASSERT_EQ(uc[0], 0);
+    ASSERT_EQ(ud[nd - 1], 0);
+    /* Connections without an area say so. */
+    char uuri[160];
+    struct gvs_listener *ul;
+    struct gvs_conn *plain[2];
+    test_unix_uri(uuri, sizeof(uuri), NULL, 0, "noarea");
+    ASSERT_EQ(test_conn_pair(uuri, &ul, &plain[0], &plain[1]), 0);
+    ASSERT_EQ(gvs_conn_caps(plain[0]) & GVS_CONN_CAP_AREA, 0);
+    ASSERT_EQ(gvs_conn_area(plain[0], &pa, &na), GVS_E_NOTSUP);
+    ASSERT(pa == NULL);
+    gvs_conn_close(plain[0]);
+    gvs_conn_close(plain[1]);
+    gvs_listener_close(ul, 0);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_conn_close(c);
+    gvs_conn_close(d);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
 /* What a guest may write: a header that lies, a state word gvsd does
  * not know, a ring counter past the ring; a file left at the path; and
  * a second gvsd on the same path.  Each fails alone; the listener goes
@@ -298,12 +367,15 @@ TEST_IMPL(ivshmem_hostile)
         int wide;
     } lies[] = {
         {offsetof(struct gvs_ivs_header, magic), 0x12345678, 0},
-        {offsetof(struct gvs_ivs_header, version), 2, 0},
+        {offsetof(struct gvs_ivs_header, version), 1, 0},
         {offsetof(struct gvs_ivs_header, slots), 0, 0},
         {offsetof(struct gvs_ivs_header, slots), 1000, 0},
         {offsetof(struct gvs_ivs_header, ring_size), 3000, 0},
         {offsetof(struct gvs_ivs_header, stride), 4096, 1},
         {offsetof(struct gvs_ivs_header, size), (uint64_t)len * 2, 1},
+        {offsetof(struct gvs_ivs_header, area), keep.area + 1, 1},
+        {offsetof(struct gvs_ivs_header, area), keep.area + 4096, 1},
+        {offsetof(struct gvs_ivs_header, area), (uint64_t)len * 4, 1},
     };
     for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
         *h = keep;

@@ -424,8 +424,12 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_THREAD_CAPTURE_MODE, "i", {1}, 0},
     {CUDA_OP_GRAPH_DOT_PRINT, "qi", {H, 0}, 0},
     /* Shared host memory: no descriptor comes (the harness's host passes
-     * none), no region is shared, so nothing is mapped or copied. */
-    {CUDA_OP_HOSTMEM_SHARE, "qqq", {1, 0x10000000, 4096}, 0},
+     * none); a page of the harness's 64 KiB data area is shared (each
+     * bit flip of its offset or size leaves the area or a page's
+     * alignment, or is another page), unshared, and then no region is,
+     * so nothing is copied. */
+    {CUDA_OP_HOSTMEM_SHARE, "iqqq", {0, 1, 0x10000000, 4096}, 0},
+    {CUDA_OP_HOSTMEM_SHARE, "iqqq", {1, 61440, 0x10000000, 4096}, 0},
     {CUDA_OP_HOSTMEM_UNSHARE, "q", {0x10000000}, 0},
     {CUDA_OP_MEMCPY_SHARED, "qiiqqq", {0, 1, 1, H, 0x10000000, 4}, 0},
     /* A posted copy from a range that is no device memory, on a stream

@@ -1,13 +1,13 @@
 /*
  * cuda.mock_hostcopy: copies between device memory and host memory
  * through the driver frontend (gvs_remote.h, "Shared host memory").
- * Over shm:// and unix:// page-locked memory (cuMemHostAlloc) is shared with the
- * worker: cuMemHostGetDevicePointer answers, and a copy from or to it is
- * one round trip that carries none of its bytes; pageable copies go
- * through the staging region, their bytes not through the connection
- * either.  Over the other transports the bytes travel, a large
- * device-to-host copy in pipelined pieces.  Either way the
- * bytes arrive, and a bad device range is reported at once.  Prints
+ * Over shm://, unix:// and ivshmem:// page-locked memory (cuMemHostAlloc)
+ * is shared with the worker: cuMemHostGetDevicePointer answers, and a
+ * copy from or to it is one round trip that carries none of its bytes;
+ * pageable copies go through the staging region, their bytes not
+ * through the connection either.  Over the other transports the bytes
+ * travel, a large device-to-host copy in pipelined pieces.  Either way
+ * the bytes arrive, and a bad device range is reported at once.  Prints
  * "ok".
  */
 #include <stdlib.h>
@@ -285,9 +285,11 @@ int main(void)
     CUcontext ctx;
     CUdeviceptr d;
     const char *uri = getenv("GVS_SERVER");
-    /* shm:// and unix:// share memory with the worker. */
-    int shm = uri != NULL &&
-              (strncmp(uri, "shm://", 6) == 0 || strncmp(uri, "unix://", 7) == 0);
+    /* shm:// and unix:// share memory with the worker, ivshmem:// in its
+     * slot's data area. */
+    int shm = uri != NULL && (strncmp(uri, "shm://", 6) == 0 ||
+                              strncmp(uri, "unix://", 7) == 0 ||
+                              strncmp(uri, "ivshmem://", 10) == 0);
     stats_init();
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));

@@ -61,6 +61,19 @@ static const void *host_peer(struct gvs_session *session, const char *name)
     return layer->peer_api(layer_state);
 }
 
+/* A data area of the session's connection, as ivshmem:// gives one:
+ * requests that place shared memory in it are checked against its
+ * bounds. */
+static _Alignas(65536) uint8_t area[65536];
+
+static int host_area(struct gvs_session *session, void **base, size_t *len)
+{
+    (void)session;
+    *base = area;
+    *len = sizeof(area);
+    return 0;
+}
+
 /* The plugin keeps a pointer to it while the session is open. */
 static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
                                    .log = host_log,
@@ -68,7 +81,8 @@ static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
                                    .report_memory = host_report_memory,
                                    .peer = host_peer,
                                    .report_gpu_memory = host_report_gpu_memory,
-                                   .report_gpu_uuid = host_report_gpu_uuid};
+                                   .report_gpu_uuid = host_report_gpu_uuid,
+                                   .area = host_area};
 
 int harness_mock_arg(int argc, char **argv)
 {

@@ -4,7 +4,8 @@ with a private gvsd whose plugin dir holds the mock-backed gvs-cudart.so,
 and runs it against our libcudart.so.13.
 
 usage: run_mock_e2e.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR NVCC SOURCE
-                      [--transport unix|shm|tcp|tls] [--gvsd-arg ARG]...
+                      [--transport unix|shm|tcp|tls|ivshmem]
+                      [--gvsd-arg ARG]...
                       [--env NAME=VALUE]... [--arg ARG]...
 --transport picks the communicator (unix by default; tls: on a free
 loopback port, with mutual TLS and throwaway certificates from
@@ -28,7 +29,8 @@ def parse(argv):
     ap = argparse.ArgumentParser()
     for name in ("gvsd", "plugin_dir", "frontend_dir", "nvcc", "source"):
         ap.add_argument(name)
-    ap.add_argument("--transport", choices=("unix", "shm", "tcp", "tls"),
+    ap.add_argument("--transport",
+                    choices=("unix", "shm", "tcp", "tls", "ivshmem"),
                     default="unix")
     ap.add_argument("--gvsd-arg", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])

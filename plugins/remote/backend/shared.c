@@ -1,7 +1,8 @@
 /*
- * Host memory the client shares with the worker (shm:// sessions only;
- * remote_be.h, "Shared host memory"): sealed memfds the frontend passes,
- * mapped here and pinned by the API plugin that received them, so that a
+ * Host memory the client shares with the worker (remote_be.h, "Shared
+ * host memory"): sealed memfds the frontend passes (shm://, unix://),
+ * mapped here, or extents of the connection's data area (ivshmem://),
+ * mapped here already; pinned by the API plugin that received them, so that a
  * copy between the GPU and such memory is one DMA (docs/remoting.md,
  * "Shared host memory").  One table for the session, whichever API
  * shared a region: a copy through the driver API finds a region the
@@ -29,6 +30,7 @@
 struct region {
     uint64_t size;
     void *p;      /* the worker's mapping */
+    int mapped;   /* p is a mapping of its own (a memfd's), else in the area */
     uint64_t dev; /* its device address, 0 for none */
     const struct gvs_remote_pinner *pinner;
 };
@@ -102,10 +104,11 @@ static void *map_at(int fd, uint64_t addr, uint64_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static int32_t share(const struct gvs_remote_pinner *pn, int fd,
+/* The memfd fd mapped here, or with fd -1 the worker's memory at area. */
+static int32_t share(const struct gvs_remote_pinner *pn, int fd, void *area,
                      uint64_t addr, uint64_t size, uint64_t *dev)
 {
-    if (!memfd_ok(fd, size))
+    if (fd >= 0 && !memfd_ok(fd, size))
         return pn->invalid;
     int32_t e = pn->success;
     pthread_rwlock_wrlock(&lock);
@@ -120,12 +123,12 @@ static int32_t share(const struct gvs_remote_pinner *pn, int fd,
     if (e != pn->success)
         return e;
     struct region *r = gvs_malloc(sizeof(*r));
-    void *p = r != NULL ? map_at(fd, addr, size) : NULL;
+    void *p = r == NULL ? NULL : fd >= 0 ? map_at(fd, addr, size) : area;
     e = p != NULL ? pn->pin(p, size, dev) : pn->nomem;
     int pinned = e == pn->success;
     pthread_rwlock_wrlock(&lock);
     if (pinned) {
-        *r = (struct region){size, p, *dev, pn};
+        *r = (struct region){size, p, fd >= 0, *dev, pn};
         if (gvs_u64map_put(&regions, addr, r) < 0)
             e = pn->nomem;
     }
@@ -135,11 +138,25 @@ static int32_t share(const struct gvs_remote_pinner *pn, int fd,
     if (e != pn->success) {
         if (pinned)
             pn->unpin(p, size);
-        if (p != NULL)
+        if (p != NULL && fd >= 0)
             munmap(p, size);
         gvs_free(r);
     }
     return e;
+}
+
+/* The worker's address of [off, off + size) of the data area, NULL when
+ * that is not inside it.  The client may write the area at any moment;
+ * only its bounds, which are the worker's own, are trusted. */
+static void *in_area(uint64_t off, uint64_t size, uint64_t page)
+{
+    void *base;
+    size_t len;
+    if (host == NULL || host->area == NULL ||
+        host->area(session, &base, &len) < 0 || off % page != 0 ||
+        off > len || size > len - off)
+        return NULL;
+    return (uint8_t *)base + off;
 }
 
 /* The descriptor is taken before anything is checked, so that a refused
@@ -148,24 +165,34 @@ int remote_be_hostmem_share(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t tag, addr, size, dev = 0;
-    apigen_get_u64(&c, &tag);
+    uint32_t from;
+    uint64_t at, addr, size, dev = 0;
+    apigen_get_u32(&c, &from);
+    apigen_get_u64(&c, &at);
     apigen_get_u64(&c, &addr);
     apigen_get_u64(&c, &size);
     if (apigen_end(&c) < 0)
         return c.rc;
+    if (from != GVS_REMOTE_SHARE_FD && from != GVS_REMOTE_SHARE_AREA)
+        return GVS_E_PROTO;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     int fd = -1;
-    int rc = host != NULL && host->recv_fd != NULL
-                 ? host->recv_fd(session, tag, &fd)
-                 : GVS_E_NOTSUP;
+    void *area = NULL;
+    int rc = GVS_E_NOTSUP;
+    if (from == GVS_REMOTE_SHARE_FD && host != NULL && host->recv_fd != NULL)
+        rc = host->recv_fd(session, at, &fd);
     if (rc < 0 && rc != GVS_E_NOTSUP)
         return rc;
-    int32_t e = rc < 0 ? pn->notsup : pn->enter(call);
-    if (e == pn->success && (size == 0 || addr + size < addr ||
-                             addr % (uint64_t)sysconf(_SC_PAGESIZE) != 0))
+    int32_t e = from == GVS_REMOTE_SHARE_FD && rc < 0 ? pn->notsup
+                                                      : pn->enter(call);
+    if (e == pn->success &&
+        (size == 0 || addr + size < addr || addr % page != 0))
+        e = pn->invalid;
+    if (e == pn->success && from == GVS_REMOTE_SHARE_AREA &&
+        (area = in_area(at, size, page)) == NULL)
         e = pn->invalid;
     if (e == pn->success)
-        e = share(pn, fd, addr, size, &dev);
+        e = share(pn, fd, area, addr, size, &dev);
     if (fd >= 0)
         close(fd);
     apigen_put_i32(&c, e);
@@ -177,7 +204,8 @@ int remote_be_hostmem_share(struct gvs_call *call,
 static void release(struct region *r)
 {
     r->pinner->unpin(r->p, r->size);
-    munmap(r->p, r->size);
+    if (r->mapped)
+        munmap(r->p, r->size);
     gvs_free(r);
 }
 

@@ -52,7 +52,8 @@ EXPORT int gvs_remote_device_attr(int device, int attr, int *value)
 EXPORT int gvs_remote_maps_host_memory(void)
 {
     struct gvs_client *cl;
-    return gvs_client_get(&cl) == 0 && (gvs_client_caps(cl) & GVS_CONN_CAP_FDS) != 0;
+    return gvs_client_get(&cl) == 0 &&
+           (gvs_client_caps(cl) & (GVS_CONN_CAP_FDS | GVS_CONN_CAP_AREA)) != 0;
 }
 
 EXPORT void gvs_remote_device_attr_keep(int device, int attr, int *pvalue)

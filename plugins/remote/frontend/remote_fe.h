@@ -62,10 +62,19 @@ void remote_fe_posted_forget(const void *host, size_t len);
 int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
                              const struct gvs_buf *req);
 
+/* area.c: the connection's data area (GVS_CONN_CAP_AREA), in extents of
+ * whole pages.  take: len bytes of it, zeroed, at *p (offset *off in the
+ * area); GVS_E_NOTSUP without an area, GVS_E_NOMEM when no gap holds
+ * len.  give: returns the extent at p; 0 if p is not one. */
+int remote_fe_area_take(struct gvs_client *cl, size_t len, void **p,
+                        uint64_t *off);
+int remote_fe_area_give(const void *p);
+
 /* shared.c: shared host memory (gvs_remote.h).  Whether the session's
- * connection can share memory. */
+ * connection can share memory (by descriptor or in its data area). */
 int remote_fe_shared_possible(const struct gvs_remote_shared *sh);
-/* Maps size bytes of fresh zeroed memory here and in the backend: *p
+/* Maps size bytes of fresh zeroed memory here and in the backend (a
+ * memfd, or an extent of the connection's data area): *p
  * (page-aligned), *dev the device address of the backend's pinned
  * mapping (0 when CUDA gave none).  The API's result: sh->notsup when
  * the connection cannot share memory. */

@@ -1,7 +1,8 @@
 /* Shared host memory, the client's side (gvs_remote.h, "Shared host
  * memory"): sealed memfds mapped here and passed to the backend, which
- * maps and pins them; copies between them and the GPU name a client
- * address and move no byte over the connection. */
+ * maps and pins them, or extents of the connection's data area (area.c),
+ * which the backend maps already and pins; copies between them and the
+ * GPU name a client address and move no byte over the connection. */
 #include "remote_fe.h"
 
 #include <fcntl.h>
@@ -24,11 +25,16 @@ static int32_t failure(const struct gvs_remote_shared *sh, int rc)
     return rc == GVS_E_NOMEM ? sh->api->nomem : sh->api->transport_error(rc);
 }
 
+static int can_share(struct gvs_client *cl)
+{
+    return (gvs_client_caps(cl) & (GVS_CONN_CAP_FDS | GVS_CONN_CAP_AREA)) !=
+           0;
+}
+
 int remote_fe_shared_possible(const struct gvs_remote_shared *sh)
 {
     struct gvs_client *cl;
-    return sh->api->client(&cl) == sh->api->success &&
-           (gvs_client_caps(cl) & GVS_CONN_CAP_FDS) != 0;
+    return sh->api->client(&cl) == sh->api->success && can_share(cl);
 }
 
 /* Sealed against shrinking and growing: the backend maps it too, and a
@@ -47,25 +53,30 @@ static int make_memfd(size_t len)
     return fd;
 }
 
-/* Caller holds the client lock.  Sends the descriptor, then the request
- * naming it: the descriptor is there when the backend reads the
- * request.  Plain gvs_client_send_locked: the caller has sent what must
- * go ahead of a device op (api->before_send_locked), or is part of it. */
+/* Caller holds the client lock.  Sends the descriptor (fd >= 0), then
+ * the request naming it: the descriptor is there when the backend reads
+ * the request; or, for fd -1, the request naming the extent at offset
+ * off of the data area.  Plain gvs_client_send_locked: the caller has
+ * sent what must go ahead of a device op (api->before_send_locked), or
+ * is part of it. */
 static int send_share_locked(const struct gvs_remote_shared *sh,
-                             struct gvs_client *cl, int fd, void *p,
-                             size_t len, uint64_t *id)
+                             struct gvs_client *cl, int fd, uint64_t off,
+                             void *p, size_t len, uint64_t *id)
 {
-    uint64_t tag = atomic_fetch_add(&next_tag, 1);
+    uint64_t tag = fd >= 0 ? atomic_fetch_add(&next_tag, 1) : off;
     struct gvs_buf *req = gvs_buf_new(32);
     if (req == NULL)
         return GVS_E_NOMEM;
-    int rc = gvs_buf_put_u64(req, tag);
+    int rc = gvs_buf_put_u32(req, fd >= 0 ? GVS_REMOTE_SHARE_FD
+                                          : GVS_REMOTE_SHARE_AREA);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(req, tag);
     if (rc == 0)
         rc = gvs_buf_put_u64(req, (uint64_t)(uintptr_t)p);
     if (rc == 0)
         rc = gvs_buf_put_u64(req, len);
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
-    if (rc == 0)
+    if (rc == 0 && fd >= 0)
         rc = gvs_client_send_fd_locked(cl, fd, tag);
     if (rc == 0)
         rc = gvs_client_send_locked(cl, sh->api->plugin, sh->share, 0, &iov,
@@ -74,16 +85,45 @@ static int send_share_locked(const struct gvs_remote_shared *sh,
     return rc;
 }
 
+static int32_t area_start_locked(const struct gvs_remote_shared *sh,
+                                  struct gvs_client *cl, size_t len,
+                                  struct remote_fe_shared_pending *out)
+{
+    void *p;
+    uint64_t off;
+    int rc = remote_fe_area_take(cl, len, &p, &off);
+    if (rc == 0) {
+        rc = send_share_locked(sh, cl, -1, off, p, len, &out->id);
+        if (rc < 0)
+            remote_fe_area_give(p);
+    }
+    if (rc < 0)
+        return rc == GVS_E_NOTSUP ? sh->notsup : failure(sh, rc);
+    out->sh = sh;
+    out->p = p;
+    out->len = len;
+    return sh->api->success;
+}
+
+/* Returns memory of start_locked: to the area, else unmapped. */
+static void release(void *p, size_t len)
+{
+    if (!remote_fe_area_give(p))
+        munmap(p, len);
+}
+
 int32_t remote_fe_shared_start_locked(const struct gvs_remote_shared *sh,
                                       struct gvs_client *cl, size_t size,
                                       struct remote_fe_shared_pending *out)
 {
-    if (!(gvs_client_caps(cl) & GVS_CONN_CAP_FDS))
+    if (!can_share(cl))
         return sh->notsup;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (size == 0 || size > SIZE_MAX - page)
         return sh->api->invalid;
     size_t len = (size + page - 1) / page * page;
+    if (!(gvs_client_caps(cl) & GVS_CONN_CAP_FDS))
+        return area_start_locked(sh, cl, len, out);
     int fd = make_memfd(len);
     void *m = fd < 0 ? MAP_FAILED
                      : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -93,7 +133,7 @@ int32_t remote_fe_shared_start_locked(const struct gvs_remote_shared *sh,
             close(fd);
         return sh->api->nomem;
     }
-    int rc = send_share_locked(sh, cl, fd, m, len, &out->id);
+    int rc = send_share_locked(sh, cl, fd, 0, m, len, &out->id);
     close(fd);
     if (rc < 0) {
         munmap(m, len);
@@ -125,7 +165,7 @@ int32_t remote_fe_shared_finish(struct gvs_client *cl,
     }
     gvs_buf_free(rep);
     if (e != api->success) {
-        munmap(s->p, s->len);
+        release(s->p, s->len);
         return e;
     }
     /* The backend's pinning has allocated every page; mapping them here
@@ -197,7 +237,7 @@ int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
     if (req != NULL && gvs_buf_put_u64(req, (uint64_t)(uintptr_t)p) == 0)
         e = remote_fe_round_trip(sh, sh->unshare, req);
     gvs_buf_free(req);
-    munmap(p, len);
+    release(p, len);
     return e;
 }
 

@@ -156,7 +156,7 @@ gvs_remote_staging_kick_locked(const struct gvs_remote_shared *sh,
     if (atomic_load(&state) != UNTRIED)
         return;
     int32_t e = sh->notsup;
-    if (gvs_client_caps(cl) & GVS_CONN_CAP_FDS)
+    if (gvs_client_caps(cl) & (GVS_CONN_CAP_FDS | GVS_CONN_CAP_AREA))
         e = remote_fe_shared_start_locked(sh, cl,
                                           STAGING_SLOTS * STAGING_SLOT,
                                           &pending);
