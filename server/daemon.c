@@ -150,6 +150,11 @@ static int listen_one(const struct gvs_config *cfg, const char *uri,
         *l = NULL;
         return GVS_E_IO;
     }
+    struct stat st;
+    if (strcmp(u.scheme, "ivshmem") == 0 && stat(u.path, &st) == 0)
+        gvs_info("%s: a region of %lld MiB (QEMU's size=%lldM), %u slots",
+                 uri, (long long)st.st_size >> 20,
+                 (long long)st.st_size >> 20, cfg->ivshmem_slots);
     return 0;
 }
 

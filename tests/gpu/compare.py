@@ -4,8 +4,9 @@
 The program's stdout and exit status must be identical.  In --mode gpu both
 runs must also succeed (exit 0); in --mode e2e (a machine without a GPU)
 they must fail the same way.  Through gvs the program runs with `gvs run`:
-over a private Unix-socket gvsd, or over TCP or shared memory to a gvsd
-this script starts.  --transport takes a comma-separated list: the
+over a private Unix-socket gvsd, or over TCP, shared memory or a guest's
+ivshmem region (its client a process of this host) to a gvsd this
+script starts.  --transport takes a comma-separated list: the
 program then runs through gvs once per transport, each run compared with
 the one native run.  --gvsd-arg gives that gvsd an argument (a memory
 quota, a device list), and then a gvsd is started here over unix too;
@@ -75,14 +76,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_gvsd(gvsd, transport, extra):
+# ivshmem: a guest's region, its client here a process of the host; on
+# tmpfs, as docs/vm.md has it, so that the worker can pin its pages; and
+# with data areas that hold what the GPU tests pin (sparse: a page takes
+# memory once written).
+IVSHMEM_DIR = "/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp"
+IVSHMEM_CONFIG = "ivshmem_slots = 16\nivshmem_area = 512M\n"
+
+
+def start_gvsd(gvsd, transport, extra, mode):
+    conf = []
     if transport == "tcp":
         uri = f"tcp://127.0.0.1:{free_port()}"
+    elif transport == "ivshmem":
+        uri = f"ivshmem://{IVSHMEM_DIR}/gvs-compare-{os.getpid()}.region"
+        if mode == "gpu":
+            path = f"/tmp/gvs-compare-{os.getpid()}.conf"
+            with open(path, "w") as f:
+                f.write(IVSHMEM_CONFIG)
+            conf = ["--config", path]
     else:
         uri = f"{transport}:///tmp/gvs-compare-{os.getpid()}.sock"
     r, w = os.pipe()
     proc = subprocess.Popen([gvsd, "--listen", uri, "--ready-fd", str(w)] +
-                            extra, pass_fds=(w,), env=native_env())
+                            conf + extra, pass_fds=(w,), env=native_env())
     os.close(w)
     with os.fdopen(r) as ready:
         if ready.read().strip() != "ready":
@@ -132,7 +149,7 @@ def main():
 def transports(text):
     names = text.split(",")
     for n in names:
-        if n not in ("unix", "tcp", "shm"):
+        if n not in ("unix", "tcp", "shm", "ivshmem"):
             raise argparse.ArgumentTypeError(f"unknown transport {n!r}")
     return names
 
@@ -144,7 +161,7 @@ def via_gvs(a, prog, transport, native, t_native, nogpu):
     cmd = [nogpu] if nogpu else []
     cmd += [a.gvs, "run"]
     if transport != "unix" or nogpu or a.gvsd_arg or COPIES > 1:
-        daemon, uri = start_gvsd(a.gvsd, transport, a.gvsd_arg)
+        daemon, uri = start_gvsd(a.gvsd, transport, a.gvsd_arg, a.mode)
         cmd += ["--server", uri]
     try:
         via, t_via = run(cmd + ["--"] + prog, native_env())
@@ -152,6 +169,8 @@ def via_gvs(a, prog, transport, native, t_native, nogpu):
         if daemon is not None:
             daemon.terminate()
             daemon.wait(timeout=30)
+        if os.path.exists(f"/tmp/gvs-compare-{os.getpid()}.conf"):
+            os.unlink(f"/tmp/gvs-compare-{os.getpid()}.conf")
 
     name = os.path.basename(prog[0])
     print(f"{name}: native rc={native.returncode} {t_native:.3f}s, "
