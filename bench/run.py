@@ -27,12 +27,21 @@ and back (s2c).  The copy rates of unix, tcp and tls are also given as a
 share of the direction they use ("of socket": h2d of c2s, d2h of s2c), the
 part of the socket a copy through gvs achieves.
 
+Copies at every size (bench/sweep.cu): a table per kind of copy (pinned
+and pageable, each direction, device to device; cudaMemcpy and
+cudaMemcpyAsync), a row per power of two from 4 B to 512 MiB, each cell
+the rate, its ratio to native and the CPU seconds per GB moved (the
+program's, and for gvs gvsd's and its workers' too); then a pipeline of
+blocks of 64 KiB to 16 MiB on 4 streams.  --json FILE also writes every
+median, which bench/sweep_plot.py draws.
+
 tls runs on loopback with throwaway certificates made for the run
 (bench/tls_certs.py, in a temporary directory): gvsd asks for the client's
 certificate (mutual TLS), given to the program through GVS_TLS_*.
 """
 import argparse
 import contextlib
+import json
 import os
 import socket
 import statistics
@@ -41,6 +50,7 @@ import sys
 import tempfile
 import time
 
+import sweep_table
 import tls_certs
 
 APPS = ("histogram", "matrixMul", "scalarProd")
@@ -112,6 +122,9 @@ class Target:
 
     def start(self, prog):
         env = native_env()
+        if self.daemon:
+            # The sweep's CPU cost counts gvsd's and its workers' time.
+            env["GVS_BENCH_SERVER_PID"] = str(self.daemon.pid)
         if self.tls:
             env.update(tls_certs.client_env(self.tls.certs))
         return subprocess.Popen(self.cmd(prog), env=env,
@@ -200,6 +213,7 @@ def measure_round(target, bench_dir, quick=False):
         concurrent(target, micro, res, CLIENTS[2:])
         return res
     res = run(target, micro)
+    res.update(run(target, [os.path.join(bench_dir, "sweep")]))
     for app in APPS:
         res[app] = run(target, [os.path.join(bench_dir, app)])[app]
     res.update(run(target, [os.path.join(bench_dir, "libs")]))
@@ -297,6 +311,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="launch + synchronize, stream overlap, 16 and 64 "
                          "clients and the idle sessions only")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write every median here (bench/sweep_plot.py)")
     a = ap.parse_args()
     sock_dir = bench_dir = os.path.join(a.build, "bench")
     if a.level == "driver":
@@ -331,6 +347,8 @@ def main():
     print("|---|---|" + "---|" * (len(names) - 1))
     socket_done = False
     for metric, (nat, unit) in results["native"].items():
+        if sweep_table.is_sweep(metric):
+            continue
         if not socket_done and metric.startswith(("h2d_", "d2h_")):
             socket_done = True
             cells = ["n/a"] + ["%s (c2s %.2f, s2c %.2f)" % (
@@ -354,6 +372,12 @@ def main():
     print("| %s: CPU of gvsd and workers over %.0f s | n/a | %s |" % (
         idle, IDLE_WINDOW_S, " | ".join("%.2f%% of a core" % results[n][idle][0]
                                         for n in names[1:])))
+    if any(sweep_table.is_sweep(m) for m in results["native"]):
+        print("\n".join(sweep_table.tables(results, names)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": gpu, "names": names, "results": results}, f,
+                      indent=1)
     return 0
 
 
