@@ -33,7 +33,8 @@ cudaMemcpyAsync), a row per power of two from 4 B to 512 MiB, each cell
 the rate, its ratio to native and the CPU seconds per GB moved (the
 program's, and for gvs gvsd's and its workers' too); then a pipeline of
 blocks of 64 KiB to 16 MiB on 4 streams.  --json FILE also writes every
-median, which bench/sweep_plot.py draws.
+median, which bench/sweep_plot.py draws; --sweep-only runs the sweep and
+the transports' bulk rates alone.
 
 tls runs on loopback with throwaway certificates made for the run
 (bench/tls_certs.py, in a temporary directory): gvsd asks for the client's
@@ -82,19 +83,26 @@ class Target:
     def __init__(self, name, build, tls):
         self.name, self.build, self.daemon, self.uri = name, build, None, None
         self.tls = tls if name == "tls" else None
+        self.conf = None
 
     def __enter__(self):
         if self.name in ("tcp", "tls"):
             self.uri = "%s://127.0.0.1:%d" % (self.name, free_port())
         elif self.name == "ivshmem":
             # A guest's region lives on tmpfs (docs/vm.md): the worker pins
-            # its pages for the GPU's copies.
+            # its pages for the GPU's copies.  Slots for the 64 clients,
+            # areas that hold the sweep's 512 MiB of pinned memory (a
+            # sparse 64 GiB file: pages take memory once written).
             self.uri = "ivshmem:///dev/shm/gvs-bench-%d.region" % os.getpid()
+            self.conf = tempfile.NamedTemporaryFile("w", suffix=".conf")
+            self.conf.write("ivshmem_slots = 64\nivshmem_area = 512M\n")
+            self.conf.flush()
         elif self.name != "native":
             self.uri = "%s:///tmp/gvs-bench-%s-%d.sock" % (self.name, self.name, os.getpid())
         if self.uri:
             r, w = os.pipe()
-            extra = ["--config", self.tls.gvsd_conf] if self.tls else []
+            extra = (["--config", self.tls.gvsd_conf] if self.tls else
+                     ["--config", self.conf.name] if self.conf else [])
             self.daemon = subprocess.Popen(
                 [os.path.join(self.build, "bin", "gvsd"), "--listen", self.uri,
                  "--ready-fd", str(w), "--max-sessions", "128"] + extra,
@@ -203,17 +211,21 @@ def socket_share(metric, res):
                                    res[SOCKET_ROW + way][0])
 
 
-def measure_round(target, bench_dir, quick=False):
+def measure_round(target, bench_dir, mode):
     """One round of every program on target: {metric: (value, unit)};
-    quick: launch + synchronize, the streams' overlap and the concurrent
-    clients only."""
+    mode quick: launch + synchronize, the streams' overlap and the
+    concurrent clients only; sweep: the copy sweep only."""
     micro = [os.path.join(bench_dir, "micro")]
-    if quick:
+    sweep = run(target, [os.path.join(bench_dir, "sweep")]) \
+        if mode != "quick" else {}
+    if mode == "sweep":
+        return sweep
+    if mode == "quick":
         res = run(target, micro + ["quick"])
         concurrent(target, micro, res, CLIENTS[2:])
         return res
     res = run(target, micro)
-    res.update(run(target, [os.path.join(bench_dir, "sweep")]))
+    res.update(sweep)
     for app in APPS:
         res[app] = run(target, [os.path.join(bench_dir, app)])[app]
     res.update(run(target, [os.path.join(bench_dir, "libs")]))
@@ -311,6 +323,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="launch + synchronize, stream overlap, 16 and 64 "
                          "clients and the idle sessions only")
+    ap.add_argument("--sweep-only", action="store_true",
+                    help="the copy sweep and the transports' bulk rates only")
     ap.add_argument("--json", metavar="FILE",
                     help="also write every median here (bench/sweep_plot.py)")
     a = ap.parse_args()
@@ -318,6 +332,7 @@ def main():
     if a.level == "driver":
         bench_dir = os.path.join(bench_dir, "static")
     names = ["native"] + [t for t in a.transports.split(",") if t]
+    mode = "quick" if a.quick else "sweep" if a.sweep_only else "all"
     rounds = {n: [] for n in names}
     results = {}
     with contextlib.ExitStack() as stack:
@@ -325,16 +340,16 @@ def main():
         targets = [stack.enter_context(Target(n, a.build, tls)) for n in names]
         for _ in range(a.repeat):
             for t in targets:
-                rounds[t.name].append(measure_round(t, bench_dir, a.quick))
+                rounds[t.name].append(measure_round(t, bench_dir, mode))
                 # Each round as it ends, for a run cut short.
                 print(t.name, rounds[t.name][-1], file=sys.stderr, flush=True)
         for t in targets:
             results[t.name] = medians(rounds[t.name])
-            if t.name != "native" and not a.quick:
+            if t.name != "native" and mode != "quick":
                 results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
-            if t.name != "native":
+            if t.name != "native" and mode != "sweep":
                 results[t.name].update(idle_cost(t, bench_dir))
-                print(t.name, results[t.name], file=sys.stderr, flush=True)
+            print(t.name, results[t.name], file=sys.stderr, flush=True)
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True,
                          text=True).stdout.strip()
@@ -345,17 +360,18 @@ def main():
     print()
     print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
     print("|---|---|" + "---|" * (len(names) - 1))
-    socket_done = False
+    socket_done = mode == "quick"
     for metric, (nat, unit) in results["native"].items():
-        if sweep_table.is_sweep(metric):
-            continue
-        if not socket_done and metric.startswith(("h2d_", "d2h_")):
+        if not socket_done and (mode == "sweep" or
+                                metric.startswith(("h2d_", "d2h_"))):
             socket_done = True
             cells = ["n/a"] + ["%s (c2s %.2f, s2c %.2f)" % (
                 fmt(results[n][SOCKET_ROW][0], "GB/s"),
                 results[n][SOCKET_ROW + "_c2s"][0],
                 results[n][SOCKET_ROW + "_s2c"][0]) for n in names[1:]]
             print("| %s | %s |" % (SOCKET_ROW, " | ".join(cells)))
+        if sweep_table.is_sweep(metric):
+            continue
         cells = [fmt(nat, unit)]
         for n in names[1:]:
             v = results[n].get(metric)
@@ -369,9 +385,10 @@ def main():
             cells.append("%s (%s)" % (fmt(v[0], unit), r))
         print("| %s | %s |" % (metric, " | ".join(cells)))
     idle = "idle_%d" % IDLE_SESSIONS
-    print("| %s: CPU of gvsd and workers over %.0f s | n/a | %s |" % (
-        idle, IDLE_WINDOW_S, " | ".join("%.2f%% of a core" % results[n][idle][0]
-                                        for n in names[1:])))
+    if mode != "sweep":
+        print("| %s: CPU of gvsd and workers over %.0f s | n/a | %s |" % (
+            idle, IDLE_WINDOW_S, " | ".join(
+                "%.2f%% of a core" % results[n][idle][0] for n in names[1:])))
     if any(sweep_table.is_sweep(m) for m in results["native"]):
         print("\n".join(sweep_table.tables(results, names)))
     if a.json:

@@ -1,7 +1,12 @@
 """The tables of bench/sweep.cu's results (bench/run.py): for each kind of
 copy, one row per size, the rate through each transport with its ratio
 to native and the CPU seconds each GB moved cost (the program and, for
-gvs, gvsd and its workers); then the pipeline's rows."""
+gvs, gvsd and its workers), and below 64 KiB the time of one copy (and
+through gvs what it adds); then the pipeline's rows."""
+
+# Below this size a row also gives the time of one copy: its latency is
+# what such a copy costs.
+LATENCY_BELOW = 64 << 10
 
 # (metric prefix, title) of each table, in order.
 TABLES = [
@@ -37,13 +42,18 @@ def rows(results, prefix):
     return sorted(sizes, key=size_bytes)
 
 
-def cell(results, rate_metric, cpu_metric, native):
+def cell(results, rate_metric, cpu_metric, native, size):
     if rate_metric not in results:
         return "-"
     rate = results[rate_metric][0]
     text = "%.3g GB/s" % rate
     if native is not None and native > 0:
         text += " (%.0f%%)" % (100.0 * rate / native)
+    if size < LATENCY_BELOW and rate > 0:
+        us = size / rate / 1e3
+        text += ", %.2f us" % us
+        if native is not None and native > 0:
+            text += " (+%.2f)" % (us - size / native / 1e3)
     cpu = results.get(cpu_metric)
     if cpu is not None:
         text += ", %.3g s/GB" % cpu[0]
@@ -57,9 +67,11 @@ def table(results, names, title, rate_prefix, cpu_prefix):
            "|---|" + "---|" * len(names)]
     for size in rows(native, rate_prefix):
         nat = native[rate_prefix + size][0]
-        cells = [cell(native, rate_prefix + size, cpu_prefix + size, None)]
-        cells += [cell(results[n], rate_prefix + size, cpu_prefix + size, nat)
-                  for n in names[1:]]
+        b = size_bytes(size)
+        cells = [cell(native, rate_prefix + size, cpu_prefix + size, None,
+                      b)]
+        cells += [cell(results[n], rate_prefix + size, cpu_prefix + size,
+                       nat, b) for n in names[1:]]
         out.append("| %s | %s |" % (size, " | ".join(cells)))
     return out
 
