@@ -35,6 +35,18 @@ static int host_recv_fd(struct gvs_session *session, uint64_t tag, int *fd)
     return GVS_E_NOTSUP;
 }
 
+/* A data area, as an ivshmem:// connection has: shares placed in it are
+ * checked against its bounds, never its bytes. */
+static _Alignas(65536) uint8_t area[65536];
+
+static int host_area(struct gvs_session *session, void **base, size_t *len)
+{
+    (void)session;
+    *base = area;
+    *len = sizeof(area);
+    return 0;
+}
+
 static void host_session_info(struct gvs_session *session,
                               struct gvs_session_info *out)
 {
@@ -78,6 +90,7 @@ static const struct gvs_host_api host = {
     .peer = host_peer,
     .report_gpu_memory = host_report_gpu_memory,
     .report_gpu_uuid = host_report_gpu_uuid,
+    .area = host_area,
 };
 
 int remote_plugin_entry(uint32_t abi, const struct gvs_plugin **out);
