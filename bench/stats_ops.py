@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Names and sorts the requests by operation that a client printed under
-GVS_STATS=ops (`gvs-stats: plugin=P op=O calls=C posts=N` lines on its
-stderr), from the descriptions apigen wrote into the build tree
-(`plugins/*/gen/*_ops.h`).
+GVS_STATS=ops (`gvs-stats: plugin=P op=O calls=C posts=N send_us=S
+wait_us=W` lines on its stderr), from the descriptions apigen wrote into
+the build tree (`plugins/*/gen/*_ops.h`), with the time the client spent
+sending them and waiting for their replies (ms; lines of builds that
+printed no times count 0).
 
   stats_ops.py --build BUILD RUN.err [--minus BASE.err] [--per N]
 
 --minus subtracts a shorter run of the same program (say 16 tokens from
 144), so that what remains is the work in between; --per divides by the
 number of units of that work (128 tokens), giving calls and posts per
-unit.
+unit, the times too.
 """
 import argparse
 import glob
@@ -17,7 +19,8 @@ import os
 import re
 import sys
 
-LINE = re.compile(r"gvs-stats: plugin=(\d+) op=(\d+) calls=(\d+) posts=(\d+)")
+LINE = re.compile(r"gvs-stats: plugin=(\d+) op=(\d+) calls=(\d+) posts=(\d+)"
+                  r"(?: send_us=(\d+) wait_us=(\d+))?")
 PLUGIN = re.compile(r"#define \w+_PLUGIN_ID (\d+)u")
 OP = re.compile(r"^ \*   op (\d+) (\w+) ")
 
@@ -47,8 +50,9 @@ def counts(path):
             m = LINE.search(line)
             if m:
                 key = (int(m.group(1)), int(m.group(2)))
-                c, p = out.get(key, (0, 0))
-                out[key] = (c + int(m.group(3)), p + int(m.group(4)))
+                got = [int(g or 0) for g in m.groups()[2:]]
+                out[key] = [a + b for a, b in
+                            zip(out.get(key, [0, 0, 0, 0]), got)]
     return out
 
 
@@ -64,20 +68,22 @@ def main():
     base = counts(a.minus) if a.minus else {}
     rows = []
     for key in set(run) | set(base):
-        c, p = run.get(key, (0, 0))
-        bc, bp = base.get(key, (0, 0))
-        rows.append((c - bc, p - bp, key))
-    rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
-    total_c = sum(r[0] for r in rows)
-    total_p = sum(r[1] for r in rows)
-    print("| operation | calls (round trips) | posts |")
-    print("|---|---|---|")
-    for c, p, key in rows:
+        r, b = run.get(key, [0] * 4), base.get(key, [0] * 4)
+        rows.append(([x - y for x, y in zip(r, b)], key))
+    rows.sort(key=lambda r: (-r[0][0], -r[0][1], r[1]))
+    totals = [sum(r[0][i] for r in rows) for i in range(4)]
+    print("| operation | calls (round trips) | posts | waiting, ms | "
+          "sending, ms |")
+    print("|---|---|---|---|---|")
+    for (c, p, s, w), key in rows:
         if c == 0 and p == 0:
             continue
         name = names.get(key, f"plugin {key[0]} op {key[1]}")
-        print(f"| {name} | {c / a.per:g} | {p / a.per:g} |")
-    print(f"| all | {total_c / a.per:g} | {total_p / a.per:g} |")
+        print(f"| {name} | {c / a.per:g} | {p / a.per:g} | "
+              f"{w / 1000 / a.per:.3g} | {s / 1000 / a.per:.3g} |")
+    c, p, s, w = totals
+    print(f"| all | {c / a.per:g} | {p / a.per:g} | {w / 1000 / a.per:.3g} | "
+          f"{s / 1000 / a.per:.3g} |")
     return 0
 
 

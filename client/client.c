@@ -7,6 +7,7 @@
 
 #include "gvs/err.h"
 #include "gvs/escape.h"
+#include "gvs/spin.h"
 #include "gvs/tls.h"
 #include "internal.h"
 
@@ -291,13 +292,15 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
     if (rc < 0)
         return rc;
     int post = (flags & GVS_F_NOREPLY) != 0;
+    int slot = client_stats_slot(plugin, op);
+    long long t0 = slot >= 0 ? gvs_now_ns() : 0;
     struct gvs_frame_hdr h = {.plugin = plugin,
                               .op = op,
                               .flags = flags,
                               .lane = gvs_client_lane(),
                               .id = c->next_id++};
     /* Registered before it leaves: the reply may beat the wait. */
-    if (!post && (rc = client_pending_add(c, h.id)) < 0)
+    if (!post && (rc = client_pending_add(c, h.id, slot)) < 0)
         return rc;
     /* A post may stay buffered; anything else also writes what is. */
     rc = client_out_send(c, &h, iov, n);
@@ -307,7 +310,7 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
         return rc;
     }
     client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
-    client_stats_op(plugin, op, post);
+    client_stats_op(slot, post, slot >= 0 ? gvs_now_ns() - t0 : 0);
     if (id != NULL)
         *id = h.id;
     return 0;

@@ -95,9 +95,10 @@ int client_break(struct gvs_client *c, int err);
  * connection.  Caller holds lock. */
 int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms,
                           unsigned ack_timeout_ms);
-/* Caller holds lock: request id, about to be sent, awaits a reply.
- * GVS_E_NOMEM. */
-int client_pending_add(struct gvs_client *c, uint64_t id);
+/* Caller holds lock: request id, about to be sent, awaits a reply;
+ * stat_slot is its operation's under GVS_STATS=ops (client_stats_slot),
+ * so that the time until its reply is counted there.  GVS_E_NOMEM. */
+int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot);
 /* Caller holds lock: request id could not be sent after all. */
 void client_pending_drop(struct gvs_client *c, uint64_t id);
 /* fork(): the child forgets every awaited reply (their waiters are
@@ -214,10 +215,15 @@ int client_handshake(struct gvs_conn *c, const struct client_settings *s,
  * and a received reply (one completed round trip).  The handshake is not
  * counted: the stats describe the plugins' traffic. */
 void client_stats_sent(uint64_t bytes, int post);
-void client_stats_reply(uint64_t bytes);
-/* Counts one request of (plugin, op) when GVS_STATS=ops asked for the
- * requests by operation (a trace of where a program's round trips go). */
-void client_stats_op(uint16_t plugin, uint16_t op, int post);
+/* The reply of a request of operation slot stat_slot (-1: none) sent at
+ * sent_ns (gvs_now_ns), received now. */
+void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns);
+/* Under GVS_STATS=ops, which asks for the requests by operation (a trace
+ * of where a program's round trips and their time go): the slot of
+ * (plugin, op), else -1.  client_stats_op then counts one request of it
+ * that took send_ns to send (post: no reply awaited). */
+int client_stats_slot(uint16_t plugin, uint16_t op);
+void client_stats_op(int slot, int post, long long send_ns);
 /* Counts one write of requests to the connection (outbuf.c). */
 void client_stats_write(void);
 /* Counts a reply read by its own waiter (receiver.c, lead). */

@@ -37,6 +37,8 @@ struct client_pending {
     struct gvs_buf *dst;  /* the waiter's reply buffer, once it waits */
     struct gvs_buf *kept; /* the reply, when it came before the wait */
     uint64_t bytes;       /* frame bytes of the reply, for the stats */
+    int stat_slot;        /* client_stats_slot's, -1: none */
+    long long sent_ns;    /* when it was sent, under a stat_slot */
     int rc;               /* the waiter's result */
     int taken;            /* the receiver has begun to read the reply */
     /* The split gvs_client_expect_into announced, and whether tail got
@@ -66,12 +68,14 @@ static struct client_pending *unlink_id(struct gvs_client *c, uint64_t id)
     return p;
 }
 
-int client_pending_add(struct gvs_client *c, uint64_t id)
+int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot)
 {
     struct client_pending *p = gvs_calloc(1, sizeof(*p));
     if (p == NULL)
         return GVS_E_NOMEM;
     p->id = id;
+    p->stat_slot = stat_slot;
+    p->sent_ns = stat_slot >= 0 ? gvs_now_ns() : 0;
     pthread_mutex_lock(&c->wlock);
     p->next = c->pending;
     c->pending = p;
@@ -218,7 +222,7 @@ static int deliver(struct client_pending *p, struct gvs_buf *dst)
     }
     int rc = gvs_buf_put_bytes(dst, body, len);
     if (rc == 0)
-        client_stats_reply(p->bytes);
+        client_stats_reply(p->bytes, p->stat_slot, p->sent_ns);
     else
         p->into = 0;
     return rc;
@@ -350,7 +354,7 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
             return rc;
         }
         if (rc == 0)
-            client_stats_reply(p->bytes);
+            client_stats_reply(p->bytes, p->stat_slot, p->sent_ns);
         complete(p, rc);
         return 0;
     }

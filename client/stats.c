@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gvs/spin.h"
 #include "internal.h"
 
 /* Relaxed atomics: the exit-time report must not take the client lock,
@@ -15,11 +16,15 @@ static _Atomic uint64_t round_trips, posts, bytes_sent, bytes_received,
  * open-addressed table keyed by plugin << 16 | op, plus one, so that 0
  * marks a free slot; a key claims its slot once, by compare-and-swap,
  * and is never moved.  Operations past the table's size go uncounted
- * (op_lost says how many requests). */
+ * (op_lost says how many requests).  Beside the counts, the time spent
+ * sending them (op_send_ns: the frame's way into the connection, a
+ * post's only cost here) and waiting for their replies (op_wait_ns: from
+ * the send to the reply's arrival, whoever read it). */
 enum { OP_SLOTS = 1024 };
 static _Atomic int by_op;
 static _Atomic uint32_t op_key[OP_SLOTS], op_calls[OP_SLOTS],
     op_posts[OP_SLOTS];
+static _Atomic uint64_t op_send_ns[OP_SLOTS], op_wait_ns[OP_SLOTS];
 static _Atomic uint64_t op_lost;
 
 static const char *stats_mode(void)
@@ -58,22 +63,34 @@ void client_stats_sent(uint64_t bytes, int post)
         atomic_fetch_add_explicit(&posts, 1, memory_order_relaxed);
 }
 
-void client_stats_op(uint16_t plugin, uint16_t op, int post)
+int client_stats_slot(uint16_t plugin, uint16_t op)
 {
     if (!atomic_load_explicit(&by_op, memory_order_relaxed))
-        return;
+        return -1;
     int i = op_slot(((uint32_t)plugin << 16 | op) + 1);
     if (i < 0)
         atomic_fetch_add_explicit(&op_lost, 1, memory_order_relaxed);
-    else
-        atomic_fetch_add_explicit(post ? &op_posts[i] : &op_calls[i], 1,
-                                  memory_order_relaxed);
+    return i;
 }
 
-void client_stats_reply(uint64_t bytes)
+void client_stats_op(int slot, int post, long long send_ns)
+{
+    if (slot < 0)
+        return;
+    atomic_fetch_add_explicit(post ? &op_posts[slot] : &op_calls[slot], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&op_send_ns[slot], (uint64_t)send_ns,
+                              memory_order_relaxed);
+}
+
+void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns)
 {
     atomic_fetch_add_explicit(&bytes_received, bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&round_trips, 1, memory_order_relaxed);
+    if (stat_slot >= 0)
+        atomic_fetch_add_explicit(&op_wait_ns[stat_slot],
+                                  (uint64_t)(gvs_now_ns() - sent_ns),
+                                  memory_order_relaxed);
 }
 
 void client_stats_write(void)
@@ -99,6 +116,8 @@ void client_stats_reset(void)
         atomic_store(&op_key[i], 0);
         atomic_store(&op_calls[i], 0);
         atomic_store(&op_posts[i], 0);
+        atomic_store(&op_send_ns[i], 0);
+        atomic_store(&op_wait_ns[i], 0);
     }
     stats_read_mode();
 }
@@ -145,9 +164,12 @@ __attribute__((destructor(101))) static void stats_report(void)
         if (key != 0)
             fprintf(stderr,
                     "gvs-stats: plugin=%" PRIu32 " op=%" PRIu32
-                    " calls=%" PRIu32 " posts=%" PRIu32 "\n",
+                    " calls=%" PRIu32 " posts=%" PRIu32 " send_us=%" PRIu64
+                    " wait_us=%" PRIu64 "\n",
                     (key - 1) >> 16, (key - 1) & 0xffff,
-                    atomic_load(&op_calls[i]), atomic_load(&op_posts[i]));
+                    atomic_load(&op_calls[i]), atomic_load(&op_posts[i]),
+                    atomic_load(&op_send_ns[i]) / 1000,
+                    atomic_load(&op_wait_ns[i]) / 1000);
     }
     if (atomic_load(&op_lost) != 0)
         fprintf(stderr, "gvs-stats: op_lost=%" PRIu64 "\n",

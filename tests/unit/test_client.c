@@ -627,8 +627,21 @@ TEST_IMPL(client_fork)
     close(p[0]);
     ASSERT(strncmp(out, "gvs-stats: round_trips=1 posts=1 bytes_sent=", 44) ==
            0);
-    ASSERT(strstr(out, "\ngvs-stats: plugin=200 op=7 calls=1 posts=0\n"));
-    ASSERT(strstr(out, "\ngvs-stats: plugin=200 op=4 calls=0 posts=1\n"));
+    /* The call waited for its reply; the post did not. */
+    unsigned long long send_us, wait_us;
+    const char *call = strstr(out, "\ngvs-stats: plugin=200 op=7 calls=1 "
+                                   "posts=0 send_us=");
+    const char *post = strstr(out, "\ngvs-stats: plugin=200 op=4 calls=0 "
+                                   "posts=1 send_us=");
+    ASSERT(call != NULL && post != NULL);
+    ASSERT_EQ(sscanf(strstr(call, "send_us="), "send_us=%llu wait_us=%llu",
+                     &send_us, &wait_us),
+              2);
+    ASSERT_GT(wait_us, 0);
+    ASSERT_EQ(sscanf(strstr(post, "send_us="), "send_us=%llu wait_us=%llu",
+                     &send_us, &wait_us),
+              2);
+    ASSERT_EQ(wait_us, 0);
     ASSERT_EQ(count_lines(out), 3);
     /* The parent's session was left alone. */
     ASSERT_EQ(call_u32(c, ECHO_OP_PID, &again), 0);
