@@ -43,6 +43,19 @@ IVSHMEM_URI = "ivshmem:///sys/bus/pci/devices/0000:00:10.0/resource2"
 SCRIBBLE = os.path.join(HERE, "scribble.py")
 
 
+def guest_script(runs):
+    """A shell script that runs each (label, command) of runs in turn,
+    each framed by markers that guest_results reads back."""
+    return "".join("echo '== %s'; %s; echo \"== rc $?\"\n" % (label, cmd)
+                   for label, cmd in runs)
+
+
+def guest_results(stdout):
+    """{label: (output, exit status)} of what guest_script's runs printed."""
+    return {m.group(1): (m.group(2), int(m.group(3))) for m in re.finditer(
+        r"^== (.+)\n((?:(?!== ).*\n)*)== rc (\d+)$", stdout, re.M)}
+
+
 def missing():
     """What keeps a guest from booting here, or None."""
     qemu = os.environ.get("GVS_VM_QEMU", "qemu-system-x86_64")
@@ -112,8 +125,7 @@ def main(argv):
                 shlex.quote(guest_uri[len("ivshmem://"):])), None))
             runs.append(("after scribble", "env %s %s" % (assign, first),
                          False))
-        script = "".join("echo '== %s'; %s; echo \"== rc $?\"\n" % (label, cmd)
-                         for label, cmd, _ in runs)
+        script = guest_script([(label, cmd) for label, cmd, _ in runs])
         try:
             p = subprocess.run([sys.executable, GVS_VM, "--timeout",
                                 str(a.timeout)] + vm_args +
@@ -141,8 +153,7 @@ def main(argv):
         if p.returncode != 0:
             print("FAILED: the guest's script exited %d" % p.returncode)
             return 1
-        seen = {m.group(1): (m.group(2), int(m.group(3))) for m in re.finditer(
-            r"^== (.+)\n((?:(?!== ).*\n)*)== rc (\d+)$", p.stdout, re.M)}
+        seen = guest_results(p.stdout)
         ok = True
         for label, _, good in runs:
             out, rc = seen.get(label, (None, None))
