@@ -33,7 +33,14 @@ no_leaks_re="^($(echo $asan_no_leaks | tr ' ' '|'))\$"
 #   idle.sessions.TRANSPORT: they measure the CPU time idle sessions
 #   cost gvsd as built for use (0.00% of one core for 64); under the
 #   sanitizers each wake-up costs their own bookkeeping too (1.0%).
-asan_left_out_re="^(e2e\.lib_[a-z]+|idle\.sessions)\.(unix|tcp|shm)\$"
+#   cudart.mock_shared.ivshmem: its program is not instrumented, so the
+#   ASan runtime comes in after the C library and never sees gvs's
+#   threads start (pthread_create resolves to the C library's); its
+#   forked child runs new threads on the stacks of the parent's (the C
+#   library's stack cache), and ASan reports the redzones the parent's
+#   ivshmem heartbeat thread left there.  It runs in the main suite, the
+#   unix and shm variants of the same program here.
+asan_left_out_re="^((e2e\.lib_[a-z]+|idle\.sessions)\.(unix|tcp|shm)|cudart\.mock_shared\.ivshmem)\$"
 
 step() { printf '\n=== %s (%ds)\n' "$*" "$SECONDS"; }
 
