@@ -47,7 +47,6 @@
 #define STEP_IDLE_NS 10000000LL
 #define ASLEEP_NS 1000000000LL
 #define STEP_ASLEEP_NS 25000000LL
-#define REGION_MAX (1ull << 40)
 
 /* gvs_ivshmem_set_layout's. */
 static uint32_t layout_slots = GVS_IVS_SLOTS_DEFAULT;
@@ -732,7 +731,7 @@ static int ivs_connect(const struct gvs_uri *u, struct gvs_conn **out)
     if (fstat(fd, &st) < 0)
         e = errno;
     else if (st.st_size >= (off_t)GVS_IVS_PAGE &&
-             (uint64_t)st.st_size <= REGION_MAX &&
+             (uint64_t)st.st_size <= GVS_IVSHMEM_REGION_MAX &&
              (map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
                          MAP_SHARED, fd, 0)) == MAP_FAILED)
         e = errno;
