@@ -100,8 +100,9 @@ static void emit(const char *kind, const char *dir, const char *mode,
     report(name, cpu / (bytes / 1e9), "s/GB");
 }
 
-// One cell: reps copies of size bytes from src to dst, each waited for
-// (sync) or all on stream s and the stream waited for once.
+// One cell: reps copies of size bytes from src to dst, each with
+// cudaMemcpy (sync) or all on stream s and the stream waited for once,
+// after the warm-up copy is done.
 static void cell(const char *kind, const char *dir, void *dst,
                  const void *src, size_t size, cudaMemcpyKind k,
                  cudaStream_t s)
@@ -112,6 +113,7 @@ static void cell(const char *kind, const char *dir, void *dst,
                                        : (int)want;
     for (int async = 0; async < 2; async++) {
         CK(cudaMemcpy(dst, src, size, k));
+        CK(cudaDeviceSynchronize());
         double c0 = cpu_now_s(), t0 = now_s();
         for (int i = 0; i < reps; i++) {
             if (async)
@@ -119,8 +121,12 @@ static void cell(const char *kind, const char *dir, void *dst,
             else
                 CK(cudaMemcpy(dst, src, size, k));
         }
+        // cudaMemcpy between device memory returns before the copy is
+        // done: the cell ends when the device has done it.
         if (async)
             CK(cudaStreamSynchronize(s));
+        else if (k == cudaMemcpyDeviceToDevice)
+            CK(cudaDeviceSynchronize());
         double wall = now_s() - t0, cpu = cpu_now_s() - c0;
         emit(kind, dir, async ? "async" : "sync", size, wall, cpu, reps);
     }

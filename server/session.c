@@ -31,23 +31,31 @@ static int serving(void *arg)
     return atomic_load_explicit(&s->inflight, memory_order_relaxed) > 0;
 }
 
-/* Polls for a frame, for gvs_spin_ns() (gvs_spin_busy_ns() while
- * requests are being served): a client issuing calls back to back sends
- * the next one within microseconds, caught so without a sleep and a
- * wake-up.  1 when a frame is there, 0 when none came, -1 when another
- * thread asks for the reading first. */
+/* Polls for a frame: while requests are being served, for up to
+ * gvs_spin_busy_ns(); otherwise for gvs_spin_ns() after the last one
+ * was.  A client issuing calls back to back sends the next one within
+ * microseconds of a reply, also of one that took the GPU a while (a
+ * large copy), caught so without a sleep and a wake-up (over ivshmem a
+ * polled sleep of tens of microseconds).  1 when a frame is there, 0
+ * when none came, -1 when another thread asks for the reading first. */
 static int reader_spin(struct gvs_session *s)
 {
     long long ns = gvs_spin_ns();
-    long long start = gvs_now_ns(), now = start;
+    long long start = gvs_now_ns(), now = start, last_served = start;
     for (;;) {
         if (gvs_conn_readable(s->conn))
             return 1;
         if (atomic_load_explicit(&s->reader_wanted, memory_order_relaxed))
             return -1;
-        if (now - start >= ns &&
-            (now - start >= gvs_spin_busy_ns() || !serving(s)))
+        if (ns <= 0)
             return 0;
+        if (serving(s)) {
+            last_served = now;
+            if (now - start >= gvs_spin_busy_ns())
+                return 0;
+        } else if (now - last_served >= ns) {
+            return 0;
+        }
         gvs_cpu_relax();
         now = gvs_now_ns();
     }

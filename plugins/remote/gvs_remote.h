@@ -428,7 +428,18 @@ struct gvs_remote_shared {
      * d2h_posted): it returns once the copy is on the stream, its bytes
      * landing before anything can show it done; 0 for none. */
     uint16_t posted;
+    /* The op of a stream-ordered copy between device memory and shared
+     * memory that is posted (no reply): the API proved that it cannot be
+     * refused at once (GVS_REMOTE_SHARED_PROVEN); a failure the backend
+     * still meets is the lane's next synchronizing call's.  0 for none. */
+    uint16_t copy_posted;
 };
+
+/* gvs_remote_shared_try_copy's flag, the frontend's alone (never on the
+ * wire): the API's own tables prove an ON_STREAM copy valid (the device
+ * range inside an allocation of the stream's device, the stream known,
+ * no capture under way), so that it may be posted like a launch. */
+enum { GVS_REMOTE_SHARED_PROVEN = 1u << 8 };
 
 /* An allocation with the flags (portable, mapped, write-combined), shared
  * through sh when not NULL and the connection can share it; *pp NULL for
@@ -453,6 +464,10 @@ int gvs_remote_host_find(const void *p, uint64_t *base,
 /* Whether [p, p + len) lies in one region shared with the backend. */
 int gvs_remote_host_shared(const void *p, size_t len);
 
+/* Synchronous host-to-device copies of at most this many bytes always
+ * send them (sh->notsup), shared memory or not. */
+#define GVS_REMOTE_H2D_INLINE_MAX ((size_t)16 << 10)
+
 /* A copy between device memory at dev and host memory of len bytes that
  * moves no byte over the connection: one DMA when host lies in shared
  * memory, else the staging pipeline (pageable memory, from 64 KiB).
@@ -462,7 +477,9 @@ int gvs_remote_host_shared(const void *p, size_t len);
  * as a synchronous copy.  Where memory is not shared, a device-to-host
  * ON_STREAM copy into page-locked memory is posted (sh->posted).  The
  * API's result, or sh->notsup when none of these ways can be used: the
- * caller then sends the bytes. */
+ * caller then sends the bytes.  With GVS_REMOTE_SHARED_PROVEN and
+ * ON_STREAM, a copy of shared memory is posted through sh->copy_posted
+ * (one DMA on the stream, as natively: the call returns before it). */
 int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                                    uint64_t stream, unsigned flags, int h2d,
                                    uint64_t dev, void *host, size_t len);

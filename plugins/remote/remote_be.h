@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 9u
+#define GVS_REMOTE_BE_VERSION 10u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -138,7 +138,10 @@ struct gvs_remote_node {
  *   HOSTMEM_UNSHARE: u64 client address -> i32 (the device synchronized
  *                    first: no copy still reads or writes the region)
  *   MEMCPY_SHARED:   u64 stream, u32 flags, u32 kind, u64 device
- *                    address, u64 client host address, u64 len -> i32 */
+ *                    address, u64 client host address, u64 len -> i32;
+ *                    an API's posted variant (an op flagged async and not
+ *                    blocking, served by the same handler) has flags
+ *                    ON_STREAM alone, and its failure is latched */
 enum {
     GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
@@ -152,6 +155,9 @@ struct gvs_remote_pinner {
     int32_t success, invalid, nomem, notsup;
     int32_t registered; /* meets a region already shared */
     int32_t direction;  /* a kind neither H2D nor D2H */
+    /* The plugin's wire id: a posted copy's failure is latched under it
+     * for the lane's next synchronizing call. */
+    uint16_t plugin;
     /* The plugin's first step of a call (lane, device or context). */
     int32_t (*enter)(struct gvs_call *call);
     /* Pins the worker's mapping p for every device, *dev its device
@@ -460,7 +466,8 @@ struct gvs_remote_be {
 
     /* Shared host memory (above, struct gvs_remote_pinner) --------------
      * One table for the session: a region one API shared is found by
-     * either API's MEMCPY_SHARED.  Handler bodies of the three ops. */
+     * either API's MEMCPY_SHARED.  Handler bodies of the three ops
+     * (memcpy_shared also of the posted variant). */
     int (*hostmem_share)(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
     int (*hostmem_unshare)(struct gvs_call *call,

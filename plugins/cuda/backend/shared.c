@@ -10,6 +10,7 @@
 #include "be.h"
 
 #include "cuda_be_gen.h"
+#include "cuda_ops.h"
 
 static int32_t enter(struct gvs_call *call)
 {
@@ -91,6 +92,7 @@ const struct gvs_remote_pinner cuda_be_pinner = {
     .notsup = CUDA_ERROR_NOT_SUPPORTED,
     .registered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
     .direction = CUDA_ERROR_INVALID_VALUE,
+    .plugin = CUDA_PLUGIN_ID,
     .enter = enter,
     .pin = pin,
     .unpin = unpin,
@@ -112,6 +114,11 @@ int cuda_be_hostmem_unshare(struct gvs_call *call)
 }
 
 int cuda_be_memcpy_shared(struct gvs_call *call)
+{
+    return cuda_be_remote->memcpy_shared(call, &cuda_be_pinner);
+}
+
+int cuda_be_memcpy_shared_posted(struct gvs_call *call)
 {
     return cuda_be_remote->memcpy_shared(call, &cuda_be_pinner);
 }

@@ -117,7 +117,8 @@ const struct gvs_remote_api cuda_fe_remote_api = {
 
 const struct gvs_remote_shared cuda_fe_shared = {
     &cuda_fe_remote_api, CUDA_OP_HOSTMEM_SHARE, CUDA_OP_HOSTMEM_UNSHARE,
-    CUDA_OP_MEMCPY_SHARED, CUDA_ERROR_NOT_SUPPORTED, CUDA_OP_MEMCPY_POSTED};
+    CUDA_OP_MEMCPY_SHARED, CUDA_ERROR_NOT_SUPPORTED, CUDA_OP_MEMCPY_POSTED,
+    CUDA_OP_MEMCPY_SHARED_POSTED};
 
 /* Before cuInit the driver answers every call but these with
  * CUDA_ERROR_NOT_INITIALIZED. */

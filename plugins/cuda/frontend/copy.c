@@ -446,10 +446,17 @@ static CUresult shared(const struct rect *r, int to_dev, uint64_t stream,
                      : stream == PTDS ? GVS_REMOTE_SHARED_ON_STREAM |
                                             GVS_REMOTE_SHARED_WAIT
                                       : 0;
-    uint64_t host = to_dev ? r->src : r->dst;
-    return (CUresult)gvs_remote_shared_try_copy(
-        &cuda_fe_shared, stream, flags, to_dev, to_dev ? r->dst : r->src,
-        (void *)(uintptr_t)host, r->width * r->rows);
+    uint64_t host = to_dev ? r->src : r->dst, dev = to_dev ? r->dst : r->src;
+    size_t len = r->width * r->rows;
+    CUdevice mdev, sdev;
+    /* Posted as d2d's copies are (may_post_d2d). */
+    if (async && !gvs_remote_capturing() &&
+        cuda_fe_mem_device_of(dev, len, &mdev) &&
+        cuda_fe_stream_device(stream, &sdev) == 0 && sdev == mdev)
+        flags |= GVS_REMOTE_SHARED_PROVEN;
+    return (CUresult)gvs_remote_shared_try_copy(&cuda_fe_shared, stream,
+                                                flags, to_dev, dev,
+                                                (void *)(uintptr_t)host, len);
 }
 
 /* A copy whose sides are in device memory or not as dst_dev and src_dev

@@ -432,6 +432,7 @@ static const struct raw_case raw_cases[] = {
     {CUDA_OP_HOSTMEM_SHARE, "iqqq", {1, 61440, 0x10000000, 4096}, 0},
     {CUDA_OP_HOSTMEM_UNSHARE, "q", {0x10000000}, 0},
     {CUDA_OP_MEMCPY_SHARED, "qiiqqq", {0, 1, 1, H, 0x10000000, 4}, 0},
+    {CUDA_OP_MEMCPY_SHARED_POSTED, "qiiqqq", {0, 1, 1, H, 0x10000000, 4}, 0},
     /* A posted copy from a range that is no device memory, on a stream
      * no table holds, of no bytes and of more than a piece. */
     {CUDA_OP_MEMCPY_POSTED, "qqqq", {0, H, 4, 1}, 0},

@@ -3,7 +3,8 @@
  * through the driver frontend (gvs_remote.h, "Shared host memory").
  * Over shm://, unix:// and ivshmem:// page-locked memory (cuMemHostAlloc)
  * is shared with the worker: cuMemHostGetDevicePointer answers, and a
- * copy from or to it is one round trip that carries none of its bytes;
+ * copy from or to it is one round trip that carries none of its bytes,
+ * or none on a stream (posted);
  * pageable copies go through the staging region, their bytes not
  * through the connection either.  Over the other transports the bytes
  * travel, a large device-to-host copy in pipelined pieces.  Either way
@@ -77,10 +78,17 @@ static void pinned(CUdeviceptr d, int shm)
         EXPECT(s2.bytes_received - s1.bytes_received >= PINNED);
     }
 
-    /* On a stream: one round trip, waited for by the stream. */
+    /* On a stream: each copy posted (the tables prove it valid), the
+     * synchronization the one round trip. */
     CUstream st;
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    struct stats s3 = now();
     on_stream(d, h, h2, PINNED, 2, st);
+    struct stats s4 = now();
+    if (shm) {
+        EXPECT(s4.round_trips - s3.round_trips == 1);
+        EXPECT(s4.posts - s3.posts == 2);
+    }
     /* A part of a region, at an offset. */
     CHECK(cuMemcpyDtoHAsync(h2 + 4096, d, 4096, st));
     CHECK(cuStreamSynchronize(st));

@@ -9,6 +9,7 @@
 #include "be.h"
 
 #include "cudart_be_gen.h"
+#include "cudart_ops.h"
 #include "objects.h"
 
 static int32_t enter(struct gvs_call *call)
@@ -97,6 +98,7 @@ const struct gvs_remote_pinner be_pinner = {
     .notsup = cudaErrorNotSupported,
     .registered = cudaErrorHostMemoryAlreadyRegistered,
     .direction = cudaErrorInvalidMemcpyDirection,
+    .plugin = CUDART_PLUGIN_ID,
     .enter = enter,
     .pin = pin,
     .unpin = unpin,
@@ -118,6 +120,11 @@ int cudart_be_hostmem_unshare(struct gvs_call *call)
 }
 
 int cudart_be_memcpy_shared(struct gvs_call *call)
+{
+    return be_remote->memcpy_shared(call, &be_pinner);
+}
+
+int cudart_be_memcpy_shared_posted(struct gvs_call *call)
 {
     return be_remote->memcpy_shared(call, &be_pinner);
 }

@@ -42,15 +42,21 @@ static cudaError_t runtime(void)
 
 const struct gvs_remote_shared fe_shared = {
     &fe_remote_api, CUDART_OP_HOSTMEM_SHARE, CUDART_OP_HOSTMEM_UNSHARE,
-    CUDART_OP_MEMCPY_SHARED, cudaErrorNotSupported, CUDART_OP_MEMCPY_POSTED};
+    CUDART_OP_MEMCPY_SHARED, cudaErrorNotSupported, CUDART_OP_MEMCPY_POSTED,
+    CUDART_OP_MEMCPY_SHARED_POSTED};
 
 cudaError_t fe_shared_try_copy(uint64_t stream, int async,
                                enum cudaMemcpyKind kind, uint64_t dev,
                                void *host, size_t len)
 {
+    unsigned flags = !async ? 0
+                     : fe_may_post_copy(stream, dev, len)
+                         ? GVS_REMOTE_SHARED_ON_STREAM |
+                               GVS_REMOTE_SHARED_PROVEN
+                         : GVS_REMOTE_SHARED_ON_STREAM;
     return (cudaError_t)gvs_remote_shared_try_copy(
-        &fe_shared, stream, async ? GVS_REMOTE_SHARED_ON_STREAM : 0,
-        kind == cudaMemcpyHostToDevice, dev, host, len);
+        &fe_shared, stream, flags, kind == cudaMemcpyHostToDevice, dev, host,
+        len);
 }
 
 static cudaError_t host_alloc(void **pHost, size_t size, unsigned int flags)

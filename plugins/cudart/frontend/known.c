@@ -1,5 +1,6 @@
 /*
- * What lets cudaEventRecord, cudaStreamWaitEvent and cudaMemsetAsync be
+ * What lets cudaEventRecord, cudaStreamWaitEvent, cudaMemsetAsync and a
+ * cudaMemcpyAsync of memory shared with the backend be
  * posted without a round trip when they cannot fail (docs/cudart.md,
  * "Posted calls"): the streams and events this process created are the
  * layer's table (gvs_remote_known_*, shared with the driver frontend),
@@ -7,6 +8,8 @@
  * of the stream's device (memory.c).
  */
 #include "streams.h"
+
+#include "shared.h"
 
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
@@ -71,15 +74,20 @@ int fe_may_post_record(cudaEvent_t event, cudaStream_t stream,
     return dev >= 0 && dev == stream_device(fe_stream_wire(stream, per_thread));
 }
 
+int fe_may_post_copy(uint64_t stream, uint64_t dev, size_t len)
+{
+    if (len == 0 || gvs_remote_capturing())
+        return 0;
+    int d = fe_mem_range_device((const void *)(uintptr_t)dev, len);
+    return d >= 0 && d == stream_device(stream);
+}
+
 int fe_may_post_memset(unsigned long long stream, void *devPtr, int value,
                        size_t count, int per_thread)
 {
     (void)value;
     (void)per_thread;
-    if (count == 0 || gvs_remote_capturing())
-        return 0;
-    int dev = fe_mem_range_device(devPtr, count);
-    return dev >= 0 && dev == stream_device(stream);
+    return fe_may_post_copy(stream, (uint64_t)(uintptr_t)devPtr, count);
 }
 
 int fe_may_post_wait(cudaStream_t stream, cudaEvent_t event,

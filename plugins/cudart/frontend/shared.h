@@ -21,9 +21,15 @@ extern const struct gvs_remote_shared fe_shared;
 /* The way of a copy between device memory and host memory that moves
  * no byte over the connection (gvs_remote_shared_try_copy).  async: a
  * cudaMemcpyAsync on stream, else a cudaMemcpy.  cudaErrorNotSupported
- * when it cannot be used: the caller then sends the bytes. */
+ * when it cannot be used: the caller then sends the bytes.  A
+ * cudaMemcpyAsync with memory shared is posted when fe_may_post_copy. */
 cudaError_t fe_shared_try_copy(uint64_t stream, int async,
                                enum cudaMemcpyKind kind, uint64_t dev,
                                void *host, size_t len);
+
+/* known.c: whether a stream-ordered copy of len bytes at device address
+ * dev cannot be refused at once (the range inside one allocation of the
+ * stream's device, no capture under way), so that it may be posted. */
+int fe_may_post_copy(uint64_t stream, uint64_t dev, size_t len);
 
 #endif

@@ -37,6 +37,17 @@
         }                                                                     \
     } while (0)
 
+/* As CHECK, printing both values when they differ. */
+#define CHECK_EQ(a, b)                                                        \
+    do {                                                                      \
+        long long a_ = (long long)(a), b_ = (long long)(b);                   \
+        if (a_ != b_) {                                                       \
+            dprintf(2, "FAIL line %d: %s == %s (%lld, %lld)\n", __LINE__, #a, \
+                    #b, a_, b_);                                              \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
+
 /* cudaError_t values the tests expect, which include no CUDA header. */
 #define SUCCESS 0
 #define INVALID_VALUE 1

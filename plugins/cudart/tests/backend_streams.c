@@ -4,7 +4,7 @@
  * GVS_E_* code or cudaErrorInvalidResourceHandle, never a crash), loaded
  * as gvsd loads the plugin.  With --mock (the plugin built on the
  * host-memory mock) also a host callback's round trip, and its release
- * once the client has gone.
+ * once the client has gone, and a posted copy's latched failure.
  * usage: backend_streams PLUGIN.so [--mock]
  */
 #include <pthread.h>
@@ -264,6 +264,32 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* A posted copy of shared memory: waiting for its stream is refused (it
+ * may run on the session's reader), and a failure it still meets (here
+ * a host address in no shared region) is the lane's next synchronizing
+ * call's to answer, once. */
+static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
+{
+    for (uint32_t flags = 0; flags < 4; flags++) {
+        gvs_buf_reset(in);
+        gvs_buf_put_u64(in, 0);
+        gvs_buf_put_u32(in, flags);
+        gvs_buf_put_u32(in, 1);
+        gvs_buf_put_u64(in, 4096);
+        gvs_buf_put_u64(in, BOGUS);
+        gvs_buf_put_u64(in, 16);
+        int rc = call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1);
+        CHECK_EQ(rc, flags == 1 ? 0 : GVS_E_PROTO);
+    }
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
@@ -272,8 +298,10 @@ int main(int argc, char **argv)
     CHECK(harness_open(argv[1], host_notify) == 0);
     CHECK(malformed(in, out) == 0);
     CHECK(foreign_ids(in, out) == 0);
-    if (mock)
+    if (mock) {
         CHECK(round_trip(in, out) == 0);
+        CHECK(posted_shared_copy(in, out) == 0);
+    }
     harness_close();
     gvs_buf_free(in);
     gvs_buf_free(out);

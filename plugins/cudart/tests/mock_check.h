@@ -27,6 +27,17 @@
         }                                                                    \
     } while (0)
 
+// CHECK_EQ(a, b): as CHECK(a == b), printing both values when they differ.
+#define CHECK_EQ(a, b)                                                       \
+    do {                                                                     \
+        long long a_ = (long long)(a), b_ = (long long)(b);                  \
+        if (a_ != b_) {                                                      \
+            fprintf(MOCK_CHECK_OUT, "FAIL line %d: %s == %s (%lld, %lld)\n", \
+                    __LINE__, #a, #b, a_, b_);                               \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
 // OK(call): call, a CUDA runtime call, must return cudaSuccess; if not,
 // prints "FAIL line N: call: cudaErrorName" and exits with status 1.
 #define OK(call)                                                             \

@@ -252,6 +252,10 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     if (flags & ~(uint32_t)(GVS_REMOTE_SHARED_ON_STREAM |
                             GVS_REMOTE_SHARED_WAIT))
         return GVS_E_PROTO;
+    /* A posted copy is stream-ordered and waits for nothing: it may run
+     * on the session's reader, which must never block. */
+    if (call->noreply && flags != GVS_REMOTE_SHARED_ON_STREAM)
+        return GVS_E_PROTO;
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
         uint64_t base;
@@ -263,6 +267,8 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                                  (uint8_t *)r->p + (addr - base), len);
         pthread_rwlock_unlock(&lock);
     }
+    if (call->noreply && e != pn->success)
+        remote_be_latch(call, pn->plugin, e);
     apigen_put_i32(&c, e);
     return c.rc;
 }

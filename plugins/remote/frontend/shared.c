@@ -194,30 +194,31 @@ int32_t remote_fe_shared_map(const struct gvs_remote_shared *sh, size_t size,
     return e == api->success ? remote_fe_shared_finish(cl, &s, p, dev) : e;
 }
 
-/* One request of sh's with a reply that is only a result: the API's
- * result. */
-int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
-                             const struct gvs_buf *req)
+/* One request of sh's with a reply that is only a result, waited for
+ * (wait) or posted: the API's result, or success once a posted one has
+ * left. */
+static int32_t request(const struct gvs_remote_shared *sh, uint16_t op,
+                       const struct gvs_buf *req, int wait)
 {
     const struct gvs_remote_api *api = sh->api;
     struct gvs_client *cl;
     int32_t e = api->client(&cl);
     if (e != api->success)
         return e;
-    struct gvs_buf *rep = gvs_buf_new(64);
-    if (rep == NULL)
+    struct gvs_buf *rep = wait ? gvs_buf_new(64) : NULL;
+    if (wait && rep == NULL)
         return api->nomem;
     uint64_t id;
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
     gvs_client_lock(cl);
-    int rc = gvs_remote_send_locked(api, cl, op, APIGEN_DEVICE, 0, &iov, 1,
-                                    &id);
+    int rc = gvs_remote_send_locked(api, cl, op, APIGEN_DEVICE, !wait, &iov,
+                                    1, wait ? &id : NULL);
     gvs_client_unlock(cl);
-    if (rc == 0)
+    if (rc == 0 && wait)
         rc = gvs_client_wait(cl, id, rep);
     if (rc < 0) {
         e = failure(sh, rc);
-    } else {
+    } else if (wait) {
         struct apigen_call c = {NULL, rep, 0};
         e = gvs_remote_reply_result(api, &c);
         if (apigen_end(&c) < 0)
@@ -225,6 +226,12 @@ int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
     }
     gvs_buf_free(rep);
     return e;
+}
+
+int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
+                             const struct gvs_buf *req)
+{
+    return request(sh, op, req, 1);
 }
 
 int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
@@ -275,13 +282,41 @@ static int32_t shared_copy(const struct gvs_remote_shared *sh,
     return e;
 }
 
+/* The copy as shared_copy's, sent without waiting: its place in the
+ * lane orders it before whatever can show it done. */
+static int32_t shared_post(const struct gvs_remote_shared *sh,
+                           uint64_t stream, int h2d, uint64_t dev,
+                           const void *host, size_t len)
+{
+    struct gvs_buf *req = gvs_buf_new(64);
+    int32_t e = sh->api->nomem;
+    if (req != NULL &&
+        remote_fe_shared_copy_request(req, stream, GVS_REMOTE_SHARED_ON_STREAM,
+                                      h2d, dev, host, len) == 0)
+        e = request(sh, sh->copy_posted, req, 0);
+    gvs_buf_free(req);
+    return e;
+}
+
 EXPORT int32_t
 gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                            uint64_t stream, unsigned flags, int h2d,
                            uint64_t dev, void *host, size_t len)
 {
-    if (gvs_remote_host_shared(host, len))
+    unsigned proven = flags & GVS_REMOTE_SHARED_PROVEN;
+    flags &= ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
+    /* A few bytes travel faster than the GPU fetches them: the worker's
+     * CUDA copies them from its request as from pageable memory, which
+     * it does sooner than a DMA from page-locked memory completes
+     * (measured, docs/performance.md "Copies at every size"). */
+    if (h2d && flags == 0 && len <= GVS_REMOTE_H2D_INLINE_MAX)
+        return sh->notsup;
+    if (gvs_remote_host_shared(host, len)) {
+        if (proven && flags == GVS_REMOTE_SHARED_ON_STREAM &&
+            sh->copy_posted != 0 && len > 0 && !gvs_remote_capturing())
+            return shared_post(sh, stream, h2d, dev, host, len);
         return shared_copy(sh, stream, flags, h2d, dev, host, len);
+    }
     int32_t posted;
     if (!h2d && flags == GVS_REMOTE_SHARED_ON_STREAM &&
         !remote_fe_shared_possible(sh) &&
