@@ -57,7 +57,7 @@ def main(argv):
         ax.legend(fontsize=8)
     axes[len(KINDS)][1].axis("off")
     fig.suptitle("Copies through gvs against native: %s" % run.get("device", ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
     fig.savefig(argv[1], dpi=90)
     return 0
 

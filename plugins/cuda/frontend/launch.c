@@ -84,21 +84,51 @@ static void put_attrs(struct apigen_call *c, const CUlaunchConfig *cfg)
     }
 }
 
+/* Whether a cluster of dims c tiles grid g; 0 for a zero dimension. */
+static int tiles(const uint32_t g[3], unsigned x, unsigned y, unsigned z)
+{
+    return x != 0 && y != 0 && z != 0 && g[0] % x == 0 && g[1] % y == 0 &&
+           g[2] % z == 0;
+}
+
 /* A launch with attributes (clusters, cooperative, programmatic
  * serialization: what cuBLASLt and cuDNN use on Hopper) has limits of
  * its own, so it cannot be judged by its threads and shared memory: its
- * key covers the device, the whole configuration and every attribute's
- * bytes, and a launch whose key is that of one the backend accepted, at
- * the same settings count, cannot fail at launch time either.  An
- * attribute that names a handle (an event, which may have gone since)
- * or that this list does not know gives no key (0): such launches
- * wait. */
+ * key covers the device, the block, the shared memory and every
+ * attribute's bytes, and a launch whose key is that of one the backend
+ * accepted, at the same settings count, cannot fail at launch time
+ * either.  The grid is in the key only for a cooperative launch (its
+ * blocks must fit on the device at once); otherwise what the driver
+ * checks of it is known here: the device's grid limits, and that the
+ * clusters (regular and preferred) tile it.  So a kernel whose grid
+ * follows the data (a decoder's attention over a growing sequence)
+ * stays posted.  An attribute that names a handle (an event, which may
+ * have gone since) or that this list does not know gives no key (0):
+ * such launches wait. */
 static uint64_t attrs_key(int dev, const CUlaunchConfig *cfg)
 {
-    const uint32_t conf[] = {(uint32_t)dev,      cfg->gridDimX,
-                             cfg->gridDimY,      cfg->gridDimZ,
-                             cfg->blockDimX,     cfg->blockDimY,
-                             cfg->blockDimZ,     cfg->sharedMemBytes,
+    const uint32_t g[3] = {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ};
+    const uint32_t b[3] = {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ};
+    if (gvs_remote_launch_config(dev, g, b, cfg->sharedMemBytes) == 0)
+        return 0;
+    int coop = 0;
+    for (unsigned int i = 0; i < cfg->numAttrs; i++) {
+        const CUlaunchAttributeValue *v = &cfg->attrs[i].value;
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+            coop |= v->cooperative != 0;
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+            !tiles(g, v->clusterDim.x, v->clusterDim.y, v->clusterDim.z))
+            return 0;
+        if (cfg->attrs[i].id ==
+                CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION &&
+            !tiles(g, v->preferredClusterDim.x, v->preferredClusterDim.y,
+                   v->preferredClusterDim.z))
+            return 0;
+    }
+    const uint32_t conf[] = {(uint32_t)dev,  coop ? g[0] : 0,
+                             coop ? g[1] : 0, coop ? g[2] : 0,
+                             b[0],           b[1],
+                             b[2],           cfg->sharedMemBytes,
                              cfg->numAttrs};
     uint64_t h = gvs_hash64(GVS_HASH_SEED, conf, sizeof(conf));
     for (unsigned int i = 0; i < cfg->numAttrs; i++) {

@@ -195,7 +195,8 @@ static void occupancy(CUfunction f)
  * same again is posted; a cluster the device refuses fails at once every
  * time; an attribute not known to be a plain value (a synchronization
  * policy) waits every time; a setting of the kernel's makes the next
- * wait again.  Each launch adds 1 (add's delta) to p's N words. */
+ * wait again; the grid alone, tiled by the clusters, does not.  Each
+ * launch adds 1 (add's delta) to p's N words. */
 static void launch_attrs(CUfunction add, CUdeviceptr p)
 {
     uint32_t n = N, delta = 1;
@@ -235,6 +236,19 @@ static void launch_attrs(CUfunction add, CUdeviceptr p)
     CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
     CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
     EXPECT(now().round_trips - s.round_trips == 2);
+    /* The grid follows the data: posted while the clusters tile it; one
+     * they do not tile waits, and is refused. */
+    s = now();
+    cfg.gridDimX = 8;
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    cfg.gridDimX = 6;
+    CHECK(cuLaunchKernelEx(&cfg, add, args, NULL));
+    EXPECT(now().round_trips == s.round_trips);
+    EXPECT(now().posts - s.posts == 2);
+    cfg.gridDimX = 5;
+    EXPECT(cuLaunchKernelEx(&cfg, add, args, NULL) ==
+           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    EXPECT(now().round_trips - s.round_trips == 1);
     CHECK(cuCtxSynchronize());
 }
 
@@ -374,7 +388,7 @@ int main(void)
     EXPECT(now().round_trips - s1.round_trips == 1);
     expect_all(p, N, 107);
     launch_attrs(fadd, p);
-    expect_all(p, N, 122);
+    expect_all(p, N, 124);
 
     /* A configuration no device takes is reported at once. */
     uint32_t n = N, value = 1;

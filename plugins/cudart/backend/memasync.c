@@ -12,6 +12,30 @@
 #include "gvs/proto.h"
 #include "objects.h"
 
+/* A host-to-device request's u64 stream, u64 dst, blob data, enqueued:
+ * c->rc when malformed (*e untouched), else 0 and CUDA's result in *e,
+ * unless skip (a failure latched before: the bytes are dropped). */
+static int h2d_enqueue(struct gvs_call *call, struct apigen_call *c,
+                       int skip, cudaError_t *e)
+{
+    uint64_t stream, dst;
+    const uint8_t *data;
+    size_t len;
+    apigen_get_u64(c, &stream);
+    apigen_get_u64(c, &dst);
+    apigen_get_blob(c, &data, &len);
+    if (apigen_end(c) < 0)
+        return c->rc;
+    if (skip)
+        return 0;
+    cudaStream_t s;
+    *e = be_enter_stream_range(call, stream, &s, dst, len);
+    if (*e == cudaSuccess && len > 0)
+        *e = cudaMemcpyAsync((void *)(uintptr_t)dst, data, len,
+                             cudaMemcpyHostToDevice, s);
+    return 0;
+}
+
 /* Request: u64 stream, u64 dst, blob data.  Reply (last chunk only):
  * i32.  The data is the request's: CUDA copies pageable memory to its
  * staging before cudaMemcpyAsync returns, so it may go with the request.
@@ -19,29 +43,35 @@
 int cudart_be_memcpy_async_h2d(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t stream, dst;
-    const uint8_t *data;
-    size_t len;
-    apigen_get_u64(&c, &stream);
-    apigen_get_u64(&c, &dst);
-    apigen_get_blob(&c, &data, &len);
-    if (apigen_end(&c) < 0)
-        return c.rc;
     struct be_lane *l = be_lane(call);
+    cudaError_t e = cudaSuccess;
+    int rc = h2d_enqueue(call, &c, l == NULL || l->latched != cudaSuccess,
+                         &e);
+    if (rc < 0)
+        return rc;
     if (l == NULL)
         return GVS_E_NOMEM;
-    if (l->latched == cudaSuccess) {
-        cudaStream_t s;
-        cudaError_t e = be_enter_stream_range(call, stream, &s, dst, len);
-        if (e == cudaSuccess && len > 0)
-            e = cudaMemcpyAsync((void *)(uintptr_t)dst, data, len,
-                                cudaMemcpyHostToDevice, s);
+    if (l->latched == cudaSuccess)
         l->latched = e;
-    }
     if (!call->noreply) {
         apigen_put_i32(&c, l->latched);
         l->latched = cudaSuccess;
     }
+    return c.rc;
+}
+
+/* As MEMCPY_ASYNC_H2D, one piece alone: a posted one's failure is
+ * latched for the lane's next synchronizing call. */
+int cudart_be_memcpy_async_h2d_posted(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    cudaError_t e = cudaSuccess;
+    int rc = h2d_enqueue(call, &c, 0, &e);
+    if (rc < 0)
+        return rc;
+    if (call->noreply && e != cudaSuccess)
+        be_async_error(call, e);
+    apigen_put_i32(&c, e);
     return c.rc;
 }
 
@@ -106,6 +136,8 @@ int cudart_be_memcpy_async_d2d(struct gvs_call *call)
         e = cudaMemcpyAsync((void *)(uintptr_t)dst,
                             (const void *)(uintptr_t)src, (size_t)count,
                             cudaMemcpyDeviceToDevice, s);
+    if (call->noreply && e != cudaSuccess)
+        be_async_error(call, e);
     apigen_put_i32(&c, e);
     return c.rc;
 }

@@ -1,6 +1,7 @@
 /*
- * What lets cudaEventRecord, cudaStreamWaitEvent, cudaMemsetAsync and a
- * cudaMemcpyAsync of memory shared with the backend be
+ * What lets cudaEventRecord, cudaStreamWaitEvent, cudaMemsetAsync, a
+ * copy between device memory and a cudaMemcpyAsync of memory shared with
+ * the backend be
  * posted without a round trip when they cannot fail (docs/cudart.md,
  * "Posted calls"): the streams and events this process created are the
  * layer's table (gvs_remote_known_*, shared with the driver frontend),
@@ -80,6 +81,14 @@ int fe_may_post_copy(uint64_t stream, uint64_t dev, size_t len)
         return 0;
     int d = fe_mem_range_device((const void *)(uintptr_t)dev, len);
     return d >= 0 && d == stream_device(stream);
+}
+
+int fe_may_post_d2d(unsigned long long stream, void *dst, void *src,
+                    size_t count, int per_thread)
+{
+    (void)per_thread;
+    return fe_may_post_copy(stream, (uint64_t)(uintptr_t)dst, count) &&
+           fe_may_post_copy(stream, (uint64_t)(uintptr_t)src, count);
 }
 
 int fe_may_post_memset(unsigned long long stream, void *devPtr, int value,

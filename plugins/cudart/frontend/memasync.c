@@ -3,7 +3,8 @@
  * (docs/cudart.md, "Async copies").
  *
  * H2D: the bytes travel in the requests, so the program's buffer is free
- * again when the call returns, as with CUDA's staging of pageable memory.
+ * again when the call returns, as with CUDA's staging of pageable memory;
+ * up to 64 KiB in one request posted when the tables prove it valid.
  * D2H: the reply carries the bytes once the stream has reached the copy,
  * so the call returns with them in the program's buffer, as CUDA does
  * for a pageable destination.
@@ -16,6 +17,25 @@
 #include "shared.h"
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
+
+/* The most bytes a host-to-device copy of memory not shared sends in one
+ * posted request (MEMCPY_ASYNC_H2D_POSTED). */
+#define POSTED_H2D_MAX ((size_t)64 << 10)
+
+/* Request: u64 stream, u64 dst, blob data; no reply. */
+static cudaError_t post_h2d(uint64_t stream, uint64_t dst, const void *src,
+                            size_t count)
+{
+    struct apigen_call c;
+    cudaError_t e = cudart_fe_begin(&c);
+    if (e != cudaSuccess)
+        return e;
+    apigen_put_u64(&c, stream);
+    apigen_put_u64(&c, dst);
+    apigen_put_blob(&c, src, count);
+    return cudart_fe_post(&c, CUDART_OP_MEMCPY_ASYNC_H2D_POSTED,
+                          APIGEN_DEVICE);
+}
 
 cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                           enum cudaMemcpyKind kind, cudaStream_t stream,
@@ -45,6 +65,9 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                                (void *)src, count);
         if (e != cudaErrorNotSupported)
             return e;
+        if (count <= POSTED_H2D_MAX &&
+            fe_may_post_copy(s, (uint64_t)(uintptr_t)dst, count))
+            return post_h2d(s, (uint64_t)(uintptr_t)dst, src, count);
         return fe_bulk_h2d(
             &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_H2D, 1, s},
             (uint64_t)(uintptr_t)dst, src, count);

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
+#include "cudart_fe_gen.h"
 #include "cudart_ops.h"
+#include "streams.h"
 
 static cudaError_t copy_d2d(uint64_t dst, uint64_t src, size_t count)
 {
@@ -53,6 +55,11 @@ cudaError_t fe_copy(void *dst, const void *src, size_t count,
         return fe_bulk_d2h(&(struct fe_bulk_op){CUDART_OP_MEMCPY_D2H, 0, 0},
                            dst, (uint64_t)(uintptr_t)src, count);
     case cudaMemcpyDeviceToDevice:
+        /* The host does not wait for it natively either. */
+        if (fe_may_post_d2d(fe_stream_wire(NULL, 0), dst, (void *)src,
+                            count, 0))
+            return cudart_rpc_MEMCPY_ASYNC_D2D(fe_stream_wire(NULL, 0), dst,
+                                               (void *)src, count);
         return copy_d2d((uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src,
                         count);
     default:

@@ -90,7 +90,7 @@ static const uint16_t my_ops[] = {
     CUDART_OP_MEMCPY_ASYNC_H2D,
     CUDART_OP_MEMCPY_ASYNC_D2H,   CUDART_OP_MEMCPY_ASYNC_D2D,
     CUDART_OP_MEMSET_ASYNC,       CUDART_OP_MEM_PREFETCH_ASYNC,
-    CUDART_OP_MEMCPY_POSTED,
+    CUDART_OP_MEMCPY_POSTED,      CUDART_OP_MEMCPY_ASYNC_H2D_POSTED,
 };
 
 static int malformed(struct gvs_buf *in, struct gvs_buf *out)
@@ -267,7 +267,8 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
 /* A posted copy of shared memory: waiting for its stream is refused (it
  * may run on the session's reader), and a failure it still meets (here
  * a host address in no shared region) is the lane's next synchronizing
- * call's to answer, once. */
+ * call's to answer, once; as is a posted device-to-device copy's, and a
+ * posted copy of bytes'. */
 static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
 {
     for (uint32_t flags = 0; flags < 4; flags++) {
@@ -287,6 +288,25 @@ static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_reset(in);
     CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
     CHECK_EQ(result_of(out), 0);
+    /* So is a posted copy within device memory that meets none. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, BOGUS + 64);
+    gvs_buf_put_u64(in, 16);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_ASYNC_D2D, in, out, 1), 0);
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
+    /* And a posted copy of bytes to no device memory. */
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_blob(in, "abcd", 4);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_ASYNC_H2D_POSTED, in, out, 1), 0);
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
     return 0;
 }
 
