@@ -8,8 +8,13 @@ data areas); over tcp:// through QEMU's user-mode network, 10.0.2.2 being
 this host's loopback; a token either way, as a guest is a tenant.  The
 guest runs the programs one after another in one boot.
 
-usage: run_vm_gpu.py GVSD FRONTEND_DIR PROGRAM... [--transport ivshmem|tcp]
-                     [--timeout S]
+usage: run_vm_gpu.py GVSD FRONTEND_DIR [PROGRAM...] [--python SCRIPT]...
+                     [--transport ivshmem|tcp] [--timeout S]
+
+--python SCRIPT: a framework script (tests/gpu/frameworks) run by the
+python3 on PATH, natively and in the guest, which sees this host's file
+system read-only and so its Python and packages; its NVIDIA libraries
+find gvs's frontends first (LD_LIBRARY_PATH) and the guest has no GPU.
 
 Exit status 0 passed, 1 failed, 77 skipped: no QEMU or no guest image
 (tools/vm/setup.sh), unless GVS_REQUIRE_VM=1."""
@@ -28,13 +33,12 @@ import run_vm_e2e as vm  # noqa: E402  (tests/vm/run_vm_e2e.py)
 IVSHMEM_CONFIG = "ivshmem_slots = 8\nivshmem_area = 64M\n"
 
 
-def native(prog):
-    """The program on this host's GPU: (stdout, exit status)."""
+def native(argv):
+    """The command on this host's GPU: (stdout, exit status)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GVS_")}
     env.pop("LD_LIBRARY_PATH", None)
-    p = subprocess.run([os.path.abspath(prog)], env=env, capture_output=True,
-                       text=True,
-                       timeout=300, cwd=tempfile.gettempdir())
+    p = subprocess.run(argv, env=env, capture_output=True, text=True,
+                       timeout=600, cwd=tempfile.gettempdir())
     return p.stdout, p.returncode
 
 
@@ -42,7 +46,8 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("gvsd")
     ap.add_argument("frontend_dir")
-    ap.add_argument("programs", nargs="+")
+    ap.add_argument("programs", nargs="*")
+    ap.add_argument("--python", action="append", default=[])
     ap.add_argument("--transport", choices=("ivshmem", "tcp"),
                     default="ivshmem")
     ap.add_argument("--timeout", type=float, default=840)
@@ -51,7 +56,19 @@ def main(argv):
     if why:
         print("vm test: " + why)
         return 1 if os.environ.get("GVS_REQUIRE_VM") == "1" else 77
-    want = {os.path.basename(p): native(p) for p in a.programs}
+    if not a.programs and not a.python:
+        ap.error("nothing to run")
+    # Each entry: its name, and the command as a list.
+    cmds = [(os.path.basename(p), [os.path.abspath(p)]) for p in a.programs]
+    if a.python:
+        # The interpreter itself, not a launcher on PATH: the guest runs it
+        # by the same path through the host's file system.
+        py = subprocess.run(
+            ["python3", "-c", "import sys; print(sys.executable)"],
+            capture_output=True, text=True).stdout.strip()
+        cmds += [(os.path.basename(s), [py, os.path.abspath(s)])
+                 for s in a.python]
+    want = {name: native(argv) for name, argv in cmds}
     with tempfile.TemporaryDirectory(prefix="vm-gpu-") as tmp:
         config = "token = %s name=vm\n" % vm.TOKEN
         vm_args = []
@@ -71,8 +88,9 @@ def main(argv):
                               else uri.replace("127.0.0.1", vm.GUEST_HOST))}
         assign = " ".join("%s=%s" % (k, shlex.quote(v))
                           for k, v in env.items())
-        runs = [(os.path.basename(p), "cd /tmp; env %s %s" % (
-            assign, shlex.quote(os.path.abspath(p)))) for p in a.programs]
+        runs = [(name, "cd /tmp; env %s %s" % (
+            assign, " ".join(shlex.quote(x) for x in argv)))
+                for name, argv in cmds]
         try:
             p = subprocess.run([sys.executable, vm.GVS_VM, "--timeout",
                                 str(a.timeout)] + vm_args +
