@@ -79,6 +79,19 @@ struct cuda_fe_kernel {
     CUdevice attr_dev;
     int attr_val[CU_FUNC_ATTRIBUTE_MAX];
     uint64_t attr_settings[CU_FUNC_ATTRIBUTE_MAX];
+    /* What each attribute was last set to through this member, on which
+     * device, when the family had made set_sets[a] settings of that
+     * attribute (root->attr_sets[a], counted at each one sent) and the
+     * layer set_global settings that may touch any kernel: while both
+     * counts stay, setting it to that value again is no change, even
+     * after settings of other attributes (libraries set two before each
+     * launch).  modules.c's attr_lock's. */
+    uint32_t set_have;
+    CUdevice set_dev[CU_FUNC_ATTRIBUTE_MAX];
+    int set_val[CU_FUNC_ATTRIBUTE_MAX];
+    uint64_t set_sets[CU_FUNC_ATTRIBUTE_MAX];
+    uint64_t set_global[CU_FUNC_ATTRIBUTE_MAX];
+    uint64_t attr_sets[CU_FUNC_ATTRIBUTE_MAX];
 };
 
 /* launch.c: the parameter block of a launch or kernel node, packed into

@@ -658,23 +658,59 @@ static CUresult get_attr(int *pi, int attrib, uint64_t id, int is_kernel,
     return r;
 }
 
+/* Whether attribute a of k was last set to v on dev through k, with no
+ * setting of a in the family nor of the layer's since; otherwise the
+ * family's setting of a about to be sent is counted, and *sets, *global
+ * say the counts it is made at. */
+static int set_again(struct cuda_fe_kernel *k, int a, int v, CUdevice dev,
+                     uint64_t *sets, uint64_t *global)
+{
+    uint64_t g = gvs_remote_kernel_settings();
+    pthread_mutex_lock(&attr_lock);
+    int same = (k->set_have & (1u << a)) && k->set_dev[a] == dev &&
+               k->set_val[a] == v &&
+               k->set_sets[a] == k->root->attr_sets[a] &&
+               k->set_global[a] == g;
+    if (!same)
+        *sets = ++k->root->attr_sets[a];
+    pthread_mutex_unlock(&attr_lock);
+    *global = g;
+    return same;
+}
+
+static void set_keep(struct cuda_fe_kernel *k, int a, int v, CUdevice dev,
+                     uint64_t sets, uint64_t global)
+{
+    pthread_mutex_lock(&attr_lock);
+    k->set_have |= 1u << a;
+    k->set_dev[a] = dev;
+    k->set_val[a] = v;
+    k->set_sets[a] = sets;
+    k->set_global[a] = global;
+    pthread_mutex_unlock(&attr_lock);
+}
+
 /* A setting to the value the attribute has is no change: libraries
- * set the dynamic shared memory a kernel may use before each launch.
- * Any other setting is counted in the kernel's family before it is sent:
- * a smaller shared-memory allowance can make a configuration that
- * launched before fail now, and what was kept of the family's settable
- * attributes is asked again.  The allowance set is what the driver then
- * answers for it, so it is kept. */
+ * set the dynamic shared memory a kernel may use before each launch, and
+ * some another attribute too.  Any other setting is counted in the
+ * kernel's family before it is sent: a smaller shared-memory allowance
+ * can make a configuration that launched before fail now, and what was
+ * kept of the family's settable attributes is asked again.  The
+ * allowance set is what the driver then answers for it, so it is kept. */
 static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
                          CUdevice dev)
 {
     struct apigen_call c;
     int now;
+    uint64_t sets = 0, global = 0;
     struct cuda_fe_kernel *k = cuda_fe_kernel_find(id);
     if (k == NULL || k->is_kernel != is_kernel)
         return CUDA_ERROR_INVALID_HANDLE;
     if (attrib >= CUDA_FE_CODE_ATTRS && attr_kept(k, attrib, dev, &now) &&
         now == value)
+        return CUDA_SUCCESS;
+    int known = attrib >= CUDA_FE_CODE_ATTRS && attrib < CU_FUNC_ATTRIBUTE_MAX;
+    if (known && set_again(k, attrib, value, dev, &sets, &global))
         return CUDA_SUCCESS;
     atomic_fetch_add(&k->root->family_settings, 1);
     uint64_t asked = cuda_fe_kernel_settings(k);
@@ -691,6 +727,8 @@ static CUresult set_attr(int attrib, int value, uint64_t id, int is_kernel,
     if (r == CUDA_SUCCESS &&
         attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
         attr_keep(k, attrib, dev, value, asked);
+    if (r == CUDA_SUCCESS && known)
+        set_keep(k, attrib, value, dev, sets, global);
     return r;
 }
 

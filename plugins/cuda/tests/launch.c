@@ -137,6 +137,22 @@ static void func_families(CUkernel kadd, CUfunction other, CUdeviceptr p)
     }
     /* The first round's two settings and the launch after them. */
     EXPECT(now().round_trips - s.round_trips == 3);
+    /* Two attributes of one kernel set before each launch, each to the
+     * value it was set to: no change after the first round, whose
+     * settings and launch wait; another value waits again. */
+    const CUfunction_attribute carve =
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    s = now();
+    for (int i = 0; i < 3; i++) {
+        CHECK(cuFuncSetAttribute(fa, shm, 2048));
+        CHECK(cuFuncSetAttribute(fa, carve, 40));
+        CHECK(cuLaunchKernel(fa, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    }
+    EXPECT(now().round_trips - s.round_trips == 2);
+    CHECK(cuFuncSetAttribute(fa, carve, 30));
+    CHECK(cuFuncSetAttribute(fa, shm, 2048));
+    CHECK(cuLaunchKernel(fa, 4, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    EXPECT(now().round_trips - s.round_trips == 4);
     s = now();
     CHECK(cuKernelSetAttribute(shm, 512, kadd, 1));
     CHECK(cuFuncGetAttribute(&v, shm, fa));
@@ -431,7 +447,7 @@ int main(void)
     }
     expect_all(p, N, 50);
     func_families(kadd, ffill, p);
-    expect_all(p, N, 55);
+    expect_all(p, N, 59);
 
     /* Streams and events. */
     CUstream st;
