@@ -6,7 +6,14 @@ in one go, and prints one table of ratios to native (markdown).
                  [--level runtime|driver]
 
 --transports may also name ivshmem: a guest's region on /dev/shm, the
-client a process of the host (the guest's path without its VM).
+client a process of the host (the guest's path without its VM); and
+vm-ivshmem and vm-tcp: the client in a QEMU guest without a GPU
+(tools/vm/gvs-vm, docs/vm.md), reaching gvsd on this host through an
+ivshmem device or QEMU's user-mode network.  Those run the seeds' rows
+alone (--seeds).
+
+--seeds runs the micro benchmarks and histogram, matrixMul and scalarProd
+only: the table of the seed papers, redone (docs/vm.md).
 
 --level driver runs the programs built with the static runtime
 (BUILD_DIR/bench/static): through gvs, NVIDIA's runtime inside them
@@ -55,6 +62,12 @@ import sweep_table
 import tls_certs
 
 APPS = ("histogram", "matrixMul", "scalarProd")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GVS_VM = os.path.join(ROOT, "tools", "vm", "gvs-vm")
+# What a guest of gvs-vm names: this host's loopback, and the ivshmem
+# device's memory at the PCI address gvs-vm gives it.
+GUEST_HOST = "10.0.2.2"
+GUEST_IVSHMEM = "ivshmem:///sys/bus/pci/devices/0000:00:10.0/resource2"
 CLIENTS = (1, 4, 16, 64)
 # Connected sessions that do nothing, and how long their cost is taken.
 IDLE_SESSIONS, IDLE_WINDOW_S = 64, 10.0
@@ -84,18 +97,26 @@ class Target:
         self.name, self.build, self.daemon, self.uri = name, build, None, None
         self.tls = tls if name == "tls" else None
         self.conf = None
+        self.guest_uri, self.region = None, None
 
     def __enter__(self):
-        if self.name in ("tcp", "tls"):
-            self.uri = "%s://127.0.0.1:%d" % (self.name, free_port())
-        elif self.name == "ivshmem":
+        if self.name in ("tcp", "tls", "vm-tcp"):
+            self.uri = "%s://127.0.0.1:%d" % (self.name[-3:], free_port())
+            self.guest_uri = self.uri.replace("127.0.0.1", GUEST_HOST)
+        elif self.name in ("ivshmem", "vm-ivshmem"):
             # A guest's region lives on tmpfs (docs/vm.md): the worker pins
-            # its pages for the GPU's copies.  Slots for the 64 clients,
-            # areas that hold the sweep's 512 MiB of pinned memory (a
-            # sparse 64 GiB file: pages take memory once written).
-            self.uri = "ivshmem:///dev/shm/gvs-bench-%d.region" % os.getpid()
+            # its pages for the GPU's copies.  On the host, slots for the
+            # 64 clients, areas that hold the sweep's 512 MiB of pinned
+            # memory (a sparse 64 GiB file: pages take memory once
+            # written); for a guest, whose BAR it is (1 GiB), two slots
+            # whose areas hold the micro benchmark's 256 MiB.
+            self.region = "/dev/shm/gvs-bench-%s-%d.region" % (self.name,
+                                                                os.getpid())
+            self.uri, self.guest_uri = "ivshmem://" + self.region, GUEST_IVSHMEM
             self.conf = tempfile.NamedTemporaryFile("w", suffix=".conf")
-            self.conf.write("ivshmem_slots = 64\nivshmem_area = 512M\n")
+            self.conf.write("ivshmem_slots = 64\nivshmem_area = 512M\n"
+                            if self.name == "ivshmem" else
+                            "ivshmem_slots = 2\nivshmem_area = 384M\n")
             self.conf.flush()
         elif self.name != "native":
             self.uri = "%s:///tmp/gvs-bench-%s-%d.sock" % (self.name, self.name, os.getpid())
@@ -121,12 +142,17 @@ class Target:
     def cmd(self, prog):
         if self.name == "native":
             return prog
+        gvs = os.path.join(os.path.abspath(self.build), "bin", "gvs")
+        if self.name.startswith("vm-"):
+            return ([sys.executable, GVS_VM, "--timeout", "900"] +
+                    (["--ivshmem", self.region] if self.region else []) +
+                    ["--", gvs, "run", "--server", self.guest_uri, "--"] +
+                    [os.path.abspath(prog[0])] + prog[1:])
         # GVS_TEST_NOGPU (tests/gpu/compare.py): the client runs where the
         # GPU is hidden from it, gvsd outside.
         nogpu = os.environ.get("GVS_TEST_NOGPU")
-        return ([nogpu] if nogpu else []) + [
-            os.path.join(self.build, "bin", "gvs"), "run", "--server",
-            self.uri, "--"] + prog
+        return ([nogpu] if nogpu else []) + [gvs, "run", "--server",
+                                             self.uri, "--"] + prog
 
     def start(self, prog):
         env = native_env()
@@ -214,8 +240,14 @@ def socket_share(metric, res):
 def measure_round(target, bench_dir, mode):
     """One round of every program on target: {metric: (value, unit)};
     mode quick: launch + synchronize, the streams' overlap and the
-    concurrent clients only; sweep: the copy sweep only."""
+    concurrent clients only; sweep: the copy sweep only; seeds: the micro
+    benchmarks and the three applications."""
     micro = [os.path.join(bench_dir, "micro")]
+    if mode == "seeds":
+        res = run(target, micro)
+        for app in APPS:
+            res[app] = run(target, [os.path.join(bench_dir, app)])[app]
+        return res
     sweep = run(target, [os.path.join(bench_dir, "sweep")]) \
         if mode != "quick" else {}
     if mode == "sweep":
@@ -325,6 +357,9 @@ def main():
                          "clients and the idle sessions only")
     ap.add_argument("--sweep-only", action="store_true",
                     help="the copy sweep and the transports' bulk rates only")
+    ap.add_argument("--seeds", action="store_true",
+                    help="the micro benchmarks and the three applications "
+                         "only (any transport, vm-* too)")
     ap.add_argument("--json", metavar="FILE",
                     help="also write every median here (bench/sweep_plot.py)")
     a = ap.parse_args()
@@ -332,7 +367,10 @@ def main():
     if a.level == "driver":
         bench_dir = os.path.join(bench_dir, "static")
     names = ["native"] + [t for t in a.transports.split(",") if t]
-    mode = "quick" if a.quick else "sweep" if a.sweep_only else "all"
+    mode = ("quick" if a.quick else "sweep" if a.sweep_only else
+            "seeds" if a.seeds else "all")
+    if mode != "seeds" and any(n.startswith("vm-") for n in names):
+        ap.error("vm-ivshmem and vm-tcp run with --seeds only")
     rounds = {n: [] for n in names}
     results = {}
     with contextlib.ExitStack() as stack:
@@ -345,9 +383,9 @@ def main():
                 print(t.name, rounds[t.name][-1], file=sys.stderr, flush=True)
         for t in targets:
             results[t.name] = medians(rounds[t.name])
-            if t.name != "native" and mode != "quick":
+            if t.name != "native" and mode in ("all", "sweep"):
                 results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
-            if t.name != "native" and mode != "sweep":
+            if t.name != "native" and mode in ("all", "quick"):
                 results[t.name].update(idle_cost(t, bench_dir))
             print(t.name, results[t.name], file=sys.stderr, flush=True)
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
@@ -360,7 +398,7 @@ def main():
     print()
     print("| metric | native | " + " | ".join("%s (ratio)" % n for n in names[1:]) + " |")
     print("|---|---|" + "---|" * (len(names) - 1))
-    socket_done = mode == "quick"
+    socket_done = mode in ("quick", "seeds")
     for metric, (nat, unit) in results["native"].items():
         if not socket_done and (mode == "sweep" or
                                 metric.startswith(("h2d_", "d2h_"))):
@@ -385,7 +423,7 @@ def main():
             cells.append("%s (%s)" % (fmt(v[0], unit), r))
         print("| %s | %s |" % (metric, " | ".join(cells)))
     idle = "idle_%d" % IDLE_SESSIONS
-    if mode != "sweep":
+    if mode in ("all", "quick"):
         print("| %s: CPU of gvsd and workers over %.0f s | n/a | %s |" % (
             idle, IDLE_WINDOW_S, " | ".join(
                 "%.2f%% of a core" % results[n][idle][0] for n in names[1:])))
