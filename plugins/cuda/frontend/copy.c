@@ -219,7 +219,7 @@ static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
     struct gvs_remote_h2d o = {
         &cuda_fe_remote_api,
         r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
-        h2d_piece, &d};
+        h2d_piece, &d, 0};
     return (CUresult)gvs_remote_bulk_h2d(&o);
 }
 

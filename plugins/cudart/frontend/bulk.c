@@ -45,7 +45,7 @@ cudaError_t fe_bulk_h2d(const struct fe_bulk_op *o, uint64_t dst,
     struct h2d h = {o, dst, src, count};
     const struct gvs_remote_h2d r = {
         &fe_remote_api, o->op, (count + GVS_BULK_CHUNK - 1) / GVS_BULK_CHUNK,
-        h2d_piece, &h};
+        h2d_piece, &h, o->post_op};
     return (cudaError_t)gvs_remote_bulk_h2d(&r);
 }
 

@@ -15,6 +15,9 @@ struct fe_bulk_op {
     uint16_t op;
     int has_stream;
     uint64_t stream;
+    /* gvs_remote_h2d's post_op: 0, or the op a one-piece copy the
+     * frontend proved valid is posted as. */
+    uint16_t post_op;
 };
 
 /* Host to device: request (stream), u64 dst, u32 len, the bytes.  Every

@@ -22,21 +22,6 @@
  * posted request (MEMCPY_ASYNC_H2D_POSTED). */
 #define POSTED_H2D_MAX ((size_t)64 << 10)
 
-/* Request: u64 stream, u64 dst, blob data; no reply. */
-static cudaError_t post_h2d(uint64_t stream, uint64_t dst, const void *src,
-                            size_t count)
-{
-    struct apigen_call c;
-    cudaError_t e = cudart_fe_begin(&c);
-    if (e != cudaSuccess)
-        return e;
-    apigen_put_u64(&c, stream);
-    apigen_put_u64(&c, dst);
-    apigen_put_blob(&c, src, count);
-    return cudart_fe_post(&c, CUDART_OP_MEMCPY_ASYNC_H2D_POSTED,
-                          APIGEN_DEVICE);
-}
-
 cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                           enum cudaMemcpyKind kind, cudaStream_t stream,
                           int per_thread)
@@ -65,11 +50,13 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                                (void *)src, count);
         if (e != cudaErrorNotSupported)
             return e;
-        if (count <= POSTED_H2D_MAX &&
-            fe_may_post_copy(s, (uint64_t)(uintptr_t)dst, count))
-            return post_h2d(s, (uint64_t)(uintptr_t)dst, src, count);
         return fe_bulk_h2d(
-            &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_H2D, 1, s},
+            &(struct fe_bulk_op){
+                CUDART_OP_MEMCPY_ASYNC_H2D, 1, s,
+                count <= POSTED_H2D_MAX &&
+                        fe_may_post_copy(s, (uint64_t)(uintptr_t)dst, count)
+                    ? CUDART_OP_MEMCPY_ASYNC_H2D_POSTED
+                    : 0},
             (uint64_t)(uintptr_t)dst, src, count);
     case cudaMemcpyDeviceToHost:
         e = fe_shared_try_copy(s, 1, kind, (uint64_t)(uintptr_t)src, dst,
@@ -77,7 +64,7 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
         if (e != cudaErrorNotSupported)
             return e;
         return fe_bulk_d2h(
-            &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_D2H, 1, s}, dst,
+            &(struct fe_bulk_op){CUDART_OP_MEMCPY_ASYNC_D2H, 1, s, 0}, dst,
             (uint64_t)(uintptr_t)src, count);
     case cudaMemcpyDeviceToDevice:
         return cudart_rpc_MEMCPY_ASYNC_D2D(s, dst, (void *)(uintptr_t)src,

@@ -45,14 +45,14 @@ cudaError_t fe_copy(void *dst, const void *src, size_t count,
                                (void *)src, count);
         if (e != cudaErrorNotSupported)
             return e;
-        return fe_bulk_h2d(&(struct fe_bulk_op){CUDART_OP_MEMCPY_H2D, 0, 0},
+        return fe_bulk_h2d(&(struct fe_bulk_op){CUDART_OP_MEMCPY_H2D, 0, 0, 0},
                            (uint64_t)(uintptr_t)dst, src, count);
     case cudaMemcpyDeviceToHost:
         e = fe_shared_try_copy(0, 0, kind, (uint64_t)(uintptr_t)src, dst,
                                count);
         if (e != cudaErrorNotSupported)
             return e;
-        return fe_bulk_d2h(&(struct fe_bulk_op){CUDART_OP_MEMCPY_D2H, 0, 0},
+        return fe_bulk_d2h(&(struct fe_bulk_op){CUDART_OP_MEMCPY_D2H, 0, 0, 0},
                            dst, (uint64_t)(uintptr_t)src, count);
     case cudaMemcpyDeviceToDevice:
         /* The host does not wait for it natively either. */

@@ -457,6 +457,15 @@ static void posted_copies()
     OK(cudaStreamSynchronize(t));
     OK(cudaMemcpy(out, dev2, n, cudaMemcpyDeviceToHost));
     CHECK(out[0] == 0x11 && out[n - 1] == 0x11);
+    // The same with a copy small enough to be posted itself: its bytes
+    // are read once the posted copy's have landed.
+    OK(cudaMemsetAsync(dev, 0x22, n, s));
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)5));
+    OK(cudaMemcpyAsync(pin, dev, n, cudaMemcpyDeviceToHost, s));
+    OK(cudaMemcpyAsync(dev2, pin, 4096, cudaMemcpyHostToDevice, t));
+    OK(cudaStreamSynchronize(t));
+    OK(cudaMemcpy(out, dev2, 4096, cudaMemcpyDeviceToHost));
+    CHECK(out[0] == 0x22 && out[4095] == 0x22);
 
     // Errors CUDA reports at once are reported at once.
     CHECK(cudaMemcpyAsync(pin, (void *)(uintptr_t)0x10, 16,

@@ -1,6 +1,7 @@
 /* Bulk copies (gvs_remote.h, "Bulk copies").  Host to device, the
  * pieces' requests carry the program's bytes as they are (no copy into a
- * request buffer), all but the last posted.  Device to host, a window of
+ * request buffer), all but the last posted (and that one too when the
+ * API proved a one-piece copy valid).  Device to host, a window of
  * piece requests in flight, each piece's bytes read by the client's
  * receiver thread straight into the program's memory
  * (gvs_client_expect_into). */
@@ -39,6 +40,7 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
     struct gvs_buf *hdr = gvs_buf_new(REQUEST_MAX);
     struct gvs_buf *rep = gvs_buf_new(REPLY_MAX);
     int rc = hdr != NULL && rep != NULL ? 0 : GVS_E_NOMEM;
+    int posted = o->post_op != 0 && o->pieces == 1;
     uint64_t id = 0;
     /* The pieces follow each other in the lane: a failure the backend
      * keeps is the last piece's to report. */
@@ -62,16 +64,18 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
             {(void *)gvs_buf_ptr(hdr), gvs_buf_len(hdr)},
             {(void *)src, len},
         };
-        rc = gvs_remote_send_locked(api, cl, o->op, APIGEN_DEVICE,
-                                    i + 1 < o->pieces, iov, 2, &id);
+        int last = i + 1 == o->pieces;
+        rc = gvs_remote_send_locked(api, cl, posted ? o->post_op : o->op,
+                                    APIGEN_DEVICE, !last || posted, iov, 2,
+                                    last && !posted ? &id : NULL);
     }
     if (hdr != NULL && rep != NULL)
         gvs_client_unlock(cl);
-    if (rc == 0 && o->pieces > 0)
+    if (rc == 0 && o->pieces > 0 && !posted)
         rc = gvs_client_wait(cl, id, rep);
     if (rc < 0) {
         e = failure(api, rc);
-    } else if (o->pieces > 0) {
+    } else if (o->pieces > 0 && !posted) {
         struct apigen_call c = {NULL, rep, 0};
         e = gvs_remote_reply_result(api, &c);
         if (apigen_end(&c) < 0)
