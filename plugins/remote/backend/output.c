@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ static struct {
     int rd[NSTREAMS];  /* read ends, non-blocking */
     FILE *files[NSTREAMS];
     FILE *saved[NSTREAMS]; /* the worker's stdout and stderr before */
+    int wr[NSTREAMS];  /* write ends, behind files[] */
     int stop[2];       /* written to end the thread */
     pthread_t thread;
     int running;
@@ -32,8 +34,15 @@ static struct {
     pthread_mutex_t lock;
     struct gvs_buf *body; /* under lock */
     uint8_t buf[CHUNK];   /* under lock */
+    /* dirty: set after each write into a pipe, cleared by a flush before
+     * it reads the pipes; draining: a drain holds bytes not yet sent.  A
+     * blocking op's flush, which comes after every synchronization, costs
+     * no system call when neither is set (the common case). */
+    atomic_int dirty;
+    atomic_int draining;
 } cap = {
     .rd = {-1, -1},
+    .wr = {-1, -1},
     .stop = {-1, -1},
     .lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -61,8 +70,10 @@ static ssize_t pump_locked(int i)
 static void drain(int i)
 {
     pthread_mutex_lock(&cap.lock);
+    atomic_store(&cap.draining, 1);
     while (pump_locked(i) > 0)
         ;
+    atomic_store(&cap.draining, 0);
     pthread_mutex_unlock(&cap.lock);
 }
 
@@ -92,6 +103,32 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* The streams' write function: into the pipe, then marked dirty. */
+static ssize_t stream_write(void *cookie, const char *p, size_t n)
+{
+    int fd = *(int *)cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, p + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    if (done > 0)
+        atomic_store(&cap.dirty, 1);
+    return done > 0 ? (ssize_t)done : -1;
+}
+
+static int stream_close(void *cookie)
+{
+    int *fd = cookie;
+    int r = close(*fd);
+    *fd = -1;
+    return r;
+}
+
 /* A pipe whose write end becomes an unbuffered stream. */
 static int make_stream(int i)
 {
@@ -99,7 +136,11 @@ static int make_stream(int i)
     if (pipe2(fds, O_CLOEXEC) < 0)
         return GVS_E_IO;
     (void)fcntl(fds[1], F_SETPIPE_SZ, PIPE_ROOM);
-    cap.files[i] = fdopen(fds[1], "w");
+    cap.wr[i] = fds[1];
+    cookie_io_functions_t io = {
+        .read = NULL, .write = stream_write, .seek = NULL, .close = stream_close,
+    };
+    cap.files[i] = fopencookie(&cap.wr[i], "w", io);
     if (cap.files[i] == NULL ||
         fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0 ||
         setvbuf(cap.files[i], NULL, _IONBF, 0) != 0) {
@@ -108,6 +149,7 @@ static int make_stream(int i)
         else
             close(fds[1]);
         cap.files[i] = NULL;
+        cap.wr[i] = -1;
         close(fds[0]);
         return GVS_E_IO;
     }
@@ -164,12 +206,20 @@ int remote_be_output_open(const struct gvs_host_api *host,
 
 void remote_be_output_flush(void)
 {
-    if (!cap.running)
+    /* Bytes written before this call are in a pipe while dirty is set,
+     * or in a drain under way: draining is set before dirty is cleared,
+     * and the lock waits for that drain to send them. */
+    if (!cap.running ||
+        (!atomic_load(&cap.dirty) && !atomic_load(&cap.draining)))
         return;
-    for (int i = 0; i < NSTREAMS; i++) {
-        fflush(cap.files[i]);
-        drain(i);
-    }
+    pthread_mutex_lock(&cap.lock);
+    atomic_store(&cap.draining, 1);
+    atomic_store(&cap.dirty, 0);
+    for (int i = 0; i < NSTREAMS; i++)
+        while (pump_locked(i) > 0)
+            ;
+    atomic_store(&cap.draining, 0);
+    pthread_mutex_unlock(&cap.lock);
 }
 
 void remote_be_output_close(void)

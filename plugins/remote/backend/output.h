@@ -10,7 +10,9 @@
  * pipes; gvsd's own log, written on descriptor 2, is untouched.  A
  * thread forwards whatever the pipes hold as it comes, and every
  * blocking op drains them before its reply leaves, so output produced
- * before a synchronizing call returns reaches the client first.
+ * before a synchronizing call returns reaches the client first.  The
+ * streams mark each write, so that a flush with nothing written since
+ * the last one makes no system call.
  */
 #ifndef REMOTE_BE_OUTPUT_H
 #define REMOTE_BE_OUTPUT_H
