@@ -22,7 +22,7 @@
 /* Launches ------------------------------------------------------------- */
 
 /* How the last launch came: -1 cudaLaunchKernel, 0 cudaLaunchKernelExC,
- * 1 cudaLaunchCooperativeKernel. */
+ * 1 cudaLaunchCooperativeKernel, 2 the driver's cuLaunchKernel. */
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
 static int last_entry = -1;
 static size_t last_shmem;
@@ -343,6 +343,29 @@ cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid,
     return launch_config(1, &cfg, func, args);
 }
 
+/* The driver's launch, which the backend reaches through
+ * cudaGetDriverEntryPointByVersion: the driver's codes for what it
+ * refuses (the backend then asks the runtime, for the runtime's). */
+static CUresult mock_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                    unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz, unsigned shmem,
+                                    CUstream stream, void **params,
+                                    void **extra)
+{
+    if (extra != NULL || gx == 0 || gy == 0 || gz == 0 ||
+        (size_t)bx * by * bz > 1024 || (size_t)bx * by * bz == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (cudaLaunchKernel((const void *)f, (dim3){gx, gy, gz}, (dim3){bx, by, bz},
+                         params, shmem, (cudaStream_t)stream) != cudaSuccess)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&last_lock);
+    last_entry = 2;
+    last_shmem = shmem;
+    last_nattrs = 0;
+    pthread_mutex_unlock(&last_lock);
+    return CUDA_SUCCESS;
+}
+
 /* No driver behind the mock: an -rdc program's units cannot be linked. */
 cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **fn, unsigned int version,
@@ -350,8 +373,11 @@ cudaError_t cudaGetDriverEntryPointByVersion(
 {
     (void)version, (void)flags;
     *fn = NULL;
-    if (strcmp(symbol, "cuGraphKernelNodeGetParams") == 0) {
+    if (strcmp(symbol, "cuLaunchKernel") == 0)
+        *fn = (void *)mock_cuLaunchKernel;
+    if (strcmp(symbol, "cuGraphKernelNodeGetParams") == 0)
         *fn = (void *)mock_cuGraphKernelNodeGetParams;
+    if (*fn != NULL) {
         if (status != NULL)
             *status = cudaDriverEntryPointSuccess;
         return cudaSuccess;

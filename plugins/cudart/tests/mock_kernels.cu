@@ -296,6 +296,18 @@ static void launch_ex()
     CHECK(cudaLaunchCooperativeKernel((const void *)over1, 10000, 1024, args,
                                       0, 0) ==
           cudaErrorCooperativeLaunchTooLarge);
+
+    // A plain launch goes through the driver's cuLaunchKernel (entry 2);
+    // one the driver refuses gets the runtime's code.
+    over2<<<2, 32, 256>>>(d, 7);
+    echo_attrs<<<1, 1>>>(out);
+    OK(cudaMemcpy(h, out, 12, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 2 && h[1] == 256 && h[2] == 0);
+    OK(cudaMemcpy(h, d, 4, cudaMemcpyDeviceToHost));
+    CHECK(h[0] == 7);
+    over2<<<1, 2048>>>(d, 8);
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+    OK(cudaDeviceSynchronize());
     OK(cudaEventDestroy(ev));
     OK(cudaFree(d));
     OK(cudaFree(out));
