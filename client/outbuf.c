@@ -170,10 +170,30 @@ static void gather(struct gvs_client *c)
     }
 }
 
+/* Polls, for at most gvs_spin_ns(), for the next post: a program that
+ * launches and synchronizes in a loop posts again within microseconds,
+ * and the post then costs no wake-up (a system call on the caller's
+ * path, about 1.2 us a launch over unix). */
+static void linger(struct gvs_client *c)
+{
+    long long ns = gvs_spin_ns();
+    if (ns <= 0)
+        return;
+    long long until = gvs_now_ns() + ns;
+    for (unsigned i = 1; atomic_load_explicit(&c->out_state,
+                                              memory_order_relaxed) == OUT_EMPTY;
+         i++) {
+        gvs_cpu_relax();
+        if (i % 64 == 0 && gvs_now_ns() >= until)
+            return;
+    }
+}
+
 static void *flusher_main(void *arg)
 {
     struct gvs_client *c = arg;
     for (;;) {
+        linger(c);
         uint32_t empty = OUT_EMPTY;
         if (atomic_compare_exchange_strong(&c->out_state, &empty,
                                            OUT_SLEEPING))
