@@ -9,6 +9,7 @@
 #include "gvs/escape.h"
 #include "gvs/spin.h"
 #include "gvs/tls.h"
+#include "gvs/trace.h"
 #include "internal.h"
 
 static struct gvs_client the_client = {
@@ -299,6 +300,7 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                               .flags = flags,
                               .lane = gvs_client_lane(),
                               .id = c->next_id++};
+    gvs_trace(h.id, plugin, op, GVS_TRACE_SEND);
     /* Registered before it leaves: the reply may beat the wait. */
     if (!post && (rc = client_pending_add(c, h.id, slot)) < 0)
         return rc;
@@ -309,6 +311,7 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
             client_pending_drop(c, h.id);
         return rc;
     }
+    gvs_trace(h.id, plugin, op, GVS_TRACE_SENT);
     client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
     client_stats_op(slot, post, slot >= 0 ? gvs_now_ns() - t0 : 0);
     if (id != NULL)

@@ -14,6 +14,7 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/thread.h"
+#include "gvs/trace.h"
 #include "gvs/spin.h"
 #include "internal.h"
 
@@ -261,6 +262,7 @@ int gvs_client_wait_into(struct gvs_client *c, uint64_t id,
         rc = p->rc;
     }
     *into = rc == 0 && p->into;
+    gvs_trace(id, 0, 0, GVS_TRACE_RETURN);
     pending_free(p);
     return rc;
 }
@@ -334,6 +336,7 @@ static int recv_reply(struct gvs_conn *conn, size_t len, int split,
 static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
                       const struct gvs_frame_hdr *h)
 {
+    gvs_trace(h->id, h->plugin, h->op, GVS_TRACE_REPLY_READ);
     pthread_mutex_lock(&c->wlock);
     struct client_pending *p = *find(c, h->id);
     if (p == NULL || p->taken) {

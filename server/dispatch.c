@@ -4,6 +4,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/spin.h"
+#include "gvs/trace.h"
 #include "session.h"
 #include "stats.h"
 #include "status.h"
@@ -76,6 +77,7 @@ static void reply(struct gvs_session *s, const struct gvs_frame_hdr *req,
     int was_closed = s->closed;
     int rc = send_locked(s, &h, iov, tail_len > 0 ? 2 : 1);
     pthread_mutex_unlock(&s->send_lock);
+    gvs_trace(req->id, req->plugin, req->op, GVS_TRACE_REPLIED);
     if (rc < 0 && !was_closed) {
         /* After the client's close, its replies have nowhere to go. */
         pthread_mutex_lock(&s->lock);
@@ -246,7 +248,9 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
     atomic_fetch_add(&s->calls, 1);
     gvsd_stats_add_call((int)(s->open[j->slot] - s->plugins->p));
     long long start = gvs_now_ns();
+    gvs_trace(j->h.id, j->h.plugin, j->h.op, GVS_TRACE_RUN);
     int rc = j->op->fn(&call);
+    gvs_trace(j->h.id, j->h.plugin, j->h.op, GVS_TRACE_RAN);
     /* The op trace (log level debug, docs/config.md): where a call's time
      * goes on the backend. */
     gvs_debug("session %u: lane %u id %llu %s/%s%s: %.1f us queued, %.1f us "

@@ -4,6 +4,7 @@
 #include "gvs/err.h"
 #include "gvs/log.h"
 #include "gvs/spin.h"
+#include "gvs/trace.h"
 #include "session.h"
 #include "stats.h"
 
@@ -92,6 +93,8 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
                          (unsigned)h.len, (unsigned long long)h.id);
         }
         j->read_ns = gvs_now_ns();
+        if (rc == 0)
+            gvs_trace(h.id, h.plugin, h.op, GVS_TRACE_READ);
         /* A failing op shuts the connection down to stop us here. */
         int failed = failed_rc(s);
         if (rc == 0 && failed == 0)

@@ -244,4 +244,6 @@
     TEST_ENTRY(server_idle_timeout)                                          \
     TEST_ENTRY(client_keepalive)                                             \
     TEST_ENTRY(client_keepalive_off)                                         \
+    /* core/trace: request timelines */                                      \
+    TEST_ENTRY(trace_round_trips)                                            \
     /* end */
