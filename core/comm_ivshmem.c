@@ -7,11 +7,11 @@
  * a client on the host by naming the file.
  *
  * Nothing but the shared bytes crosses the boundary: no socket, no futex,
- * no descriptor.  So a side waits by polling the peer's counter, sleeping
- * between looks from 20 us up to 1 ms, 10 ms once the peer's counter has
- * stood still for IDLE_NS and 25 ms once for ASLEEP_NS (what idle
- * sessions cost gvsd, against how late the first request after a pause
- * is seen), after its callers' spin; the listener's descriptor is a timer
+ * no descriptor.  So a side waits by polling the peer's counter, after
+ * its callers' spin, sleeping between looks a 32nd of how long the
+ * connection has been quiet (gvs_ivs_poll_step_ns): a wait ends at most
+ * about 3% late, whatever it waits for, while an idle session's looks
+ * thin out to one every 25 ms; the listener's descriptor is a timer
  * on which gvsd's loop looks for claimed slots every TICK_NS; and each
  * side learns of the other's death from a heartbeat (GVS_IVS_BEAT_MS,
  * GVS_IVS_DEAD_MS), beaten by a thread of the process that uses the
@@ -43,11 +43,11 @@
 
 #define TICK_NS 20000000LL
 #define STEP_MIN_NS 20000LL
-#define STEP_MAX_NS 1000000LL
-#define IDLE_NS 50000000LL
-#define STEP_IDLE_NS 10000000LL
-#define ASLEEP_NS 1000000000LL
-#define STEP_ASLEEP_NS 25000000LL
+#define STEP_MAX_NS 25000000LL
+#define STEP_SHARE 32
+/* How often a connecting client looks whether gvsd accepted its slot
+ * (gvsd's loop looks for claimed slots every TICK_NS). */
+#define ACCEPT_STEP_NS 1000000LL
 
 /* gvs_ivshmem_set_layout's. */
 static uint32_t layout_slots = GVS_IVS_SLOTS_DEFAULT;
@@ -297,13 +297,27 @@ static int wait_over(struct shm_conn *s, struct gvs_shm_ring *r)
     return gvs_shm_ring_avail(r, &n) < 0 || n > 0;
 }
 
-/* How long the peer's counter of ring r has stood still. */
+long long gvs_ivs_poll_step_ns(long long quiet_ns)
+{
+    long long step = quiet_ns / STEP_SHARE;
+    return step < STEP_MIN_NS ? STEP_MIN_NS
+           : step > STEP_MAX_NS ? STEP_MAX_NS
+                                : step;
+}
+
+/* How long the connection has been quiet as seen from ring r: neither
+ * the peer's counter of r nor ours of the other ring moved.  Ours
+ * counts: a client that has just sent a request after a pause waits
+ * for a reply due in microseconds, not for an idle peer. */
 static long long quiet_for(struct shm_conn *s, struct gvs_shm_ring *r,
                            long long now)
 {
     struct ivs_conn *v = (struct ivs_conn *)s; /* its first member */
     int i = r != &s->in;
-    uint32_t w = atomic_load(r->producer ? &r->ctl->tail : &r->ctl->head);
+    struct gvs_shm_ring *o = i ? &s->in : &s->out;
+    uint32_t w = atomic_load(r->producer ? &r->ctl->tail : &r->ctl->head) ^
+                 atomic_load(o->producer ? &o->ctl->head : &o->ctl->tail) *
+                     0x9e3779b9u;
     if (w != v->quiet_word[i] || v->quiet_since[i] == 0) {
         v->quiet_word[i] = w;
         v->quiet_since[i] = now;
@@ -314,18 +328,14 @@ static long long quiet_for(struct shm_conn *s, struct gvs_shm_ring *r,
 static int polled_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
                         long long timeout_ns)
 {
-    long long start = gvs_now_ns(), step = STEP_MIN_NS;
+    long long start = gvs_now_ns();
     for (;;) {
         if (wait_over(s, r))
             return 0;
         long long now = gvs_now_ns(), left = start + timeout_ns - now;
         if (left <= 0)
             return GVS_E_TIMEOUT;
-        long long waited = quiet_for(s, r, now);
-        long long cap = waited < IDLE_NS     ? STEP_MAX_NS
-                        : waited < ASLEEP_NS ? STEP_IDLE_NS
-                                             : STEP_ASLEEP_NS;
-        step = step * 2 < cap ? step * 2 : cap;
+        long long step = gvs_ivs_poll_step_ns(quiet_for(s, r, now));
         sleep_ns(step < left ? step : left);
     }
 }
@@ -722,7 +732,7 @@ static int open_slot(const char *uri, uint8_t *map, size_t len,
             return gvs_comm_fail(GVS_E_CONNECT, 0,
                                  "connect %s: no gvsd answers on it", uri);
         }
-        sleep_ns(STEP_MAX_NS);
+        sleep_ns(ACCEPT_STEP_NS);
     }
     *out = c;
     return 0;

@@ -94,4 +94,10 @@ static inline uint64_t gvs_ivs_stride(uint32_t ring_size, uint64_t area)
 int gvs_ivs_layout(uint32_t slots, uint32_t ring_size, uint64_t area,
                    struct gvs_ivs_header *out);
 
+/* How long a polled wait sleeps before its next look, once the
+ * connection has been quiet for quiet_ns: a 32nd of it, from 20 us up to
+ * 25 ms.  So a wait ends at most about 3% (or 20 us) after what it
+ * waited for happened, and an idle session costs a look every 25 ms. */
+long long gvs_ivs_poll_step_ns(long long quiet_ns);
+
 #endif

@@ -1,6 +1,9 @@
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,9 +12,19 @@
 
 #define SPIN_DEFAULT_NS 50000LL
 #define SPIN_MIN_CPUS 4
+/* How often a process looks at the host's load: a look costs a couple
+ * of microseconds, a millisecond is ten thousand waits' worth. */
+#define LOAD_PERIOD_NS 1000000LL
 
 static long long spin_ns;
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+/* The default policy's view of the host: /proc/loadavg, open while the
+ * default spins; whether more threads were runnable than CPUs at the
+ * last look, and when to look next. */
+static int load_fd = -1;
+static long load_cpus;
+static atomic_int load_busy;
+static _Atomic long long load_next;
 
 static void spin_init(void)
 {
@@ -22,14 +35,56 @@ static void spin_init(void)
         spin_ns = (*end == '\0' && us > 0 && us < 1000000) ? us * 1000 : 0;
         return;
     }
-    spin_ns = sysconf(_SC_NPROCESSORS_ONLN) >= SPIN_MIN_CPUS ? SPIN_DEFAULT_NS
-                                                             : 0;
+    load_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    spin_ns = load_cpus >= SPIN_MIN_CPUS ? SPIN_DEFAULT_NS : 0;
+    if (spin_ns > 0)
+        load_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+}
+
+int gvs_spin_load_busy(const char *loadavg, long cpus)
+{
+    const char *p = loadavg;
+    for (int field = 0; field < 3; field++) {
+        p = strchr(p, ' ');
+        if (p == NULL)
+            return -1;
+        p++;
+    }
+    char *end;
+    long running = strtol(p, &end, 10);
+    if (end == p || *end != '/' || running < 0)
+        return -1;
+    return running > cpus;
+}
+
+/* Looks at the host's load when LOAD_PERIOD_NS passed since the last
+ * look (one thread of the process looks; the others use what it saw). */
+static void load_look(void)
+{
+    long long now = gvs_now_ns();
+    long long next = atomic_load_explicit(&load_next, memory_order_relaxed);
+    if (now < next || !atomic_compare_exchange_strong_explicit(
+                          &load_next, &next, now + LOAD_PERIOD_NS,
+                          memory_order_relaxed, memory_order_relaxed))
+        return;
+    char b[128];
+    ssize_t n = pread(load_fd, b, sizeof(b) - 1, 0);
+    if (n <= 0)
+        return;
+    b[n] = '\0';
+    int busy = gvs_spin_load_busy(b, load_cpus);
+    if (busy >= 0)
+        atomic_store_explicit(&load_busy, busy, memory_order_relaxed);
 }
 
 long long gvs_spin_ns(void)
 {
     pthread_once(&spin_once, spin_init);
-    return spin_ns;
+    if (load_fd < 0)
+        return spin_ns;
+    load_look();
+    return atomic_load_explicit(&load_busy, memory_order_relaxed) ? 0
+                                                                   : spin_ns;
 }
 
 long long gvs_spin_busy_ns(void)

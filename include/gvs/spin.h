@@ -14,8 +14,16 @@
 
 /* How long to poll before sleeping, in nanoseconds: $GVS_SPIN_US
  * microseconds if set (0 disables), else 50 us on a machine with at
- * least four online CPUs and 0 below that.  Computed once. */
+ * least four online CPUs and 0 below that, and 0 while more threads are
+ * runnable on the host than it has CPUs (the host's load, looked at
+ * every millisecond at most): a poller then takes a core from a thread
+ * with work, another tenant's included, as when many sessions share a
+ * host.  CUDA's own waits spin or yield by the same kind of rule. */
 long long gvs_spin_ns(void);
+
+/* 1 when /proc/loadavg's text says more threads are runnable than
+ * cpus, 0 when not, -1 when it cannot be read as such. */
+int gvs_spin_load_busy(const char *loadavg, long cpus);
 
 /* How long to poll at most while a reply is due (a request of ours in
  * flight, or a request the server is serving): 20 times gvs_spin_ns(),

@@ -84,6 +84,8 @@
     TEST_ENTRY(ivshmem_peer_killed)                                          \
     TEST_ENTRY(ivshmem_slots)                                                \
     TEST_ENTRY(ivshmem_no_answer)                                            \
+    TEST_ENTRY(ivshmem_poll_step)                                            \
+    TEST_ENTRY(ivshmem_wait_late)                                            \
     TEST_ENTRY(ivshmem_area)                                                 \
     TEST_ENTRY(ivshmem_hostile)                                              \
     TEST_ENTRY(unix_fd_pass)                                                 \
@@ -209,6 +211,7 @@
     TEST_ENTRY(spin_readable)                                                \
     TEST_ENTRY(spin_readable_shm)                                            \
     TEST_ENTRY(spin_setting)                                                 \
+    TEST_ENTRY(spin_load)                                                    \
     /* core/handles */                                                       \
     TEST_ENTRY(handles_basic)                                                \
     TEST_ENTRY(handles_many)                                                 \

@@ -242,6 +242,93 @@ TEST_IMPL(ivshmem_slots)
     return 0;
 }
 
+/* The polled wait's step: a 32nd of the quiet time, from 20 us to 25
+ * ms, never longer than that share (a wait ends at most 3% late). */
+TEST_IMPL(ivshmem_poll_step)
+{
+    ASSERT_EQ(gvs_ivs_poll_step_ns(0), 20000LL);
+    ASSERT_EQ(gvs_ivs_poll_step_ns(640000LL), 20000LL);
+    ASSERT_EQ(gvs_ivs_poll_step_ns(3200000LL), 100000LL);
+    ASSERT_EQ(gvs_ivs_poll_step_ns(32000000LL), 1000000LL);
+    ASSERT_EQ(gvs_ivs_poll_step_ns(800000000LL), 25000000LL);
+    ASSERT_EQ(gvs_ivs_poll_step_ns(3600000000000LL), 25000000LL);
+    for (long long q = 0; q < 2000000000LL; q = q * 5 / 4 + 1000) {
+        long long st = gvs_ivs_poll_step_ns(q);
+        ASSERT_GE(st, 20000LL);
+        ASSERT_LE(st, 25000000LL);
+        if (q / 32 >= 20000LL)
+            ASSERT_LE(st, q / 32);
+    }
+    return 0;
+}
+
+struct late_peer {
+    struct gvs_conn *c;
+    long long delay_ns;
+    int rounds;
+    long long sent_ns[16];
+};
+
+/* gvsd's side: on each request, waits delay_ns, then answers. */
+static void *late_answer(void *arg)
+{
+    struct late_peer *p = arg;
+    for (int i = 0; i < p->rounds; i++) {
+        char b;
+        if (gvs_conn_recv(p->c, &b, 1) < 0)
+            break;
+        long long until = gvs_now_ns() + p->delay_ns;
+        while (gvs_now_ns() < until)
+            ;
+        p->sent_ns[i] = gvs_now_ns();
+        if (gvs_conn_send(p->c, &b, 1) < 0)
+            break;
+    }
+    return NULL;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A request sent after a second's pause, answered 700 us later: the
+ * reply is seen within a fraction of that (the median of 9 rounds, a
+ * bound loose enough for a loaded machine), not at the next step of a
+ * wait that doubled its sleeps past the answer (1,260 us). */
+TEST_IMPL(ivshmem_wait_late)
+{
+    char uri[160];
+    struct gvs_listener *l;
+    struct gvs_conn *c, *g;
+    struct late_peer p = {.delay_ns = 700000LL, .rounds = 9};
+    long long late[9];
+    pthread_t th;
+    ivs_uri(uri, sizeof(uri), NULL, 0, "late");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT_EQ(pair_on(l, uri, &c, &g), 0);
+    p.c = g;
+    ASSERT_EQ(pthread_create(&th, NULL, late_answer, &p), 0);
+    for (int i = 0; i < p.rounds; i++) {
+        char b = (char)i;
+        if (i == 0)
+            usleep(1000000);
+        ASSERT_EQ(gvs_conn_send(c, &b, 1), 0);
+        ASSERT_EQ(gvs_conn_recv(c, &b, 1), 0);
+        late[i] = gvs_now_ns();
+    }
+    pthread_join(th, NULL);
+    for (int i = 0; i < p.rounds; i++)
+        late[i] -= p.sent_ns[i];
+    qsort(late, (size_t)p.rounds, sizeof(late[0]), cmp_ll);
+    ASSERT_LT(late[p.rounds / 2], 350000LL);
+    gvs_conn_close(c);
+    gvs_conn_close(g);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
 /* No gvsd looks at the region (its listener never accepts): the client
  * withdraws its claim at the connect timeout. */
 TEST_IMPL(ivshmem_no_answer)

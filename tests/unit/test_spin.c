@@ -53,3 +53,19 @@ TEST_IMPL(spin_setting)
     ASSERT_EQ(gvs_spin_ns(), 75000);
     return 0;
 }
+
+/* The host's load as /proc/loadavg gives it: the fourth field's runnable
+ * count against the CPUs; anything else unreadable. */
+TEST_IMPL(spin_load)
+{
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 3/200 1234\n", 4), 0);
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 4/200 1234\n", 4), 0);
+    ASSERT_EQ(gvs_spin_load_busy("17.01 16.2 9.00 17/950 99\n", 16), 1);
+    ASSERT_EQ(gvs_spin_load_busy("0.00 0.00 0.00 1/1 1", 1), 0);
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 x/200 1234\n", 4), -1);
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 3 1234\n", 4), -1);
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30", 4), -1);
+    ASSERT_EQ(gvs_spin_load_busy("", 4), -1);
+    ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 -2/200 1\n", 4), -1);
+    return 0;
+}
