@@ -1,13 +1,17 @@
-// Micro-benchmarks of the costs a remoting layer adds: launches, a small
-// synchronous call, cudaMemcpy at 4 B, 1 MiB and 256 MiB from pinned
-// and pageable memory, and copies overlapping kernels on 4 streams.  `micro launch` runs only the launch-rate part
-// (used for the concurrent-clients measurement), `micro copies` only the
-// copies (which need no kernel: the frame path can be measured on the
-// mock runtime of plugins/cudart/tests).
+// Micro-benchmarks of the costs a remoting layer adds: launches, launch +
+// synchronize (also after a pause of the host), a small synchronous
+// call, cudaMemcpy at 4 B, 1 MiB and 256 MiB from pinned and pageable
+// memory, and copies overlapping kernels on 4 streams.  `micro launch`
+// runs only the launch-rate part (used for the concurrent-clients
+// measurement), `micro copies` only the copies (which need no kernel:
+// the frame path can be measured on the mock runtime of
+// plugins/cudart/tests).
 #include "bench.h"
+#include <algorithm>
 #include <cstring>
 #include <unistd.h>
 #include <string>
+#include <vector>
 
 __global__ void empty() {}
 
@@ -33,6 +37,26 @@ static void launch_sync(int n)
         CK(cudaStreamSynchronize(0));
     }
     report("launch_sync", (now_s() - t) / n * 1e6, "us");
+}
+
+// Launch + synchronize after a millisecond of host work, as a program
+// that computes on the CPU between GPU calls does: what a remoting layer
+// whose threads went to sleep meanwhile adds to the first call.  The
+// median of n.
+static void launch_sync_after_pause(int n)
+{
+    std::vector<double> t(n);
+    for (int i = 0; i < n; i++) {
+        double until = now_s() + 1e-3;
+        while (now_s() < until)
+            ;
+        double t0 = now_s();
+        empty<<<1, 1>>>();
+        CK(cudaStreamSynchronize(0));
+        t[i] = now_s() - t0;
+    }
+    std::sort(t.begin(), t.end());
+    report("launch_sync_after_1ms", t[n / 2] * 1e6, "us");
 }
 
 static void small_call(int n)
@@ -130,6 +154,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&dev, 64u << 20));
         CK(cudaMallocHost(&pinned, 64u << 20));
         launch_sync(20000);
+        launch_sync_after_pause(2000);
         stream_overlap(pinned, dev);
         CK(cudaFreeHost(pinned));
         CK(cudaFree(dev));
@@ -149,6 +174,7 @@ int main(int argc, char **argv)
     if (strcmp(only, "copies") != 0) {
         launch_rate(200000);
         launch_sync(20000);
+        launch_sync_after_pause(2000);
         small_call(20000);
     }
     const size_t max = 256u << 20;
