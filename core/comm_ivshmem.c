@@ -206,9 +206,11 @@ struct ivs_conn {
     uint32_t peer_beat;
     long long peer_seen_ns; /* when peer_beat last moved */
     /* Per ring (0 in, 1 out), kept by its one waiting thread: the peer's
-     * counter as last seen and since when it stood still, which sets how
-     * long the polled wait sleeps between looks. */
-    uint32_t quiet_word[2];
+     * counter of it and ours of the other ring as last seen, and since
+     * when both stood still, which sets how long the polled wait sleeps
+     * between looks. */
+    uint32_t quiet_peer[2];
+    uint32_t quiet_own[2];
     long long quiet_since[2];
 };
 
@@ -315,11 +317,12 @@ static long long quiet_for(struct shm_conn *s, struct gvs_shm_ring *r,
     struct ivs_conn *v = (struct ivs_conn *)s; /* its first member */
     int i = r != &s->in;
     struct gvs_shm_ring *o = i ? &s->in : &s->out;
-    uint32_t w = atomic_load(r->producer ? &r->ctl->tail : &r->ctl->head) ^
-                 atomic_load(o->producer ? &o->ctl->head : &o->ctl->tail) *
-                     0x9e3779b9u;
-    if (w != v->quiet_word[i] || v->quiet_since[i] == 0) {
-        v->quiet_word[i] = w;
+    uint32_t peer = atomic_load(r->producer ? &r->ctl->tail : &r->ctl->head);
+    uint32_t own = atomic_load(o->producer ? &o->ctl->head : &o->ctl->tail);
+    if (peer != v->quiet_peer[i] || own != v->quiet_own[i] ||
+        v->quiet_since[i] == 0) {
+        v->quiet_peer[i] = peer;
+        v->quiet_own[i] = own;
         v->quiet_since[i] = now;
     }
     return now - v->quiet_since[i];
