@@ -53,6 +53,8 @@ struct gvs_client {
     uint64_t next_id;
     char server[512];
     pthread_mutex_t rlock;
+    long long hot_ns; /* the receiver's polling horizon
+                       * (gvs_spin_hot_next), its own */
     /* Waiters polling to read their own reply: the receiver leaves the
      * reading to them.  On a line of its own, the one line the receiver
      * polls while they lead. */

@@ -119,14 +119,24 @@ int client_out_send(struct gvs_client *c, struct gvs_frame_hdr *h,
     if (rc < 0)
         return client_break(c, rc);
     size_t size = GVS_FRAME_HDR_LEN + (size_t)h->len;
-    if (c->coalesce && (h->flags & GVS_F_NOREPLY) &&
-        size <= CLIENT_OUT_MAX - c->out_len) {
+    int post = c->coalesce && (h->flags & GVS_F_NOREPLY);
+    if (post && size <= CLIENT_OUT_MAX - c->out_len &&
+        (c->out_len > 0 || atomic_load(&c->out_state) != OUT_SLEEPING)) {
         out_append(c, h, iov, n);
         return 0;
     }
     uint8_t hdr[GVS_FRAME_HDR_LEN];
     gvs_frame_hdr_encode(h, hdr);
-    return out_write(c, hdr, iov, n);
+    rc = out_write(c, hdr, iov, n);
+    /* A post that found the flusher asleep (the program paused) leaves
+     * now: waiting for the flusher to wake up would delay it by tens of
+     * microseconds.  The flusher is woken afterwards, off this post's
+     * way, for the posts that may follow. */
+    uint32_t sleeping = OUT_SLEEPING;
+    if (post && atomic_compare_exchange_strong(&c->out_state, &sleeping,
+                                               OUT_EMPTY))
+        futex(&c->out_state, FUTEX_WAKE_PRIVATE, 1);
+    return rc;
 }
 
 int client_out_flush(struct gvs_client *c)

@@ -425,29 +425,41 @@ static int read_frame(struct gvs_client *c, struct gvs_conn *conn)
 }
 
 /* Polls until a frame is there to read and no waiter leads, for
- * gvs_spin_ns() (gvs_spin_busy_ns() while replies are due) after the
- * last leader left.  While one leads, only the leaders line is read, and
- * seldom: polling the connection would pull the lines the waiter writes
- * on every call (its ring position, the client's locks) to this core and
- * back.  1 when a frame is there. */
-static int receiver_spin(struct gvs_client *c, struct gvs_conn *conn)
+ * gvs_spin_ns() or the connection's rhythm (gvs_spin_hot_next), the
+ * longer (gvs_spin_busy_ns() while replies are due), after the last
+ * leader left.  A program that works on the host between its calls
+ * finds the receiver polling when it calls again, free to read its own
+ * reply, instead of asleep in a read it would have to wake up from.
+ * While one leads, only the leaders line is read, and seldom: polling
+ * the connection would pull the lines the waiter writes on every call
+ * (its ring position, the client's locks) to this core and back.  1
+ * when a frame is there.  *since is when the last quiet time began. */
+static int receiver_spin(struct gvs_client *c, struct gvs_conn *conn,
+                         long long *since)
 {
     long long ns = gvs_spin_ns();
+    long long start = gvs_now_ns(), now = start;
+    *since = start;
     if (ns <= 0)
         return 0;
-    long long start = gvs_now_ns(), now = start;
+    int led = 0;
     for (;;) {
         if (atomic_load_explicit(&c->leaders, memory_order_relaxed) > 0) {
+            if (!led)
+                c->hot_ns = gvs_spin_hot_next(c->hot_ns, now - start);
+            led = 1;
             for (int i = 0; i < LEADER_BACKOFF; i++)
                 gvs_cpu_relax();
-            start = now = gvs_now_ns();
+            *since = start = now = gvs_now_ns();
             continue;
         }
+        led = 0;
         if (gvs_conn_readable(conn))
             return 1;
         gvs_cpu_relax();
         now = gvs_now_ns();
-        if (now - start >= ns &&
+        long long horizon = c->hot_ns > ns ? c->hot_ns : ns;
+        if (now - start >= horizon &&
             (now - start >= gvs_spin_busy_ns() || !replies_due(c)))
             return 0;
     }
@@ -456,13 +468,14 @@ static int receiver_spin(struct gvs_client *c, struct gvs_conn *conn)
 /* Takes rlock to read a frame: while waiters poll to read their own
  * replies it leaves them what arrives, and it blocks on rlock (then in
  * the read, holding it) only once nothing came for its spin.  0 when
- * it holds rlock. */
-static int take_reading(struct gvs_client *c, struct gvs_conn *conn)
+ * it holds rlock; *since as receiver_spin's. */
+static int take_reading(struct gvs_client *c, struct gvs_conn *conn,
+                        long long *since)
 {
     /* The next frame often comes within microseconds (a reply to a call
      * made just after the last one, or to one in flight): catch it
      * without a sleep and a wake-up. */
-    if (!receiver_spin(c, conn))
+    if (!receiver_spin(c, conn, since))
         return pthread_mutex_lock(&c->rlock);
     return pthread_mutex_trylock(&c->rlock);
 }
@@ -473,11 +486,14 @@ static void *receiver_main(void *arg)
     struct gvs_conn *conn = c->conn;
     int rc;
     for (;;) {
-        if (take_reading(c, conn) != 0)
+        long long since;
+        if (take_reading(c, conn, &since) != 0)
             continue;
         rc = read_frame(c, conn);
         if (rc < 0)
             break;
+        /* The quiet time this frame ended, also one slept through. */
+        c->hot_ns = gvs_spin_hot_next(c->hot_ns, gvs_now_ns() - since);
         pthread_mutex_unlock(&c->rlock);
     }
     fail_pending(c, client_break(c, rc));

@@ -92,6 +92,17 @@ long long gvs_spin_busy_ns(void)
     return 20 * gvs_spin_ns();
 }
 
+long long gvs_spin_hot_next(long long horizon, long long quiet_ns)
+{
+    if (quiet_ns > GVS_SPIN_HOT_MAX_NS)
+        return 0;
+    long long faded = horizon - horizon / 16;
+    long long next = quiet_ns > 0 && 2 * quiet_ns > faded ? 2 * quiet_ns
+                                                          : faded;
+    return next < GVS_SPIN_HOT_MAX_NS ? (next > 0 ? next : 0)
+                                      : GVS_SPIN_HOT_MAX_NS;
+}
+
 long long gvs_now_ns(void)
 {
     struct timespec ts;

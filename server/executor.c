@@ -204,6 +204,7 @@ static void spin_for_lane_work(struct gvs_session *s,
     long long ns = gvs_spin_ns();
     if (ns <= 0)
         return;
+    t->spinning = 1;
     pthread_mutex_unlock(&s->lock);
     long long until = gvs_now_ns() + ns;
     for (unsigned i = 1; !atomic_load_explicit(&t->kicked, memory_order_acquire); i++) {
@@ -212,17 +213,29 @@ static void spin_for_lane_work(struct gvs_session *s,
         gvs_cpu_relax();
     }
     pthread_mutex_lock(&s->lock);
+    t->spinning = 0;
 }
 
-/* Caller holds the lock.  t, idle, asks for the reading (unless
- * another thread does): it is the thread that served last, warm for
- * what its client thread asks next, which then runs where it is read.
- * Only while it spins: a sleeping thread would leave the reading
- * undone until it woke. */
+/* Caller holds the lock.  t, idle, takes the reading from a thread that
+ * was given it and has not started yet (asleep when given it, still
+ * waking up), or else asks for it (unless another thread does): t is
+ * the thread that served last, warm for what its client thread asks
+ * next, which then runs where it is read.  It asks only while it spins:
+ * a sleeping thread would leave the reading undone until it woke. */
 static void want_reading(struct gvsd_lane_thread *t)
 {
     struct gvs_session *s = t->s;
-    if (s->want != NULL || s->reading_over || gvs_spin_ns() <= 0)
+    if (s->want != NULL || s->reading_over)
+        return;
+    for (int i = 0; i < s->nlanes; i++) {
+        struct gvsd_lane_thread *r = &s->lanes[i];
+        if (r->reader && !r->reading && r != t) {
+            r->reader = 0;
+            t->reader = 1;
+            return;
+        }
+    }
+    if (gvs_spin_ns() <= 0)
         return;
     s->want = t;
     atomic_store_explicit(&s->reader_wanted, 1, memory_order_relaxed);
@@ -255,7 +268,9 @@ static void *lane_main(void *arg)
             pthread_cond_wait(&t->wake, &s->lock);
         atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
         if (t->reader) {
+            t->reading = 1;
             lane_read(s, t);
+            t->reading = 0;
             continue;
         }
         if (!t->busy)
@@ -431,11 +446,36 @@ static void reader_give(struct gvsd_lane_thread *t)
     pthread_cond_signal(&t->wake);
 }
 
+/* Caller holds the lock.  Whether an idle lane thread polls for work:
+ * one that would take the reading at once. */
+static int lane_spinning(const struct gvs_session *s)
+{
+    for (int i = 0; i < s->nlanes; i++)
+        if (s->lanes[i].spinning && !s->lanes[i].busy && !s->lanes[i].reader)
+            return 1;
+    return 0;
+}
+
+/* Caller holds the lock; t, the reader, serves j (direct_ok, of no
+ * other thread's lane) itself and then reads on: t becomes the thread of
+ * j's lane, as if given j. */
+static void serve_reading(struct gvs_session *s, struct gvsd_lane_thread *t,
+                          struct gvsd_job *j)
+{
+    t->lane = j->h.lane;
+    t->warm = 1;
+    serve_unlocked(s, j, t->out);
+}
+
 /* Caller holds the lock, released while reading; t is the reader.
  * Reads and routes requests until one may run at once on a free lane
- * thread (direct_ok), no other idle thread served its lane last, and
- * another idle lane thread can take over the reading: then t serves that
- * request itself, where it was read, and the other reads meanwhile.
+ * thread (direct_ok) and no other idle thread served its lane last: t
+ * serves it itself, where it was read.  When it cannot wait (blocking)
+ * and another idle lane thread can take over the reading, that thread
+ * reads meanwhile and t returns.  A request that cannot wait for long
+ * is served without passing the reading on unless an idle thread polls
+ * for work: waking a sleeping one would take longer than the request,
+ * and after a pause the next request would wait for that wake-up too.
  * Between two frames it passes the reading to an idle thread that asks
  * for it (want_reading).  Returns with the reading passed on, or
  * over. */
@@ -467,12 +507,17 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         account(s, j);
         struct gvsd_lane_thread *next;
         if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
-            lane_warm(s, j->h.lane) == NULL &&
-            (next = lane_free(s, 0)) != NULL) {
-            t->reader = 0;
-            reader_give(next);
-            lane_give(t, j);
-            return;
+            lane_warm(s, j->h.lane) == NULL) {
+            if (!blocking(j) && !lane_spinning(s)) {
+                serve_reading(s, t, j);
+                continue;
+            }
+            if ((next = lane_free(s, 0)) != NULL) {
+                t->reader = 0;
+                reader_give(next);
+                lane_give(t, j);
+                return;
+            }
         }
         route(s, j);
     }

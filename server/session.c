@@ -33,17 +33,24 @@ static int serving(void *arg)
 }
 
 /* Polls for a frame: while requests are being served, for up to
- * gvs_spin_busy_ns(); otherwise for gvs_spin_ns() after the last one
- * was.  A client issuing calls back to back sends the next one within
+ * gvs_spin_busy_ns(); otherwise, after the last one was, for
+ * gvs_spin_ns() or the session's rhythm (gvs_spin_hot_next), the longer.
+ * A client issuing calls back to back sends the next one within
  * microseconds of a reply, also of one that took the GPU a while (a
- * large copy), caught so without a sleep and a wake-up (over ivshmem a
- * polled sleep of tens of microseconds).  1 when a frame is there, 0
- * when none came, -1 when another thread asks for the reading first. */
-static int reader_spin(struct gvs_session *s)
+ * large copy), and one that works on the host between its calls sends it
+ * within the quiet times it kept so far: caught so without a sleep and a
+ * wake-up (over ivshmem a polled sleep of tens of microseconds).  1 when
+ * a frame is there, 0 when none came, -1 when another thread asks for
+ * the reading first.  *idle_since is when the session was last seen
+ * serving, or the start. */
+static int reader_spin(struct gvs_session *s, long long *idle_since)
 {
     long long ns = gvs_spin_ns();
+    if (ns > 0 && s->hot_ns > ns)
+        ns = s->hot_ns;
     long long start = gvs_now_ns(), now = start, last_served = start;
     for (;;) {
+        *idle_since = last_served;
         if (gvs_conn_readable(s->conn))
             return 1;
         if (atomic_load_explicit(&s->reader_wanted, memory_order_relaxed))
@@ -69,12 +76,15 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
     unsigned idle = s->opts->cfg != NULL ? s->opts->cfg->idle_timeout_ms : 0;
     *jp = NULL;
     for (;;) {
-        if (reader_spin(s) < 0)
+        long long idle_since;
+        if (reader_spin(s, &idle_since) < 0)
             return GVSD_READ_PASS;
         struct gvs_frame_hdr h;
         char why[128];
         int rc = gvs_frame_recv_hdr_why(s->conn, s->opts->max_frame, &h, why,
                                         sizeof(why));
+        if (rc == 0)
+            s->hot_ns = gvs_spin_hot_next(s->hot_ns, gvs_now_ns() - idle_since);
         /* Chosen once the length is known, so that a bulk chunk goes into
          * a buffer that already holds one. */
         struct gvsd_job *j = gvsd_job_get(s, rc == 0 ? h.len : 0);

@@ -85,10 +85,14 @@ struct gvsd_lane_thread {
     pthread_cond_t wake;
     int busy;
     int reader;         /* it reads the session's frames */
+    int reading;        /* it has started to (until then another thread
+                         * may take the reading back: want_reading) */
     int warm;           /* it has served `lane` last: that lane's state
                          * is in its core's caches */
     _Atomic int kicked; /* set with busy or reader, read without the lock
                          * by the thread's spin */
+    int spinning;       /* idle and polling for work, not asleep: work
+                         * given to it starts within a microsecond */
     uint32_t lane;
     int blocking; /* its GVS_OP_BLOCKING jobs that the client waits for,
                    * queued or running, whose replies have not been sent */
@@ -155,6 +159,8 @@ struct gvs_session {
      * set with it, read without the lock by the reader's spin. */
     struct gvsd_lane_thread *want;
     _Atomic int reader_wanted;
+    long long hot_ns; /* the reader's polling horizon
+                       * (gvs_spin_hot_next), the reader's alone */
     int reading_over; /* the reader saw the end: read_rc says how */
     int read_rc;      /* gvsd_read's end */
     int reading_done; /* the reader has stopped: the executor ends once

@@ -33,6 +33,19 @@ int gvs_spin_load_busy(const char *loadavg, long cpus);
  * natively anyway. */
 long long gvs_spin_busy_ns(void);
 
+/* How long a poller waiting for the next of a stream of events (a
+ * session's requests) polls, the stream's rhythm considered: a program
+ * that does a millisecond of host work between its calls sends each one
+ * to a server that stopped polling after gvs_spin_ns() and pays a
+ * wake-up, tens of microseconds, on every call.  The horizon follows
+ * the quiet times that ended with an event: twice the last one, fading
+ * by a sixteenth at each event, capped at GVS_SPIN_HOT_MAX_NS; a quiet
+ * time beyond the cap resets it to 0.  Pollers poll for the larger of
+ * gvs_spin_ns() and the horizon, and not at all while gvs_spin_ns() is
+ * 0 (a busy host). */
+#define GVS_SPIN_HOT_MAX_NS 2000000LL
+long long gvs_spin_hot_next(long long horizon, long long quiet_ns);
+
 /* Monotonic clock in nanoseconds. */
 long long gvs_now_ns(void);
 

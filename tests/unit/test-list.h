@@ -135,6 +135,7 @@
     TEST_ENTRY(server_blocking_lane)                                         \
     TEST_ENTRY(server_order_after_blocking_reply)                            \
     TEST_ENTRY(server_posted_blocking_ordered)                               \
+    TEST_ENTRY(server_posted_one_wakeup)                                     \
     TEST_ENTRY(server_many_blocked_lanes)                                    \
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \
@@ -212,6 +213,7 @@
     TEST_ENTRY(spin_readable_shm)                                            \
     TEST_ENTRY(spin_setting)                                                 \
     TEST_ENTRY(spin_load)                                                    \
+    TEST_ENTRY(spin_hot_horizon)                                             \
     /* core/handles */                                                       \
     TEST_ENTRY(handles_basic)                                                \
     TEST_ENTRY(handles_many)                                                 \

@@ -1,8 +1,11 @@
 /* gvsd's threads of a session, spoken to in raw frames: lanes echoed,
  * blocking ops on their lane's thread while other lanes go on, each
  * lane's order kept, inline ops ahead of the queue, notifications. */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../plugins/echo.h"
 #include "gvs/err.h"
@@ -165,6 +168,84 @@ TEST_IMPL(server_posted_blocking_ordered)
         ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
         ASSERT_U64_EQ(notes, 2 * i);
     }
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* The times the threads of process pid have slept (voluntary context
+ * switches, summed over the status files of /proc/PID/task), -1 if
+ * unreadable. */
+static long long sleeps_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    long long sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char file[sizeof(path) + sizeof(e->d_name) + 8], line[128];
+        snprintf(file, sizeof(file), "%s/%s/status", path, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (f == NULL)
+            continue;
+        long long v;
+        while (fgets(line, sizeof(line), f) != NULL)
+            if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1)
+                sum += v;
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Posted requests that come apart, each after the worker's threads have
+ * gone to sleep (no polling: GVS_SPIN_US=0): the thread woken by one
+ * serves it and reads on.  Handing the reading to another sleeping
+ * thread first would take two wake-ups, one after the other, before the
+ * next request is read.  Counted as the worker's threads' sleeps: one
+ * per request, less than 1.5 required (two before). */
+#define WAKE_NOTES 40
+TEST_IMPL(server_posted_one_wakeup)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT_EQ(setenv("GVS_SPIN_US", "0", 1), 0);
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    unsetenv("GVS_SPIN_US");
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    ASSERT_EQ(send_req(c, ECHO_OP_PID, 0, 1, 1, NULL, 0), 0);
+    ASSERT_EQ(expect_reply(c, 1, 1, body), 0);
+    pid_t worker = (pid_t)get_u32(body);
+    sleep_ms(20);
+    long long before = sleeps_of(worker);
+    ASSERT_GE(before, 0);
+    uint64_t id = 2;
+    for (int i = 0; i < WAKE_NOTES; i++) {
+        ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, id++, 1), 0);
+        sleep_ms(3);
+    }
+    sleep_ms(20);
+    long long slept = sleeps_of(worker) - before;
+    ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 1, id, NULL, 0), 0);
+    ASSERT_EQ(expect_reply(c, id, 1, body), 0);
+    uint64_t notes = 0;
+    ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+    ASSERT_U64_EQ(notes, WAKE_NOTES);
+    ASSERT_GE(slept, WAKE_NOTES / 2);
+    ASSERT_LT(slept, WAKE_NOTES * 3 / 2);
     gvs_conn_close(c);
     gvs_buf_free(body);
     ASSERT_EQ(test_gvsd_stop(&g), 0);

@@ -69,3 +69,30 @@ TEST_IMPL(spin_load)
     ASSERT_EQ(gvs_spin_load_busy("0.50 0.40 0.30 -2/200 1\n", 4), -1);
     return 0;
 }
+
+/* The horizon: twice the quiet time that just ended, fading by a
+ * sixteenth per event, capped, and reset by a quiet time beyond the
+ * cap. */
+TEST_IMPL(spin_hot_horizon)
+{
+    ASSERT_EQ(gvs_spin_hot_next(0, 0), 0);
+    ASSERT_EQ(gvs_spin_hot_next(0, -5), 0);
+    ASSERT_EQ(gvs_spin_hot_next(0, 1000000), 2000000);
+    ASSERT_EQ(gvs_spin_hot_next(0, 600000), 1200000);
+    ASSERT_EQ(gvs_spin_hot_next(1600000, 1000), 1500000);
+    ASSERT_EQ(gvs_spin_hot_next(1200000, 1500000), 2000000);
+    ASSERT_EQ(gvs_spin_hot_next(2000000, GVS_SPIN_HOT_MAX_NS), 2000000);
+    ASSERT_EQ(gvs_spin_hot_next(2000000, GVS_SPIN_HOT_MAX_NS + 1), 0);
+    ASSERT_EQ(gvs_spin_hot_next(15, 0), 15);
+    /* A loop of a call after a millisecond of host work and one right
+     * after it keeps the horizon above the millisecond. */
+    long long h = 0;
+    for (int i = 0; i < 100; i++)
+        h = gvs_spin_hot_next(gvs_spin_hot_next(h, 1000000), 2000);
+    ASSERT_GT(h, 1000000);
+    /* Calls back to back let it fade away. */
+    for (int i = 0; i < 400; i++)
+        h = gvs_spin_hot_next(h, 1000);
+    ASSERT_LT(h, 50000);
+    return 0;
+}
