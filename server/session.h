@@ -10,7 +10,9 @@
  * requests follow them there, so each lane keeps its order.  A request
  * that may run at once on a free lane thread runs on the reader, which
  * first passes the reading on to an idle lane thread (leader/follower):
- * no hand-off between threads before it runs.  The thread that runs
+ * no hand-off between threads before it runs; one that cannot block,
+ * while no idle thread polls, runs on the reader, which then reads on
+ * (no wake-up of another thread on the way).  The thread that runs
  * gvsd_session_run waits for the reading to end.  Replies and
  * notifications are written under one send lock.
  */
