@@ -466,18 +466,30 @@ static int receiver_spin(struct gvs_client *c, struct gvs_conn *conn,
 }
 
 /* Takes rlock to read a frame: while waiters poll to read their own
- * replies it leaves them what arrives, and it blocks on rlock (then in
- * the read, holding it) only once nothing came for its spin.  0 when
- * it holds rlock; *since as receiver_spin's. */
+ * replies it leaves them what arrives.  Once nothing came for its spin
+ * it waits for the next frame without rlock where the transport can
+ * (gvs_conn_wait_readable), so that a caller who polls for its reply
+ * after a pause of the program reads it as it comes, instead of waiting
+ * for this thread to wake up; elsewhere it blocks on rlock, then in the
+ * read, holding it.  0 when it holds rlock with a frame to read (or a
+ * read to block in); *since as receiver_spin's. */
 static int take_reading(struct gvs_client *c, struct gvs_conn *conn,
                         long long *since)
 {
     /* The next frame often comes within microseconds (a reply to a call
      * made just after the last one, or to one in flight): catch it
      * without a sleep and a wake-up. */
-    if (!receiver_spin(c, conn, since))
+    if (receiver_spin(c, conn, since))
+        return pthread_mutex_trylock(&c->rlock);
+    if (gvs_conn_wait_readable(conn) < 0)
         return pthread_mutex_lock(&c->rlock);
-    return pthread_mutex_trylock(&c->rlock);
+    if (pthread_mutex_trylock(&c->rlock) != 0)
+        return -1;
+    /* A caller may have read it meanwhile. */
+    if (gvs_conn_readable(conn))
+        return 0;
+    pthread_mutex_unlock(&c->rlock);
+    return -1;
 }
 
 static void *receiver_main(void *arg)

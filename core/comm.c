@@ -251,6 +251,13 @@ int gvs_conn_start(struct gvs_conn *c, unsigned timeout_ms)
     return c->ops->start(c, timeout_ms);
 }
 
+int gvs_conn_wait_readable(struct gvs_conn *c)
+{
+    if (c->ops->wait_readable == NULL)
+        return GVS_E_NOTSUP;
+    return c->ops->wait_readable(c);
+}
+
 void gvs_conn_shutdown(struct gvs_conn *c)
 {
     c->ops->shutdown(c);

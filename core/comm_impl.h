@@ -29,6 +29,8 @@ struct gvs_conn_ops {
     /* Non-blocking: 1 when recv_some would return at once (data, end of
      * stream or an error), else 0.  NULL: poll c->fd instead. */
     int (*readable)(struct gvs_conn *c);
+    /* gvs_conn_wait_readable; NULL: not supported. */
+    int (*wait_readable)(struct gvs_conn *c);
     /* gvs_conn_shutdown. */
     void (*shutdown)(struct gvs_conn *c);
     /* gvs_conn_send_fd / gvs_conn_recv_fd; NULL without

@@ -96,6 +96,7 @@ static const struct gvs_conn_ops shm_ops = {
     .recv_some = gvs_shmconn_recv_some,
     .set_timeout = gvs_shmconn_set_timeout,
     .readable = gvs_shmconn_readable,
+    .wait_readable = gvs_shmconn_wait_readable,
     .shutdown = shm_shutdown,
     .send_fd = shm_send_fd,
     .recv_fd = shm_recv_fd,

@@ -157,6 +157,20 @@ int gvs_shmconn_readable(struct gvs_conn *c)
            gvs_shm_ring_avail(&s->in, &n) < 0 || n > 0;
 }
 
+int gvs_shmconn_wait_readable(struct gvs_conn *c)
+{
+    struct shm_conn *s = c->priv;
+    long long slice = SLEEP_SLICE_NS;
+    while (!atomic_load(&s->down) && !peer_ended(s) &&
+           !gvs_shm_ring_unread(&s->in)) {
+        if (gvs_shm_ring_sleep_unread(&s->in, slice) == GVS_E_TIMEOUT) {
+            s->waits->check_peer(c, s);
+            slice = next_slice(slice);
+        }
+    }
+    return 0;
+}
+
 int gvs_shmconn_set_timeout(struct gvs_conn *c, unsigned ms)
 {
     struct shm_conn *s = c->priv;

@@ -55,6 +55,9 @@ int gvs_shmconn_sendv(struct gvs_conn *c, const struct iovec *iov,
 int gvs_shmconn_recv_some(struct gvs_conn *c, void *p, size_t len,
                           size_t *got);
 int gvs_shmconn_readable(struct gvs_conn *c);
+/* gvs_conn_wait_readable, where the transport's sleep is the futex of
+ * gvs_shm_ring_sleep_unread (shm://, not ivshmem's polled one). */
+int gvs_shmconn_wait_readable(struct gvs_conn *c);
 int gvs_shmconn_set_timeout(struct gvs_conn *c, unsigned ms);
 /* 1 once the connection has ended here or the peer has ended it. */
 int gvs_shmconn_ended(struct shm_conn *s);

@@ -41,6 +41,7 @@ void gvs_shm_ring_init(struct gvs_shm_ring *r, uint8_t *base,
     r->data = base + GVS_SHM_CTL_SIZE + (size_t)which * ring_size;
     r->size = ring_size;
     r->pos = 0;
+    atomic_init(&r->consumed, 0);
     r->producer = producer;
 }
 
@@ -96,6 +97,7 @@ int gvs_shm_ring_read(struct gvs_shm_ring *r, void *p, size_t len,
     memcpy(p, r->data + off, first);
     memcpy((uint8_t *)p + first, r->data, len - first);
     r->pos += (uint32_t)len;
+    atomic_store_explicit(&r->consumed, r->pos, memory_order_relaxed);
     /* Release: our reads of the room are done before it is reused. */
     atomic_store_explicit(&r->ctl->tail, r->pos, memory_order_release);
     wake_peer(&r->ctl->tail, &r->ctl->producer_waiting);
@@ -128,22 +130,44 @@ void gvs_shm_ring_publish(struct gvs_shm_ring *r)
     wake_peer(&r->ctl->head, &r->ctl->consumer_waiting);
 }
 
-int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns)
+/* Sleeps on word while it holds blocked, said through flag: a count of
+ * sleepers, as threads of one side may sleep on a ring together (a
+ * reader short of a frame's end, and one waiting for the next frame). */
+static int sleep_on(_Atomic uint32_t *word, _Atomic uint32_t *flag,
+                    uint32_t blocked, long long timeout_ns)
 {
-    _Atomic uint32_t *word = r->producer ? &r->ctl->tail : &r->ctl->head;
-    _Atomic uint32_t *flag =
-        r->producer ? &r->ctl->producer_waiting : &r->ctl->consumer_waiting;
-    /* The value the peer's counter has while we must wait: the futex
-     * returns at once if it differs. */
-    uint32_t blocked = r->producer ? r->pos - r->size : r->pos;
     struct timespec ts = {.tv_sec = timeout_ns / 1000000000,
                           .tv_nsec = timeout_ns % 1000000000};
-    atomic_store_explicit(flag, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(flag, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     long rc = futex(word, FUTEX_WAIT, blocked, &ts);
     int e = errno;
-    atomic_store_explicit(flag, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(flag, 1, memory_order_relaxed);
     return rc < 0 && e == ETIMEDOUT ? GVS_E_TIMEOUT : 0;
+}
+
+int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns)
+{
+    /* The value the peer's counter has while we must wait: the futex
+     * returns at once if it differs. */
+    if (r->producer)
+        return sleep_on(&r->ctl->tail, &r->ctl->producer_waiting,
+                        r->pos - r->size, timeout_ns);
+    return sleep_on(&r->ctl->head, &r->ctl->consumer_waiting, r->pos,
+                    timeout_ns);
+}
+
+int gvs_shm_ring_unread(struct gvs_shm_ring *r)
+{
+    return atomic_load_explicit(&r->ctl->head, memory_order_acquire) !=
+           atomic_load_explicit(&r->consumed, memory_order_relaxed);
+}
+
+int gvs_shm_ring_sleep_unread(struct gvs_shm_ring *r, long long timeout_ns)
+{
+    return sleep_on(&r->ctl->head, &r->ctl->consumer_waiting,
+                    atomic_load_explicit(&r->consumed, memory_order_relaxed),
+                    timeout_ns);
 }
 
 void gvs_shm_wake_all(struct gvs_shm_ctl *ctl)

@@ -59,8 +59,8 @@ enum { GVS_SHM_C2S = 0, GVS_SHM_S2C = 1 };
 struct gvs_shm_ring_ctl {
     alignas(64) _Atomic uint32_t head; /* bytes produced */
     alignas(64) _Atomic uint32_t tail; /* bytes consumed */
-    alignas(64) _Atomic uint32_t consumer_waiting; /* asleep on head */
-    _Atomic uint32_t producer_waiting;             /* asleep on tail */
+    alignas(64) _Atomic uint32_t consumer_waiting; /* threads asleep on head */
+    _Atomic uint32_t producer_waiting;             /* threads asleep on tail */
 };
 
 struct gvs_shm_ctl {
@@ -84,6 +84,10 @@ struct gvs_shm_ring {
     uint8_t *data;
     uint32_t size;
     uint32_t pos; /* our counter: head as producer, tail as consumer */
+    /* Consumer: pos as of the last read, for threads that wait for data
+     * while another reads (gvs_shm_ring_unread).  Ours, not the tail in
+     * the region, which the peer could write. */
+    _Atomic uint32_t consumed;
     int producer;
 };
 
@@ -119,6 +123,16 @@ int gvs_shm_ring_has_room(const struct gvs_shm_ring *r);
  * not empty (consumer) or full (producer).  GVS_E_TIMEOUT when the time
  * ran out, else 0; callers recheck either way. */
 int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns);
+
+/* Consumer, from any thread of ours, also while another reads: 1 when
+ * bytes are there that no read has taken yet. */
+int gvs_shm_ring_unread(struct gvs_shm_ring *r);
+
+/* Consumer, from a thread that does not read (while another may):
+ * sleeps until there are unread bytes, a wake-up, or timeout_ns.
+ * GVS_E_TIMEOUT when the time ran out, else 0; callers recheck either
+ * way.  Several threads of a side may sleep on a ring at once. */
+int gvs_shm_ring_sleep_unread(struct gvs_shm_ring *r, long long timeout_ns);
 
 /* Wakes every thread of either process asleep on any counter of ctl
  * (closing: they then find the closed flag). */

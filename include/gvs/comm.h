@@ -175,6 +175,14 @@ int gvs_conn_send_fd(struct gvs_conn *c, int fd, uint64_t tag);
 int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
                      uint64_t *tag);
 
+/* Waits, without reading, until data, the end of the stream or an error
+ * is there to read, from a thread that leaves the reading to another
+ * meanwhile (the client's receiver while a caller reads its own reply):
+ * it may return with nothing left when the other thread took it.  0, or
+ * GVS_E_NOTSUP where the transport can wait only by reading (bytes it
+ * read ahead would be missed): all but shm://. */
+int gvs_conn_wait_readable(struct gvs_conn *c);
+
 /* Ends the connection in both directions; safe from any thread while
  * others use c: their blocked sends and receives return GVS_E_CLOSED,
  * and the peer sees the end of the stream.  c must still be closed. */

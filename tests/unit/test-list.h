@@ -73,6 +73,7 @@
     TEST_ENTRY(shm_recv_timeout)                                             \
     TEST_ENTRY(shm_bad_setup)                                                \
     TEST_ENTRY(shm_bad_counter)                                              \
+    TEST_ENTRY(shm_ring_two_sleepers)                                        \
     TEST_ENTRY(shm_fd_pass)                                                  \
     TEST_ENTRY(shm_fd_timeout)                                               \
     TEST_ENTRY(shm_fd_hostile)                                               \
@@ -171,6 +172,7 @@
     TEST_ENTRY(client_shm_threads)                                           \
     TEST_ENTRY(client_threads_leaders)                                       \
     TEST_ENTRY(client_shm_threads_leaders)                                   \
+    TEST_ENTRY(client_shm_own_read_after_pause)                              \
     TEST_ENTRY(client_stats)                                                 \
     TEST_ENTRY(client_pipelining)                                            \
     TEST_ENTRY(client_server_killed)                                         \

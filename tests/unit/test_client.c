@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../plugins/echo.h"
@@ -400,6 +401,31 @@ TEST_IMPL(client_threads_leaders)
 TEST_IMPL(client_shm_threads_leaders)
 {
     return leaders_on(1);
+}
+
+/* After a pause longer than anything polls for, the receiver waits for
+ * the next frame without holding the reading (shm://), so that the
+ * caller, polling for its reply, reads it as it comes: before, the
+ * receiver slept in the read and the reply waited for it to wake.  A
+ * call after each of 10 pauses of 20 ms; the caller reads at least half
+ * of the replies itself (it loses only to a receiver that woke first). */
+TEST_IMPL(client_shm_own_read_after_pause)
+{
+    struct test_gvsd g;
+    struct gvs_client *c;
+    ASSERT_EQ(setenv("GVS_SPIN_US", "200", 1), 0);
+    ASSERT_EQ(start_echo_server_on(&g, 1), 0);
+    ASSERT_EQ(gvs_client_get(&c), 0);
+    ASSERT_EQ(echo_call(c, "warm", 4), 0);
+    uint64_t before = gvs_client_own_reads();
+    for (int i = 0; i < 10; i++) {
+        struct timespec pause = {0, 20 * 1000000L};
+        nanosleep(&pause, NULL);
+        ASSERT_EQ(echo_call(c, "after", 5), 0);
+    }
+    ASSERT_GE(gvs_client_own_reads() - before, 5);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
 }
 
 TEST_IMPL(client_stats)

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../core/comm_impl.h"
@@ -541,5 +542,67 @@ TEST_IMPL(shm_bad_counter)
     ASSERT_EQ(gvs_frame_recv(f.client, 16, &h, b), GVS_E_PROTO);
     gvs_buf_free(b);
     fake_end(&f, ctl);
+    return 0;
+}
+
+/* Two threads of one side asleep on a ring (a reader short of a frame's
+ * end, and the client's receiver waiting for the next frame): the one
+ * that wakes first must not take the other's "asleep" with it, or the
+ * producer's next publish wakes nobody. */
+struct unread_sleeper {
+    struct gvs_shm_ring *r;
+    long long slept_ns;
+};
+
+static void *sleep_unread(void *arg)
+{
+    struct unread_sleeper *u = arg;
+    long long t = gvs_now_ns();
+    while (!gvs_shm_ring_unread(u->r) && gvs_now_ns() - t < 5000000000LL)
+        (void)gvs_shm_ring_sleep_unread(u->r, 5000000000LL);
+    u->slept_ns = gvs_now_ns() - t;
+    return NULL;
+}
+
+static void *sleep_briefly(void *arg)
+{
+    (void)gvs_shm_ring_sleep(arg, 10000000LL);
+    return NULL;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+TEST_IMPL(shm_ring_two_sleepers)
+{
+    size_t len = gvs_shm_region_size(FAKE_RING);
+    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT(base != MAP_FAILED);
+    struct gvs_shm_ring prod, cons;
+    gvs_shm_ring_init(&prod, base, FAKE_RING, GVS_SHM_S2C, 1);
+    gvs_shm_ring_init(&cons, base, FAKE_RING, GVS_SHM_S2C, 0);
+    struct unread_sleeper u = {&cons, 0};
+    pthread_t waiter, brief;
+    ASSERT_EQ(pthread_create(&waiter, NULL, sleep_unread, &u), 0);
+    pause_ms(5);
+    ASSERT_EQ(pthread_create(&brief, NULL, sleep_briefly, &cons), 0);
+    pthread_join(brief, NULL);
+    pause_ms(10);
+    ASSERT_EQ(gvs_shm_ring_unread(&cons), 0);
+    size_t put, got;
+    ASSERT_EQ(gvs_shm_ring_put(&prod, "x", 1, &put), 0);
+    gvs_shm_ring_publish(&prod);
+    pthread_join(waiter, NULL);
+    ASSERT_LT(u.slept_ns, 1000000000LL);
+    ASSERT_EQ(gvs_shm_ring_unread(&cons), 1);
+    char c;
+    ASSERT_EQ(gvs_shm_ring_read(&cons, &c, 1, &got), 0);
+    ASSERT_EQ(got, 1);
+    ASSERT_EQ(gvs_shm_ring_unread(&cons), 0);
+    munmap(base, len);
     return 0;
 }
