@@ -83,8 +83,6 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
         char why[128];
         int rc = gvs_frame_recv_hdr_why(s->conn, s->opts->max_frame, &h, why,
                                         sizeof(why));
-        if (rc == 0)
-            s->hot_ns = gvs_spin_hot_next(s->hot_ns, gvs_now_ns() - idle_since);
         /* Chosen once the length is known, so that a bulk chunk goes into
          * a buffer that already holds one. */
         struct gvsd_job *j = gvsd_job_get(s, rc == 0 ? h.len : 0);
@@ -103,8 +101,10 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
                          (unsigned)h.len, (unsigned long long)h.id);
         }
         j->read_ns = gvs_now_ns();
-        if (rc == 0)
+        if (rc == 0) {
             gvs_trace(h.id, h.plugin, h.op, GVS_TRACE_READ);
+            s->hot_ns = gvs_spin_hot_next(s->hot_ns, j->read_ns - idle_since);
+        }
         /* A failing op shuts the connection down to stop us here. */
         int failed = failed_rc(s);
         if (rc == 0 && failed == 0)

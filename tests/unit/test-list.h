@@ -172,7 +172,7 @@
     TEST_ENTRY(client_shm_threads)                                           \
     TEST_ENTRY(client_threads_leaders)                                       \
     TEST_ENTRY(client_shm_threads_leaders)                                   \
-    TEST_ENTRY(client_shm_own_read_after_pause)                              \
+    TEST_ENTRY(client_shm_idle_reading_free)                                 \
     TEST_ENTRY(client_stats)                                                 \
     TEST_ENTRY(client_pipelining)                                            \
     TEST_ENTRY(client_server_killed)                                         \
