@@ -225,6 +225,11 @@ static void spin_for_lane_work(struct gvs_session *s,
 static void want_reading(struct gvsd_lane_thread *t)
 {
     struct gvs_session *s = t->s;
+    if (s->reading_orphan && !s->reading_over) {
+        s->reading_orphan = 0;
+        t->reader = 1;
+        return;
+    }
     if (s->want != NULL || s->reading_over)
         return;
     for (int i = 0; i < s->nlanes; i++) {
@@ -458,13 +463,42 @@ static int lane_spinning(const struct gvs_session *s)
 
 /* Caller holds the lock; t, the reader, serves j (direct_ok, of no
  * other thread's lane) itself and then reads on: t becomes the thread of
- * j's lane, as if given j. */
-static void serve_reading(struct gvs_session *s, struct gvsd_lane_thread *t,
-                          struct gvsd_job *j)
+ * j's lane, as if given j.  When the reading was taken from it meanwhile
+ * (gvsd_await_client), t is j's lane's busy thread, j an ordered job
+ * of it, as if lane_give had given it j: then it returns 0, else 1. */
+static int serve_reading(struct gvs_session *s, struct gvsd_lane_thread *t,
+                         struct gvsd_job *j)
 {
     t->lane = j->h.lane;
     t->warm = 1;
+    s->serving_reader = t;
     serve_unlocked(s, j, t->out);
+    if (t->reader) {
+        s->serving_reader = NULL;
+        return 1;
+    }
+    if (--t->ordered == 0)
+        pthread_cond_broadcast(&s->drained);
+    return 0;
+}
+
+void gvsd_await_client(struct gvs_session *s, int begin)
+{
+    pthread_mutex_lock(&s->lock);
+    s->awaiting += begin ? 1 : -1;
+    struct gvsd_lane_thread *t = s->serving_reader;
+    if (begin && t != NULL) {
+        s->serving_reader = NULL;
+        t->reader = 0;
+        t->busy = 1;
+        t->ordered++;
+        struct gvsd_lane_thread *next = lane_free(s, 0);
+        if (next != NULL)
+            reader_give(next);
+        else
+            s->reading_orphan = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Caller holds the lock, released while reading; t is the reader.
@@ -475,7 +509,9 @@ static void serve_reading(struct gvs_session *s, struct gvsd_lane_thread *t,
  * reads meanwhile and t returns.  A request that cannot wait for long
  * is served without passing the reading on unless an idle thread polls
  * for work: waking a sleeping one would take longer than the request,
- * and after a pause the next request would wait for that wake-up too.
+ * and after a pause the next request would wait for that wake-up too;
+ * and unless a thread waits for the client's answer (gvsd_await_client),
+ * which the request may wait for in turn.
  * Between two frames it passes the reading to an idle thread that asks
  * for it (want_reading).  Returns with the reading passed on, or
  * over. */
@@ -508,9 +544,10 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         struct gvsd_lane_thread *next;
         if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
             lane_warm(s, j->h.lane) == NULL) {
-            if (!blocking(j) && !lane_spinning(s)) {
-                serve_reading(s, t, j);
-                continue;
+            if (!blocking(j) && !lane_spinning(s) && s->awaiting == 0) {
+                if (serve_reading(s, t, j))
+                    continue;
+                return;
             }
             if ((next = lane_free(s, 0)) != NULL) {
                 t->reader = 0;

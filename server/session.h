@@ -163,6 +163,14 @@ struct gvs_session {
     _Atomic int reader_wanted;
     long long hot_ns; /* the reader's polling horizon
                        * (gvs_spin_hot_next), the reader's alone */
+    /* The reader while it serves a request itself (serve_reading), when
+     * no thread reads. */
+    struct gvsd_lane_thread *serving_reader;
+    int awaiting; /* threads waiting for an answer of the client
+                   * (gvsd_await_client): the reader serves nothing */
+    int reading_orphan; /* the reading was taken from a serving reader
+                         * with no free thread to take it: the next
+                         * thread to go idle does */
     int reading_over; /* the reader saw the end: read_rc says how */
     int read_rc;      /* gvsd_read's end */
     int reading_done; /* the reader has stopped: the executor ends once
@@ -280,6 +288,14 @@ int gvsd_executor_start(struct gvs_session *s);
 int gvsd_reading_start(struct gvs_session *s);
 /* Waits for the reading to end; returns gvsd_read's end. */
 int gvsd_reading_wait(struct gvs_session *s);
+/* The host API's await_client (gvs/plugin.h): while a thread waits for
+ * the client's answer, the reader serves no request itself, since the
+ * request may wait for that thread (a graph launch running the callback,
+ * a launch behind it in a full queue) and the answer would go unread.
+ * A reader serving one when the wait begins passes the reading to a free
+ * lane thread (none: to the next that goes idle) and, once served,
+ * becomes that request's lane's thread. */
+void gvsd_await_client(struct gvs_session *s, int begin);
 /* A job to read a request of len body bytes into (reused, with storage
  * that fits it when a spare one has such, or new), NULL when out of
  * memory; waits first while too many bytes are outstanding. */

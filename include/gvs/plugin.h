@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 8u
+#define GVS_PLUGIN_ABI 9u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -78,6 +78,13 @@ struct gvs_host_api {
      * (gvs_conn_area: ivshmem://), which the client may write at any
      * moment: *base, *len.  GVS_E_NOTSUP when it has none.  Any thread. */
     int (*area)(struct gvs_session *session, void **base, size_t *len);
+    /* Brackets a wait for the client's answer to a notification (a host
+     * callback's end): begin 1 before the notification is sent, 0 once
+     * the wait is over.  Meanwhile gvsd keeps reading the session's
+     * requests on a thread that serves none of them, since a request may
+     * wait for the waiting thread (a launch queued behind the callback).
+     * Any thread. */
+    void (*await_client)(struct gvs_session *session, int begin);
 };
 
 /* Device ordinals report_gpu_memory is shown for. */

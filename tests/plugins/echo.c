@@ -130,13 +130,9 @@ static int op_pid(struct gvs_call *c)
     return rc < 0 ? rc : gvs_buf_put_u32(c->out, (uint32_t)getpid());
 }
 
-static int op_block(struct gvs_call *c)
+/* Waits for a RELEASE (taking it) or ms to pass: 1 if released. */
+static uint32_t wait_release(struct echo_state *s, uint32_t ms)
 {
-    struct echo_state *s = c->state;
-    uint32_t ms;
-    int rc = get_u32_only(c, &ms);
-    if (rc < 0)
-        return rc;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += ms / 1000;
@@ -153,6 +149,27 @@ static int op_block(struct gvs_call *c)
     if (released)
         s->releases--;
     pthread_mutex_unlock(&s->lock);
+    return released;
+}
+
+static int op_block(struct gvs_call *c)
+{
+    uint32_t ms;
+    int rc = get_u32_only(c, &ms);
+    return rc < 0 ? rc : gvs_buf_put_u32(c->out, wait_release(c->state, ms));
+}
+
+static int op_await(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    uint32_t ms;
+    int rc = get_u32_only(c, &ms);
+    if (rc < 0)
+        return rc;
+    s->host->await_client(s->session, 1);
+    rc = s->host->notify(s->session, ECHO_PLUGIN_ID, ECHO_NOTE_AWAIT, NULL, 0);
+    uint32_t released = rc == 0 ? wait_release(s, ms) : 0;
+    s->host->await_client(s->session, 0);
     return gvs_buf_put_u32(c->out, released);
 }
 
@@ -259,6 +276,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_REPORT_GPU_MEMORY, 0, "REPORT_GPU_MEMORY", op_report_gpu_memory},
     {ECHO_OP_SLOW_NOTE_BLOCKING, GVS_OP_BLOCKING | GVS_OP_ASYNC_OK,
      "SLOW_NOTE_BLOCKING", op_slow_note},
+    {ECHO_OP_AWAIT, 0, "AWAIT", op_await},
     GVS_OP_END,
 };
 

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000006ull
+#define ECHO_TABLE_HASH 0x6563686f00000007ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -43,6 +43,11 @@ enum echo_op {
     /* SLOW_NOTE flagged blocking (as a copy that may wait for its
      * stream), posted: ordered as any posted request */
     ECHO_OP_SLOW_NOTE_BLOCKING = 17,
+    /* Not blocking, so it may run on the reader: u32 ms; bracketed by
+     * host->await_client, sends ECHO_NOTE_AWAIT and waits for a RELEASE
+     * (the answer, as a host callback waits for its end) or ms to pass.
+     * Reply: u32 1 if released, 0 if timed out. */
+    ECHO_OP_AWAIT = 18,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to
@@ -54,6 +59,7 @@ enum echo_op {
 /* Notification ops of the echo plugin. */
 enum echo_note {
     ECHO_NOTE_TICK = 1,
+    ECHO_NOTE_AWAIT = 2, /* empty: AWAIT waits for a RELEASE */
 };
 
 #endif

@@ -210,6 +210,17 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* A session of a gvsd started with no thread polling (GVS_SPIN_US=0),
+ * as on a host with more runnable threads than CPUs; NULL on failure. */
+static struct gvs_conn *session_unpolled(struct test_gvsd *g)
+{
+    if (setenv("GVS_SPIN_US", "0", 1) != 0)
+        return NULL;
+    int rc = test_gvsd_start(g, NULL);
+    unsetenv("GVS_SPIN_US");
+    return rc == 0 ? test_session(g->unix_uri) : NULL;
+}
+
 /* Posted requests that come apart, each after the worker's threads have
  * gone to sleep (no polling: GVS_SPIN_US=0): the thread woken by one
  * serves it and reads on.  Handing the reading to another sleeping
@@ -221,10 +232,7 @@ TEST_IMPL(server_posted_one_wakeup)
 {
     struct test_gvsd g = {0};
     struct gvs_buf *body = gvs_buf_new(64);
-    ASSERT_EQ(setenv("GVS_SPIN_US", "0", 1), 0);
-    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
-    unsetenv("GVS_SPIN_US");
-    struct gvs_conn *c = test_session(g.unix_uri);
+    struct gvs_conn *c = session_unpolled(&g);
     ASSERT(c != NULL);
     ASSERT_EQ(send_req(c, ECHO_OP_PID, 0, 1, 1, NULL, 0), 0);
     ASSERT_EQ(expect_reply(c, 1, 1, body), 0);
@@ -246,6 +254,48 @@ TEST_IMPL(server_posted_one_wakeup)
     ASSERT_U64_EQ(notes, WAKE_NOTES);
     ASSERT_GE(slept, WAKE_NOTES / 2);
     ASSERT_LT(slept, WAKE_NOTES * 3 / 2);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
+/* A request served on the reader (no thread polls: GVS_SPIN_US=0) that
+ * waits for the client's answer to its notification, as a graph launch
+ * whose host node runs a callback does: the answer (an inline RELEASE)
+ * is read meanwhile, by another thread (host->await_client).  Without
+ * it the reader waited for itself until AWAIT's time ran out (a graph
+ * launch: for ever).  A note of AWAIT's lane sent behind it keeps its
+ * place, and another lane's request does not pass it; the session goes
+ * on as before after the hand-off. */
+TEST_IMPL(server_await_client)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    struct gvs_conn *c = session_unpolled(&g);
+    ASSERT(c != NULL);
+    uint64_t id = 1;
+    for (int round = 0; round < 3; round++) {
+        long long start = test_now_ms();
+        uint64_t await = id++, count = id++;
+        ASSERT_EQ(send_u32(c, ECHO_OP_AWAIT, 0, 1, await, BLOCK_MS), 0);
+        struct gvs_frame_hdr h;
+        ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), 0);
+        ASSERT_EQ(h.flags, GVS_F_NOTIFY);
+        ASSERT_EQ(h.op, ECHO_NOTE_AWAIT);
+        ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, id++, 1), 0);
+        ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 2, count, NULL, 0), 0);
+        ASSERT_EQ(send_req(c, ECHO_OP_RELEASE, GVS_F_NOREPLY, 3, id++, NULL,
+                           0),
+                  0);
+        ASSERT_EQ(expect_reply(c, await, 1, body), 0);
+        ASSERT_EQ(get_u32(body), 1);
+        ASSERT_EQ(expect_reply(c, count, 2, body), 0);
+        uint64_t notes = 0;
+        ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+        ASSERT_U64_EQ(notes, (uint64_t)round + 1);
+        ASSERT_LT(test_now_ms() - start, BLOCK_MS / 2);
+    }
     gvs_conn_close(c);
     gvs_buf_free(body);
     ASSERT_EQ(test_gvsd_stop(&g), 0);

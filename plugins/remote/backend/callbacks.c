@@ -10,6 +10,9 @@
  * each run waits on a copy of it, since two executable graphs made from
  * one graph may run it at once.
  *
+ * While it waits, gvsd reads on with a thread that serves no request
+ * (host->await_client): the request being read may wait for this one.
+ *
  * While it waits, the callback thread sends CALLBACK_WAITING every
  * WAITING_MS: once a send fails the client has gone, and the callback
  * returns so that the stream, the threads waiting for it and the worker
@@ -155,6 +158,28 @@ static int notify_locked(struct gvs_remote_callback *cb, uint16_t op,
     return rc;
 }
 
+/* Tells gvsd that this thread waits for the client's answer (begin 1)
+ * or no longer does (0), so that the request the wait may hold up does
+ * not hold up the reading of that answer (host->await_client).  Caller
+ * holds lock, which is released meanwhile; a wait begun counts as
+ * notifying until it ends, so that the session outlives it.  Returns
+ * whether the begin was told (then the end must be), else 0. */
+static int await_locked(int begin)
+{
+    if (begin && (released || host == NULL || host->await_client == NULL))
+        return 0;
+    const struct gvs_host_api *h = host;
+    struct gvs_session *s = session;
+    if (begin)
+        notifying++;
+    pthread_mutex_unlock(&lock);
+    h->await_client(s, begin);
+    pthread_mutex_lock(&lock);
+    if (!begin && --notifying == 0)
+        pthread_cond_broadcast(&changed);
+    return 1;
+}
+
 static void unlink_locked(struct gvs_remote_callback *cb)
 {
     for (struct gvs_remote_callback **p = &waiting; *p != NULL;
@@ -190,6 +215,7 @@ void remote_be_callback_run(struct gvs_remote_callback *cb, int32_t status)
     /* In the list before the client can answer. */
     cb->next = waiting;
     waiting = cb;
+    int awaited = await_locked(1);
     int rc = notify_locked(cb, REMOTE_OP_CALLBACK_RUN, 1, status);
     while (rc == 0 && !cb->done && !released) {
         struct timespec t;
@@ -199,6 +225,8 @@ void remote_be_callback_run(struct gvs_remote_callback *cb, int32_t status)
             rc = notify_locked(cb, REMOTE_OP_CALLBACK_WAITING, 0, 0);
     }
     unlink_locked(cb);
+    if (awaited)
+        await_locked(0);
     pthread_mutex_unlock(&lock);
     gvs_free(cb);
 }
