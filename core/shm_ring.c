@@ -41,6 +41,7 @@ void gvs_shm_ring_init(struct gvs_shm_ring *r, uint8_t *base,
     r->data = base + GVS_SHM_CTL_SIZE + (size_t)which * ring_size;
     r->size = ring_size;
     r->pos = 0;
+    r->limit = 0;
     atomic_init(&r->consumed, 0);
     r->producer = producer;
 }
@@ -53,22 +54,28 @@ int gvs_shm_ring_avail(const struct gvs_shm_ring *r, uint32_t *n)
     return *n <= r->size ? 0 : GVS_E_PROTO;
 }
 
-/* Room the consumer has handed back; GVS_E_PROTO if its tail is ahead of
- * what we produced or more than a ring behind. */
-static int room(const struct gvs_shm_ring *r, uint32_t *n)
+/* Room for len bytes, or as much as there is: the room left below the
+ * limit when that holds len, else the room the consumer has handed back
+ * by now.  GVS_E_PROTO if its tail is ahead of what we produced or more
+ * than a ring behind. */
+static int room(struct gvs_shm_ring *r, size_t len, uint32_t *n)
 {
+    *n = r->limit - r->pos;
+    if (*n >= len && *n <= r->size)
+        return 0;
     uint32_t tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
     uint32_t used = r->pos - tail;
     if (used > r->size)
         return GVS_E_PROTO;
+    r->limit = tail + r->size;
     *n = r->size - used;
     return 0;
 }
 
-int gvs_shm_ring_has_room(const struct gvs_shm_ring *r)
+int gvs_shm_ring_has_room(struct gvs_shm_ring *r)
 {
     uint32_t n;
-    return room(r, &n) < 0 || n > 0;
+    return room(r, 1, &n) < 0 || n > 0;
 }
 
 /* The other side is told only when it said it sleeps.  The fence orders
@@ -110,7 +117,7 @@ int gvs_shm_ring_put(struct gvs_shm_ring *r, const void *p, size_t len,
 {
     uint32_t n;
     *put = 0;
-    int rc = room(r, &n);
+    int rc = room(r, len, &n);
     if (rc < 0 || n == 0)
         return rc;
     if (len > n)

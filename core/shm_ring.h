@@ -19,7 +19,9 @@
  * setup message and is checked against the memfd's size before mapping;
  * each side keeps its own counter privately and only reports it in the
  * region; the peer's counter is read once per use and rejected
- * (GVS_E_PROTO) when it is further than a ring's size from ours.  Data
+ * (GVS_E_PROTO) when it is further than a ring's size from ours.  (The
+ * producer uses the room it saw until it needs more, so a bad tail is
+ * found at the next read of it.)  Data
  * copied out may change under us while it is copied; the frame decoder
  * above checks it as it would bytes from a socket.
  *
@@ -84,6 +86,10 @@ struct gvs_shm_ring {
     uint8_t *data;
     uint32_t size;
     uint32_t pos; /* our counter: head as producer, tail as consumer */
+    /* Producer: the counter up to which it may write, from the last
+     * tail it read (checked then), so that the consumer's line is read
+     * only when that room is used up, not on every put. */
+    uint32_t limit;
     /* Consumer: pos as of the last read, for threads that wait for data
      * while another reads (gvs_shm_ring_unread).  Ours, not the tail in
      * the region, which the peer could write. */
@@ -116,7 +122,7 @@ int gvs_shm_ring_put(struct gvs_shm_ring *r, const void *p, size_t len,
 void gvs_shm_ring_publish(struct gvs_shm_ring *r);
 
 /* Producer: 1 if the ring has room for at least one byte. */
-int gvs_shm_ring_has_room(const struct gvs_shm_ring *r);
+int gvs_shm_ring_has_room(struct gvs_shm_ring *r);
 
 /* Sleeps until the peer moves its counter (data for a consumer, room for
  * a producer), a wake-up, or timeout_ns; returns at once when the ring is
