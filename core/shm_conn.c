@@ -68,13 +68,19 @@ static int broken(struct gvs_conn *c, int rc)
     return rc;
 }
 
-static int wait_room(struct gvs_conn *c, struct shm_conn *s)
+/* Waits for room for len bytes, or a good part of the ring
+ * (gvs_shm_ring_want). */
+static int wait_room(struct gvs_conn *c, struct shm_conn *s, size_t len)
 {
     long long spin_until = gvs_now_ns() + gvs_spin_ns();
     long long slice = SLEEP_SLICE_NS;
+    int rc = 0;
+    gvs_shm_ring_want(&s->out, len);
     while (!gvs_shm_ring_has_room(&s->out)) {
-        if (atomic_load(&s->down) || peer_ended(s))
-            return GVS_E_CLOSED;
+        if (atomic_load(&s->down) || peer_ended(s)) {
+            rc = GVS_E_CLOSED;
+            break;
+        }
         if (gvs_now_ns() < spin_until) {
             gvs_cpu_relax();
         } else if (s->waits->sleep(s, &s->out, slice) == GVS_E_TIMEOUT) {
@@ -82,7 +88,8 @@ static int wait_room(struct gvs_conn *c, struct shm_conn *s)
             slice = next_slice(slice);
         }
     }
-    return 0;
+    gvs_shm_ring_want(&s->out, 1);
+    return rc;
 }
 
 /* Frames larger than the ring go through in pieces: what fits is
@@ -105,7 +112,7 @@ int gvs_shmconn_sendv(struct gvs_conn *c, const struct iovec *iov,
             len -= put;
             if (put == 0) {
                 gvs_shm_ring_publish(&s->out);
-                rc = wait_room(c, s);
+                rc = wait_room(c, s, len);
                 if (rc < 0)
                     return rc;
             }

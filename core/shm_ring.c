@@ -42,6 +42,7 @@ void gvs_shm_ring_init(struct gvs_shm_ring *r, uint8_t *base,
     r->size = ring_size;
     r->pos = 0;
     r->limit = 0;
+    r->want = 1;
     atomic_init(&r->consumed, 0);
     r->producer = producer;
 }
@@ -72,10 +73,16 @@ static int room(struct gvs_shm_ring *r, size_t len, uint32_t *n)
     return 0;
 }
 
+void gvs_shm_ring_want(struct gvs_shm_ring *r, size_t len)
+{
+    size_t most = r->size / 8;
+    r->want = len == 0 ? 1 : len < most ? (uint32_t)len : (uint32_t)most;
+}
+
 int gvs_shm_ring_has_room(struct gvs_shm_ring *r)
 {
     uint32_t n;
-    return room(r, 1, &n) < 0 || n > 0;
+    return room(r, r->want, &n) < 0 || n >= r->want;
 }
 
 /* The other side is told only when it said it sleeps.  The fence orders
@@ -87,6 +94,21 @@ static void wake_peer(_Atomic uint32_t *word, _Atomic uint32_t *flag)
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(flag, memory_order_relaxed))
         wake(word);
+}
+
+/* Consumer: wake_peer for a producer that sleeps, once the tail has
+ * reached what it waits for (a value it wrote: wrong, it only wakes too
+ * soon or sleeps its slice). */
+static void wake_producer(struct gvs_shm_ring *r)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->ctl->producer_waiting,
+                             memory_order_acquire) == 0)
+        return;
+    uint32_t want = atomic_load_explicit(&r->ctl->producer_want,
+                                         memory_order_relaxed);
+    if ((int32_t)(r->pos - want) >= 0)
+        wake(&r->ctl->tail);
 }
 
 int gvs_shm_ring_read(struct gvs_shm_ring *r, void *p, size_t len,
@@ -107,7 +129,7 @@ int gvs_shm_ring_read(struct gvs_shm_ring *r, void *p, size_t len,
     atomic_store_explicit(&r->consumed, r->pos, memory_order_relaxed);
     /* Release: our reads of the room are done before it is reused. */
     atomic_store_explicit(&r->ctl->tail, r->pos, memory_order_release);
-    wake_peer(&r->ctl->tail, &r->ctl->producer_waiting);
+    wake_producer(r);
     *got = len;
     return 0;
 }
@@ -145,7 +167,7 @@ static int sleep_on(_Atomic uint32_t *word, _Atomic uint32_t *flag,
 {
     struct timespec ts = {.tv_sec = timeout_ns / 1000000000,
                           .tv_nsec = timeout_ns % 1000000000};
-    atomic_fetch_add_explicit(flag, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(flag, 1, memory_order_seq_cst);
     atomic_thread_fence(memory_order_seq_cst);
     long rc = futex(word, FUTEX_WAIT, blocked, &ts);
     int e = errno;
@@ -157,9 +179,17 @@ int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns)
 {
     /* The value the peer's counter has while we must wait: the futex
      * returns at once if it differs. */
-    if (r->producer)
+    if (r->producer) {
+        uint32_t n;
+        if (room(r, r->want, &n) < 0 || n >= r->want)
+            return 0;
+        /* Before the count: the consumer reads it once it sees one. */
+        atomic_store_explicit(&r->ctl->producer_want,
+                              r->pos - r->size + r->want,
+                              memory_order_relaxed);
         return sleep_on(&r->ctl->tail, &r->ctl->producer_waiting,
-                        r->pos - r->size, timeout_ns);
+                        r->limit - r->size, timeout_ns);
+    }
     return sleep_on(&r->ctl->head, &r->ctl->consumer_waiting, r->pos,
                     timeout_ns);
 }

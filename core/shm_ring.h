@@ -63,6 +63,10 @@ struct gvs_shm_ring_ctl {
     alignas(64) _Atomic uint32_t tail; /* bytes consumed */
     alignas(64) _Atomic uint32_t consumer_waiting; /* threads asleep on head */
     _Atomic uint32_t producer_waiting;             /* threads asleep on tail */
+    /* The tail at which the sleeping producer has the room it waits
+     * for (gvs_shm_ring_want): the consumer wakes it then, not at every
+     * read, which would cost a system call per frame of a full ring. */
+    _Atomic uint32_t producer_want;
 };
 
 struct gvs_shm_ctl {
@@ -90,6 +94,7 @@ struct gvs_shm_ring {
      * tail it read (checked then), so that the consumer's line is read
      * only when that room is used up, not on every put. */
     uint32_t limit;
+    uint32_t want; /* producer: the room it waits for, at least 1 */
     /* Consumer: pos as of the last read, for threads that wait for data
      * while another reads (gvs_shm_ring_unread).  Ours, not the tail in
      * the region, which the peer could write. */
@@ -121,13 +126,21 @@ int gvs_shm_ring_put(struct gvs_shm_ring *r, const void *p, size_t len,
 /* Producer: makes what was put visible and wakes a sleeping consumer. */
 void gvs_shm_ring_publish(struct gvs_shm_ring *r);
 
-/* Producer: 1 if the ring has room for at least one byte. */
+/* Producer: the room gvs_shm_ring_has_room and gvs_shm_ring_sleep wait
+ * for: len bytes, at most an eighth of the ring, at least 1 (set it back
+ * to 1 once the room came).  A producer that finds the ring full thus
+ * sleeps until a good part of it is free again, and is woken once for
+ * it. */
+void gvs_shm_ring_want(struct gvs_shm_ring *r, size_t len);
+
+/* Producer: 1 if the ring has the room asked for (gvs_shm_ring_want). */
 int gvs_shm_ring_has_room(struct gvs_shm_ring *r);
 
-/* Sleeps until the peer moves its counter (data for a consumer, room for
- * a producer), a wake-up, or timeout_ns; returns at once when the ring is
- * not empty (consumer) or full (producer).  GVS_E_TIMEOUT when the time
- * ran out, else 0; callers recheck either way. */
+/* Sleeps until the peer moves its counter (data for a consumer, the room
+ * wanted for a producer), a wake-up, or timeout_ns; returns at once when
+ * the ring is not empty (consumer) or has that room (producer), or the
+ * counter moved since it was last read.  GVS_E_TIMEOUT when the time ran
+ * out, else 0; callers recheck either way. */
 int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns);
 
 /* Consumer, from any thread of ours, also while another reads: 1 when

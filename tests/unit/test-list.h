@@ -74,6 +74,7 @@
     TEST_ENTRY(shm_bad_setup)                                                \
     TEST_ENTRY(shm_bad_counter)                                              \
     TEST_ENTRY(shm_ring_two_sleepers)                                        \
+    TEST_ENTRY(shm_ring_room_wanted)                                         \
     TEST_ENTRY(shm_fd_pass)                                                  \
     TEST_ENTRY(shm_fd_timeout)                                               \
     TEST_ENTRY(shm_fd_hostile)                                               \

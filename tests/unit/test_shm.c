@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -548,6 +549,20 @@ TEST_IMPL(shm_bad_counter)
     return 0;
 }
 
+/* A region of len bytes (FAKE_RING rings) in this process, and both
+ * ends of its server-to-client ring; NULL on failure. */
+static uint8_t *ring_ends(size_t len, struct gvs_shm_ring *prod,
+                          struct gvs_shm_ring *cons)
+{
+    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    gvs_shm_ring_init(prod, base, FAKE_RING, GVS_SHM_S2C, 1);
+    gvs_shm_ring_init(cons, base, FAKE_RING, GVS_SHM_S2C, 0);
+    return base;
+}
+
 /* Two threads of one side asleep on a ring (a reader short of a frame's
  * end, and the client's receiver waiting for the next frame): the one
  * that wakes first must not take the other's "asleep" with it, or the
@@ -582,12 +597,9 @@ static void pause_ms(long ms)
 TEST_IMPL(shm_ring_two_sleepers)
 {
     size_t len = gvs_shm_region_size(FAKE_RING);
-    uint8_t *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ASSERT(base != MAP_FAILED);
     struct gvs_shm_ring prod, cons;
-    gvs_shm_ring_init(&prod, base, FAKE_RING, GVS_SHM_S2C, 1);
-    gvs_shm_ring_init(&cons, base, FAKE_RING, GVS_SHM_S2C, 0);
+    uint8_t *base = ring_ends(len, &prod, &cons);
+    ASSERT(base != NULL);
     struct unread_sleeper u = {&cons, 0};
     pthread_t waiter, brief;
     ASSERT_EQ(pthread_create(&waiter, NULL, sleep_unread, &u), 0);
@@ -606,6 +618,59 @@ TEST_IMPL(shm_ring_two_sleepers)
     ASSERT_EQ(gvs_shm_ring_read(&cons, &c, 1, &got), 0);
     ASSERT_EQ(got, 1);
     ASSERT_EQ(gvs_shm_ring_unread(&cons), 0);
+    munmap(base, len);
+    return 0;
+}
+
+/* A producer that found the ring full sleeps until the room it wants
+ * (an eighth of the ring at most) is free, woken once for it, not by
+ * every read of the consumer: with a full ring, a wake-up per frame is
+ * a system call per frame on both sides. */
+struct room_waiter {
+    struct gvs_shm_ring *r;
+    _Atomic int done;
+};
+
+static void *wait_for_room(void *arg)
+{
+    struct room_waiter *w = arg;
+    long long t = gvs_now_ns();
+    gvs_shm_ring_want(w->r, FAKE_RING);
+    while (!gvs_shm_ring_has_room(w->r) && gvs_now_ns() - t < 5000000000LL)
+        (void)gvs_shm_ring_sleep(w->r, 5000000000LL);
+    gvs_shm_ring_want(w->r, 1);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+TEST_IMPL(shm_ring_room_wanted)
+{
+    size_t len = gvs_shm_region_size(FAKE_RING);
+    struct gvs_shm_ring prod, cons;
+    uint8_t *base = ring_ends(len, &prod, &cons);
+    ASSERT(base != NULL);
+    static uint8_t bytes[FAKE_RING];
+    size_t put, got;
+    ASSERT_EQ(gvs_shm_ring_put(&prod, bytes, FAKE_RING, &put), 0);
+    ASSERT_EQ(put, FAKE_RING);
+    gvs_shm_ring_publish(&prod);
+    struct room_waiter w = {&prod, 0};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, wait_for_room, &w), 0);
+    pause_ms(10);
+    ASSERT_EQ(gvs_shm_ring_read(&cons, bytes, FAKE_RING / 16, &got), 0);
+    ASSERT_EQ(got, FAKE_RING / 16);
+    pause_ms(50);
+    int early = atomic_load(&w.done);
+    ASSERT_EQ(early, 0);
+    long long t = gvs_now_ns();
+    ASSERT_EQ(gvs_shm_ring_read(&cons, bytes, FAKE_RING / 16, &got), 0);
+    pthread_join(th, NULL);
+    int done = atomic_load(&w.done);
+    ASSERT_EQ(done, 1);
+    ASSERT_LT(gvs_now_ns() - t, 1000000000LL);
+    ASSERT_EQ(gvs_shm_ring_put(&prod, bytes, FAKE_RING, &put), 0);
+    ASSERT_EQ(put, FAKE_RING / 8);
     munmap(base, len);
     return 0;
 }
