@@ -83,6 +83,17 @@ def native_env():
     return env
 
 
+def vm_options():
+    """gvs-vm's guest image and QEMU where the environment names them
+    (GVS_VM_DIR, GVS_VM_QEMU: a copy carried to a machine without QEMU,
+    docs/vm.md), as options: native_env() keeps no GVS_ variable."""
+    opts = []
+    for var, opt in (("GVS_VM_DIR", "--image-dir"), ("GVS_VM_QEMU", "--qemu")):
+        if os.environ.get(var):
+            opts += [opt, os.environ[var]]
+    return opts
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -145,7 +156,7 @@ class Target:
             return prog
         gvs = os.path.join(os.path.abspath(self.build), "bin", "gvs")
         if self.name.startswith("vm-"):
-            return ([sys.executable, GVS_VM, "--timeout", "900"] +
+            return ([sys.executable, GVS_VM, "--timeout", "900"] + vm_options() +
                     (["--ivshmem", self.region] if self.region else []) +
                     ["--", gvs, "run", "--server", self.guest_uri, "--"] +
                     [os.path.abspath(prog[0])] + prog[1:])

@@ -1,5 +1,9 @@
 #include "be.h"
 
+#include <pthread.h>
+
+#include <cuda.h>
+
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
@@ -17,12 +21,59 @@ static int is_device_memory(uint64_t p)
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
+typedef CUresult (*attrs_fn)(unsigned n, CUpointer_attribute *attrs,
+                             void **data, CUdeviceptr p);
+
+static pthread_once_t attrs_once = PTHREAD_ONCE_INIT;
+static attrs_fn attrs;
+
+/* The backend links no libcuda (it loads where there is no driver): the
+ * driver's cuPointerGetAttributes through the runtime's entry point. */
+static void find_attrs(void)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 7000,
+                                         cudaEnableDefault, &q) ==
+            cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        attrs = (attrs_fn)fn;
+    (void)cudaGetLastError();
+}
+
+/* Whether [p, p + len) lies in one device allocation, told by one driver
+ * query (its type and range), half the cost of asking the runtime about
+ * both ends, on the path of every copy.  0 also when the query cannot
+ * tell: the caller then asks about both ends, which also accepts a range
+ * across adjacent allocations, as CUDA's copies do.  That query, unlike
+ * cuPointerGetAttribute, answers an unknown address with empty values
+ * rather than an error. */
+static int in_one_allocation(uint64_t p, uint64_t len)
+{
+    pthread_once(&attrs_once, find_attrs);
+    if (attrs == NULL)
+        return 0;
+    CUmemorytype type = (CUmemorytype)0;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    CUpointer_attribute which[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                    CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    void *data[3] = {&type, &start, &size};
+    if (attrs(3, which, data, (CUdeviceptr)p) != CUDA_SUCCESS ||
+        type != CU_MEMORYTYPE_DEVICE || p < start)
+        return 0;
+    return p - start <= size && len <= size - (p - start);
+}
+
 cudaError_t be_check_device_range(uint64_t p, uint64_t len)
 {
     if (len == 0)
         return cudaSuccess;
     if (p + len < p)
         return cudaErrorInvalidValue;
+    if (in_one_allocation(p, len))
+        return cudaSuccess;
     if ((!is_device_memory(p) || !is_device_memory(p + len - 1)) &&
         !be_remote->graph_range_has(p, len))
         return cudaErrorInvalidValue;

@@ -178,6 +178,31 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
     return cudaSuccess;
 }
 
+/* As the driver answers: an address in no allocation gets empty values,
+ * not an error; the attributes the backend does not ask are refused. */
+CUresult mock_cuPointerGetAttributes(unsigned n, CUpointer_attribute *which,
+                                     void **data, CUdeviceptr p)
+{
+    const struct mock_alloc *a = alloc_of((const void *)(uintptr_t)p);
+    for (unsigned i = 0; i < n; i++) {
+        switch (which[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(CUmemorytype *)data[i] =
+                a != NULL ? CU_MEMORYTYPE_DEVICE : (CUmemorytype)0;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data[i] = a != NULL ? (CUdeviceptr)(uintptr_t)a->base : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *)data[i] = a != NULL ? a->size : 0;
+            break;
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
 cudaError_t cudaMemset(void *p, int value, size_t count)
 {
     /* Nothing to do for count 0, whatever p is (memset's p must not be

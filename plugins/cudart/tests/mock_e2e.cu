@@ -118,6 +118,12 @@ int main()
     CHECK(cudaMemcpy(h, d, 4, (cudaMemcpyKind)7) == cudaErrorInvalidMemcpyDirection);
     CHECK(cudaMemcpy(h, hh, 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
     CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+    // The backend's check of a device range: the end of an allocation is
+    // in it, a byte past it is not (the mock's allocations have gaps).
+    OK(cudaMemcpy(d + 252, hh, sizeof(hh), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d + 253, hh, sizeof(hh), cudaMemcpyHostToDevice) ==
+          cudaErrorInvalidValue);
+    CHECK(cudaGetLastError() == cudaErrorInvalidValue);
 
     // Kernels: the first launch uploads the module (one round trip) and
     // waits for the backend to accept its configuration (one more); a

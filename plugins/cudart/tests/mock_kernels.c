@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "mock_kernels.h"
+#include "mock_streams.h"
 
 /* Launches ------------------------------------------------------------- */
 
@@ -377,6 +378,8 @@ cudaError_t cudaGetDriverEntryPointByVersion(
         *fn = (void *)mock_cuLaunchKernel;
     if (strcmp(symbol, "cuGraphKernelNodeGetParams") == 0)
         *fn = (void *)mock_cuGraphKernelNodeGetParams;
+    if (strcmp(symbol, "cuPointerGetAttributes") == 0)
+        *fn = (void *)mock_cuPointerGetAttributes;
     if (*fn != NULL) {
         if (status != NULL)
             *status = cudaDriverEntryPointSuccess;

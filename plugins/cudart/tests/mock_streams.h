@@ -2,8 +2,15 @@
 #ifndef CUDART_MOCK_STREAMS_H
 #define CUDART_MOCK_STREAMS_H
 
+#include <cuda.h>
+
 /* mock_cudart.c: the calling thread's current device. */
 int mock_current_device(void);
+
+/* mock_cudart.c: the driver's cuPointerGetAttributes, which the backend
+ * reaches through cudaGetDriverEntryPointByVersion (mock_kernels.c). */
+CUresult mock_cuPointerGetAttributes(unsigned n, CUpointer_attribute *which,
+                                     void **data, CUdeviceptr p);
 
 /* mock_streams.c: waits until every stream has done its work. */
 void mock_streams_drain(void);
