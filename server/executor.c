@@ -23,6 +23,18 @@ static int blocking(const struct gvsd_job *j)
     return j->op != NULL && (j->op->flags & GVS_OP_BLOCKING);
 }
 
+/* A request as large as a bulk piece takes about as long to serve (a
+ * copy of its bytes) as to read: the reader hands it to a lane thread
+ * rather than serving it where it was read, so that the next piece is
+ * read while it is copied, not after.  The hand-off costs at most a
+ * wake-up, a fraction of the time a socket takes to carry 1 MiB. */
+#define OVERLAP_BYTES ((size_t)1 << 20)
+
+static int bulky(const struct gvsd_job *j)
+{
+    return gvs_buf_len(j->in) >= OVERLAP_BYTES;
+}
+
 /* A blocking request whose client waits for the answer: other lanes'
  * requests may pass it (lane_give).  A posted one, an asynchronous copy
  * say, returned at once on the client, which may then have another
@@ -505,13 +517,13 @@ void gvsd_await_client(struct gvs_session *s, int begin)
  * Reads and routes requests until one may run at once on a free lane
  * thread (direct_ok) and no other idle thread served its lane last: t
  * serves it itself, where it was read.  When it cannot wait (blocking)
- * and another idle lane thread can take over the reading, that thread
- * reads meanwhile and t returns.  A request that cannot wait for long
- * is served without passing the reading on unless an idle thread polls
- * for work: waking a sleeping one would take longer than the request,
- * and after a pause the next request would wait for that wake-up too;
- * and unless a thread waits for the client's answer (gvsd_await_client),
- * which the request may wait for in turn.
+ * or is bulky, and another idle lane thread can take over the reading,
+ * that thread reads meanwhile and t returns.  A request that cannot
+ * wait for long is served without passing the reading on unless an idle
+ * thread polls for work: waking a sleeping one would take longer than
+ * the request, and after a pause the next request would wait for that
+ * wake-up too; and unless a thread waits for the client's answer
+ * (gvsd_await_client), which the request may wait for in turn.
  * Between two frames it passes the reading to an idle thread that asks
  * for it (want_reading).  Returns with the reading passed on, or
  * over. */
@@ -544,7 +556,8 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         struct gvsd_lane_thread *next;
         if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
             lane_warm(s, j->h.lane) == NULL) {
-            if (!blocking(j) && !lane_spinning(s) && s->awaiting == 0) {
+            if (!blocking(j) && !bulky(j) && !lane_spinning(s) &&
+                s->awaiting == 0) {
                 if (serve_reading(s, t, j))
                     continue;
                 return;

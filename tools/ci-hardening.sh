@@ -31,8 +31,10 @@ no_leaks_re="^($(echo $asan_no_leaks | tr ' ' '|'))\$"
 #   any call reaches gvsd.  They run in the main suite (tools/test.sh)
 #   and on the GPU; their static-runtime builds run here.
 #   idle.sessions.TRANSPORT: they measure the CPU time idle sessions
-#   cost gvsd as built for use (0.00% of one core for 64); under the
-#   sanitizers each wake-up costs their own bookkeeping too (1.0%).
+#   cost gvsd as built for use (0.00% of one core for 64; ivshmem's
+#   polled waits 1.1% for 15); under the sanitizers each wake-up costs
+#   their own bookkeeping too (1.0%; ivshmem's 15 reached its limit of
+#   3.00% in a CI run).
 #   cudart.mock_shared.ivshmem: its program is not instrumented, so the
 #   ASan runtime comes in after the C library and never sees gvs's
 #   threads start (pthread_create resolves to the C library's); its
@@ -40,7 +42,7 @@ no_leaks_re="^($(echo $asan_no_leaks | tr ' ' '|'))\$"
 #   library's stack cache), and ASan reports the redzones the parent's
 #   ivshmem heartbeat thread left there.  It runs in the main suite, the
 #   unix and shm variants of the same program here.
-asan_left_out_re="^((e2e\.lib_[a-z]+|idle\.sessions)\.(unix|tcp|shm)|cudart\.mock_shared\.ivshmem)\$"
+asan_left_out_re="^((e2e\.lib_[a-z]+|idle\.sessions)\.(unix|tcp|shm|ivshmem)|cudart\.mock_shared\.ivshmem)\$"
 
 step() { printf '\n=== %s (%ds)\n' "$*" "$SECONDS"; }
 

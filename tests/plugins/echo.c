@@ -59,6 +59,14 @@ static int get_u32_only(struct gvs_call *c, uint32_t *v)
     return rc < 0 ? rc : gvs_buf_expect_end(c->in);
 }
 
+static void sleep_ms(uint32_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) < 0)
+        ;
+}
+
 /* Reads the request's u32 ms and sleeps that long. */
 static int sleep_request(struct gvs_call *c)
 {
@@ -66,10 +74,7 @@ static int sleep_request(struct gvs_call *c)
     int rc = get_u32_only(c, &ms);
     if (rc < 0)
         return rc;
-    struct timespec ts = {.tv_sec = ms / 1000,
-                          .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) < 0)
-        ;
+    sleep_ms(ms);
     return 0;
 }
 
@@ -84,6 +89,21 @@ static int op_slow_note(struct gvs_call *c)
     int rc = sleep_request(c);
     if (rc < 0)
         return rc;
+    pthread_mutex_lock(&s->lock);
+    s->notes++;
+    s->sum++;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static int op_bulk_note(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    uint32_t ms;
+    int rc = gvs_buf_get_u32(c->in, &ms);
+    if (rc < 0)
+        return rc;
+    sleep_ms(ms);
     pthread_mutex_lock(&s->lock);
     s->notes++;
     s->sum++;
@@ -277,6 +297,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_SLOW_NOTE_BLOCKING, GVS_OP_BLOCKING | GVS_OP_ASYNC_OK,
      "SLOW_NOTE_BLOCKING", op_slow_note},
     {ECHO_OP_AWAIT, 0, "AWAIT", op_await},
+    {ECHO_OP_BULK_NOTE, GVS_OP_ASYNC_OK, "BULK_NOTE", op_bulk_note},
     GVS_OP_END,
 };
 

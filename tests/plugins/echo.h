@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000007ull
+#define ECHO_TABLE_HASH 0x6563686f00000008ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -48,6 +48,9 @@ enum echo_op {
      * (the answer, as a host callback waits for its end) or ms to pass.
      * Reply: u32 1 if released, 0 if timed out. */
     ECHO_OP_AWAIT = 18,
+    /* u32 ms, then any bytes (a bulk piece's); may be posted, not
+     * blocking: counts a note of v 1 after sleeping. */
+    ECHO_OP_BULK_NOTE = 19,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

@@ -302,6 +302,47 @@ TEST_IMPL(server_await_client)
     return 0;
 }
 
+/* A request as large as a bulk piece, not blocking, is handed to a lane
+ * thread rather than served where it was read, so that the reading goes
+ * on while it is served (a socket's next piece read while the last is
+ * copied).  Polling off, where the reader would otherwise serve it
+ * itself: lane 1 waits in a BLOCK, lane 2 posts a 2-MiB BULK_NOTE that
+ * sleeps BULK_MS, lane 3 posts a RELEASE, which runs as it is read:
+ * the BLOCK must be released long before the note ends, which lane 2's
+ * COUNT then sees counted. */
+#define BULK_MS 2000u
+TEST_IMPL(server_bulky_read_on)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    size_t len = (size_t)2 << 20;
+    uint8_t *bulk = calloc(1, len);
+    struct gvs_conn *c = session_unpolled(&g);
+    ASSERT(c != NULL && bulk != NULL);
+    uint32_t ms = BULK_MS;
+    memcpy(bulk, (uint8_t[4]){(uint8_t)ms, (uint8_t)(ms >> 8),
+                              (uint8_t)(ms >> 16), (uint8_t)(ms >> 24)},
+           4);
+    long long start = test_now_ms();
+    ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, 1, 1, BLOCK_MS), 0);
+    ASSERT_EQ(send_req(c, ECHO_OP_BULK_NOTE, GVS_F_NOREPLY, 2, 2, bulk, len),
+              0);
+    ASSERT_EQ(send_req(c, ECHO_OP_RELEASE, GVS_F_NOREPLY, 3, 3, NULL, 0), 0);
+    ASSERT_EQ(expect_reply(c, 1, 1, body), 0);
+    ASSERT_EQ(get_u32(body), 1);
+    ASSERT_LT(test_now_ms() - start, BULK_MS / 2);
+    ASSERT_EQ(send_req(c, ECHO_OP_COUNT, 0, 2, 4, NULL, 0), 0);
+    ASSERT_EQ(expect_reply(c, 4, 2, body), 0);
+    uint64_t notes = 0;
+    ASSERT_EQ(gvs_buf_get_u64(body, &notes), 0);
+    ASSERT_U64_EQ(notes, 1);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    free(bulk);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* More blocked lanes than the session has lane threads: the extra ones
  * wait for a thread, none is lost. */
 TEST_IMPL(server_many_blocked_lanes)
