@@ -161,6 +161,13 @@ void be_lanes_free(struct be_session *s);
  * send nothing; returns when none uses the session any more. */
 void be_notifications_release(void);
 
+/* driver_entry.c: the driver's entry point `name` as of driver API
+ * `version`, through the runtime: the backend links no libcuda, so that
+ * gvsd loads it where there is no driver.  The runtime's error, or
+ * cudaErrorNotSupported where the driver lacks it; *fn is NULL unless
+ * cudaSuccess.  The runtime's last error is left as the query left it. */
+cudaError_t be_driver_entry(const char *name, unsigned version, void **fn);
+
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a
  * device one is expected is undefined, and a host address here would be

@@ -41,12 +41,10 @@ typedef CUresult (*range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr p);
  * (the runtime has no such query). */
 static cudaError_t mapping_size(void *p, uint64_t *size)
 {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q;
-    cudaError_t e = cudaGetDriverEntryPointByVersion(
-        "cuMemGetAddressRange", &fn, 3020, cudaEnableDefault, &q);
-    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || fn == NULL)
-        return e != cudaSuccess ? e : cudaErrorNotSupported;
+    void *fn;
+    cudaError_t e = be_driver_entry("cuMemGetAddressRange", 3020, &fn);
+    if (e != cudaSuccess)
+        return e;
     CUdeviceptr base;
     size_t n;
     if (((range_fn)fn)(&base, &n, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)

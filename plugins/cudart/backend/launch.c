@@ -22,11 +22,8 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
 static void driver_find(void)
 {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, 12000,
-                                         cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
+    void *fn;
+    if (be_driver_entry("cuLaunchKernel", 12000, &fn) == cudaSuccess)
         driver_launch = (driver_launch_fn)fn;
 }
 

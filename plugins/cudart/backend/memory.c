@@ -27,16 +27,10 @@ typedef CUresult (*attrs_fn)(unsigned n, CUpointer_attribute *attrs,
 static pthread_once_t attrs_once = PTHREAD_ONCE_INIT;
 static attrs_fn attrs;
 
-/* The backend links no libcuda (it loads where there is no driver): the
- * driver's cuPointerGetAttributes through the runtime's entry point. */
 static void find_attrs(void)
 {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 7000,
-                                         cudaEnableDefault, &q) ==
-            cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
+    void *fn;
+    if (be_driver_entry("cuPointerGetAttributes", 7000, &fn) == cudaSuccess)
         attrs = (attrs_fn)fn;
     (void)cudaGetLastError();
 }

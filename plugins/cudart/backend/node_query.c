@@ -55,13 +55,11 @@ typedef CUresult (*kernel_params_fn)(CUgraphNode node,
 static cudaError_t kernel_params(cudaGraphNode_t n,
                                  CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q;
+    void *fn;
     memset(p, 0, sizeof(*p));
-    cudaError_t e = cudaGetDriverEntryPointByVersion(
-        "cuGraphKernelNodeGetParams", &fn, 12000, cudaEnableDefault, &q);
-    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || fn == NULL)
-        return e != cudaSuccess ? e : cudaErrorNotSupported;
+    cudaError_t e = be_driver_entry("cuGraphKernelNodeGetParams", 12000, &fn);
+    if (e != cudaSuccess)
+        return e;
     CUresult r = ((kernel_params_fn)fn)((CUgraphNode)n, p);
     return r == CUDA_SUCCESS ? cudaSuccess
            : r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidValue

@@ -109,11 +109,7 @@ static int find_linker(struct linker *l)
                                         "cuLinkComplete", "cuLinkDestroy"};
     void *fn[4];
     for (int i = 0; i < 4; i++) {
-        enum cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion(names[i], &fn[i], 12000,
-                                             cudaEnableDefault, &q) !=
-                cudaSuccess ||
-            q != cudaDriverEntryPointSuccess) {
+        if (be_driver_entry(names[i], 12000, &fn[i]) != cudaSuccess) {
             (void)cudaGetLastError();
             return 0;
         }
