@@ -157,6 +157,10 @@ static int client_open(struct gvs_client *c)
         return fail(c, rc, "cannot use server %s: connect failed: %s",
                     c->server, os[0] != '\0' ? os : gvs_strerror(rc));
     }
+    /* Before the first wait: polling for gvsd's answers slows no local
+     * gvsd down. */
+    if (gvs_conn_caps(conn) & GVS_CONN_CAP_PEER_AWAY)
+        gvs_spin_peer_away();
     /* Found out when gvsd's host or the network vanishes. */
     rc = gvs_conn_set_keepalive(conn, &s.tcp_keepalive);
     if (rc < 0) {

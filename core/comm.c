@@ -207,7 +207,7 @@ unsigned gvs_conn_caps(const struct gvs_conn *c)
 {
     void *base;
     size_t len;
-    unsigned caps = c->ops->caps;
+    unsigned caps = c->ops->caps | c->caps;
     if (c->ops->area != NULL &&
         c->ops->area((struct gvs_conn *)c, &base, &len) == 0)
         caps |= GVS_CONN_CAP_AREA;

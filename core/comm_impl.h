@@ -56,6 +56,8 @@ struct gvs_conn {
     char peer[GVS_PEER_MAX];
     void *priv; /* transport state */
     long long deadline_ns; /* gvs_conn_set_deadline; 0: none */
+    unsigned caps; /* what this connection adds to ops->caps
+                    * (GVS_CONN_CAP_PEER_AWAY, found at its setup) */
 };
 
 struct gvs_listener {
@@ -162,7 +164,9 @@ int gvs_tcp_accept_fd(struct gvs_listener *l, int *fd);
  * GVS_E_CONNECT. */
 int gvs_tcp_connect_fd(const struct gvs_uri *u, long long deadline, int *fd);
 
-/* c->peer from c->fd's peer address ("127.0.0.1:5000", "[::1]:5000"). */
+/* c->peer from c->fd's peer address ("127.0.0.1:5000", "[::1]:5000"),
+ * and GVS_CONN_CAP_PEER_AWAY in c->caps unless gvs_addr_same_host says
+ * the two ends are on one host. */
 void gvs_tcp_peer(struct gvs_conn *c);
 
 extern const struct gvs_transport gvs_transport_tls;

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -750,6 +752,10 @@ static int ivs_connect(const struct gvs_uri *u, struct gvs_conn **out)
     int fd = open(u->path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return gvs_comm_fail(GVS_E_CONNECT, errno, "connect %s", uri);
+    /* A PCI device's BAR, as sysfs shows it: this client is a guest and
+     * gvsd is on its host. */
+    struct statfs fs;
+    int away = fstatfs(fd, &fs) == 0 && fs.f_type == SYSFS_MAGIC;
     void *map = MAP_FAILED;
     int e = 0;
     if (fstat(fd, &st) < 0)
@@ -769,7 +775,10 @@ static int ivs_connect(const struct gvs_uri *u, struct gvs_conn **out)
         return gvs_comm_fail(GVS_E_PROTO, 0,
                              "connect %s: not a gvs ivshmem region", uri);
     }
-    return open_slot(uri, map, len, &h, out);
+    int rc = open_slot(uri, map, len, &h, out);
+    if (rc == 0 && away)
+        (*out)->caps |= GVS_CONN_CAP_PEER_AWAY;
+    return rc;
 }
 
 const struct gvs_transport gvs_transport_ivshmem = {

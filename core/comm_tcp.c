@@ -30,14 +30,44 @@ static void format_addr(const struct sockaddr *sa, socklen_t len, char *out,
         snprintf(out, outlen, "%s:%s", host, port);
 }
 
+static int loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+                24) == 127;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) ||
+           (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+int gvs_addr_same_host(const struct sockaddr *local,
+                       const struct sockaddr *peer)
+{
+    if (peer->sa_family != local->sa_family ||
+        (peer->sa_family != AF_INET && peer->sa_family != AF_INET6))
+        return 1;
+    if (loopback(peer))
+        return 1;
+    if (peer->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)local)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)peer)->sin_addr.s_addr;
+    return memcmp(&((const struct sockaddr_in6 *)local)->sin6_addr,
+                  &((const struct sockaddr_in6 *)peer)->sin6_addr,
+                  sizeof(struct in6_addr)) == 0;
+}
+
 void gvs_tcp_peer(struct gvs_conn *c)
 {
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0)
-        format_addr((struct sockaddr *)&ss, len, c->peer, sizeof(c->peer));
-    else
+    struct sockaddr_storage ss, own;
+    socklen_t len = sizeof(ss), own_len = sizeof(own);
+    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) != 0) {
         snprintf(c->peer, sizeof(c->peer), "tcp peer");
+        return;
+    }
+    format_addr((struct sockaddr *)&ss, len, c->peer, sizeof(c->peer));
+    if (getsockname(c->fd, (struct sockaddr *)&own, &own_len) == 0 &&
+        !gvs_addr_same_host((struct sockaddr *)&own, (struct sockaddr *)&ss))
+        c->caps |= GVS_CONN_CAP_PEER_AWAY;
 }
 
 /* Requests go out as soon as they are written: they are small and the

@@ -16,15 +16,32 @@
  * of microseconds, a millisecond is ten thousand waits' worth. */
 #define LOAD_PERIOD_NS 1000000LL
 
-static long long spin_ns;
+static _Atomic long long spin_ns;
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+/* GVS_SPIN_US was set: it alone decides. */
+static int spin_env;
 /* The default policy's view of the host: /proc/loadavg, open while the
  * default spins; whether more threads were runnable than CPUs at the
  * last look, and when to look next. */
-static int load_fd = -1;
+static atomic_int load_fd = -1;
 static long load_cpus;
 static atomic_int load_busy;
 static _Atomic long long load_next;
+static pthread_mutex_t away_lock = PTHREAD_MUTEX_INITIALIZER;
+
+long long gvs_spin_default_ns(long cpus, int peer_away)
+{
+    return cpus >= SPIN_MIN_CPUS || peer_away ? SPIN_DEFAULT_NS : 0;
+}
+
+/* The default policy's new value; once spin_init ran, under away_lock.
+ * The load is looked at before the first spin. */
+static void spin_set(long long ns)
+{
+    if (ns > 0 && atomic_load(&load_fd) < 0)
+        atomic_store(&load_fd, open("/proc/loadavg", O_RDONLY | O_CLOEXEC));
+    atomic_store(&spin_ns, ns);
+}
 
 static void spin_init(void)
 {
@@ -32,13 +49,23 @@ static void spin_init(void)
     if (env != NULL && env[0] != '\0') {
         char *end;
         long long us = strtoll(env, &end, 10);
-        spin_ns = (*end == '\0' && us > 0 && us < 1000000) ? us * 1000 : 0;
+        spin_env = 1;
+        atomic_store(&spin_ns,
+                     (*end == '\0' && us > 0 && us < 1000000) ? us * 1000 : 0);
         return;
     }
     load_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    spin_ns = load_cpus >= SPIN_MIN_CPUS ? SPIN_DEFAULT_NS : 0;
-    if (spin_ns > 0)
-        load_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    spin_set(gvs_spin_default_ns(load_cpus, 0));
+}
+
+void gvs_spin_peer_away(void)
+{
+    pthread_once(&spin_once, spin_init);
+    if (spin_env)
+        return;
+    pthread_mutex_lock(&away_lock);
+    spin_set(gvs_spin_default_ns(load_cpus, 1));
+    pthread_mutex_unlock(&away_lock);
 }
 
 int gvs_spin_load_busy(const char *loadavg, long cpus)
@@ -68,7 +95,7 @@ static void load_look(void)
                           memory_order_relaxed, memory_order_relaxed))
         return;
     char b[128];
-    ssize_t n = pread(load_fd, b, sizeof(b) - 1, 0);
+    ssize_t n = pread(atomic_load(&load_fd), b, sizeof(b) - 1, 0);
     if (n <= 0)
         return;
     b[n] = '\0';
@@ -80,11 +107,12 @@ static void load_look(void)
 long long gvs_spin_ns(void)
 {
     pthread_once(&spin_once, spin_init);
-    if (load_fd < 0)
-        return spin_ns;
+    if (atomic_load_explicit(&load_fd, memory_order_relaxed) < 0)
+        return atomic_load_explicit(&spin_ns, memory_order_relaxed);
     load_look();
-    return atomic_load_explicit(&load_busy, memory_order_relaxed) ? 0
-                                                                   : spin_ns;
+    return atomic_load_explicit(&load_busy, memory_order_relaxed)
+               ? 0
+               : atomic_load_explicit(&spin_ns, memory_order_relaxed);
 }
 
 long long gvs_spin_busy_ns(void)

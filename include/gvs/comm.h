@@ -140,8 +140,22 @@ enum gvs_conn_cap {
      * memory placed in it is shared with the peer without descriptors
      * (ivshmem://, across a VM boundary). */
     GVS_CONN_CAP_AREA = 1u << 2,
+    /* The peer runs on another machine or across a VM boundary (a
+     * guest's ivshmem device; tcp:// or tls:// to an address that is not
+     * this end's own nor a loopback one): a thread that polls for its
+     * answer takes no processor from it (gvs_spin_peer_away). */
+    GVS_CONN_CAP_PEER_AWAY = 1u << 3,
 };
 unsigned gvs_conn_caps(const struct gvs_conn *c);
+
+/* 1 when a connection between the socket addresses local and peer
+ * stays on this host: other than AF_INET or AF_INET6, a loopback peer,
+ * or the peer's address is the local end's own (a client naming its
+ * host's public address).  0 otherwise: a guest reaching its host
+ * through QEMU's network is away from it (GVS_CONN_CAP_PEER_AWAY). */
+struct sockaddr;
+int gvs_addr_same_host(const struct sockaddr *local,
+                       const struct sockaddr *peer);
 
 /* The connection's data area as this process maps it: *base, *len
  * (page-aligned, len > 0), the same bytes the peer's gvs_conn_area

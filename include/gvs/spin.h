@@ -5,7 +5,8 @@
  * costs tens of microseconds on a virtual machine; polling for a short
  * while avoids it.  On small machines (fewer than four online CPUs) the
  * pollers would steal the CPU from the threads doing the work, so the
- * default there is not to spin at all.
+ * default there is not to spin at all, unless that work is done on
+ * another machine: a client in a guest whose gvsd is on the host.
  */
 #ifndef GVS_SPIN_H
 #define GVS_SPIN_H
@@ -14,12 +15,25 @@
 
 /* How long to poll before sleeping, in nanoseconds: $GVS_SPIN_US
  * microseconds if set (0 disables), else 50 us on a machine with at
- * least four online CPUs and 0 below that, and 0 while more threads are
+ * least four online CPUs or whose server is away (gvs_spin_peer_away)
+ * and 0 below that, and 0 while more threads are
  * runnable on the host than it has CPUs (the host's load, looked at
  * every millisecond at most): a poller then takes a core from a thread
  * with work, another tenant's included, as when many sessions share a
  * host.  CUDA's own waits spin or yield by the same kind of rule. */
 long long gvs_spin_ns(void);
+
+/* The default's value for a host of cpus online CPUs: 50 us from four
+ * CPUs up, else 0, but 50 us too when peer_away: the process waits for
+ * a server on another machine or across a VM boundary, which its
+ * polling cannot slow down (as CUDA's own waits spin on a small VM with
+ * a GPU of its own).  The load rule applies either way. */
+long long gvs_spin_default_ns(long cpus, int peer_away);
+
+/* Tells the default policy that this process's server is away
+ * (GVS_CONN_CAP_PEER_AWAY): gvs_spin_ns() then polls on a machine of
+ * fewer than four CPUs too.  Nothing changes under GVS_SPIN_US. */
+void gvs_spin_peer_away(void);
 
 /* 1 when /proc/loadavg's text says more threads are runnable than
  * cpus, 0 when not, -1 when it cannot be read as such. */

@@ -44,6 +44,7 @@
     TEST_ENTRY(comm_tcp_transfer)                                            \
     TEST_ENTRY(comm_registry)                                                \
     TEST_ENTRY(comm_peer_and_uri)                                            \
+    TEST_ENTRY(comm_same_host)                                               \
     TEST_ENTRY(comm_recv_timeout)                                            \
     TEST_ENTRY(comm_connect_failures)                                        \
     TEST_ENTRY(comm_unix_socket_file)                                        \
@@ -217,6 +218,7 @@
     TEST_ENTRY(spin_readable)                                                \
     TEST_ENTRY(spin_readable_shm)                                            \
     TEST_ENTRY(spin_setting)                                                 \
+    TEST_ENTRY(spin_peer_away)                                               \
     TEST_ENTRY(spin_load)                                                    \
     TEST_ENTRY(spin_hot_horizon)                                             \
     /* core/handles */                                                       \

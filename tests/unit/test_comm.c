@@ -1,5 +1,8 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -142,6 +145,8 @@ TEST_IMPL(comm_peer_and_uri)
              (unsigned)getgid(), (long)getpid());
     ASSERT_STR_EQ(gvs_conn_peer(a), want);
     ASSERT_STR_EQ(gvs_conn_peer(b), want);
+    ASSERT_EQ(gvs_conn_caps(a) & GVS_CONN_CAP_PEER_AWAY, 0);
+    ASSERT_EQ(gvs_conn_caps(b) & GVS_CONN_CAP_PEER_AWAY, 0);
     gvs_conn_close(a);
     gvs_conn_close(b);
     gvs_listener_close(l, 0);
@@ -153,6 +158,8 @@ TEST_IMPL(comm_peer_and_uri)
     snprintf(want, sizeof(want), "127.0.0.1:%s", bound + 16);
     ASSERT_STR_EQ(gvs_conn_peer(a), want);
     ASSERT(strncmp(gvs_conn_peer(b), "127.0.0.1:", 10) == 0);
+    ASSERT_EQ(gvs_conn_caps(a) & GVS_CONN_CAP_PEER_AWAY, 0);
+    ASSERT_EQ(gvs_conn_caps(b) & GVS_CONN_CAP_PEER_AWAY, 0);
     ASSERT(is_cloexec(gvs_conn_fd(a)));
     ASSERT_EQ(gvs_conn_send(a, "ping", 4), 0);
     char got[4];
@@ -166,6 +173,71 @@ TEST_IMPL(comm_peer_and_uri)
     gvs_listener_close(l, 0);
     gvs_conn_close(NULL);
     gvs_listener_close(NULL, 0);
+    return 0;
+}
+
+static struct sockaddr_storage inet(const char *text)
+{
+    struct sockaddr_storage ss = {0};
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, text, &v4->sin_addr) == 1)
+        v4->sin_family = AF_INET;
+    else if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1)
+        v6->sin6_family = AF_INET6;
+    return ss;
+}
+
+static int same_host(const char *local, const char *peer)
+{
+    struct sockaddr_storage l = inet(local), p = inet(peer);
+    return gvs_addr_same_host((struct sockaddr *)&l, (struct sockaddr *)&p);
+}
+
+/* Which tcp peers are on this host (GVS_CONN_CAP_PEER_AWAY when not):
+ * loopback ones and the local end's own address; a guest's host through
+ * QEMU's user-mode network (10.0.2.15 to 10.0.2.2) or another machine
+ * is away.  A connection to this host's own non-loopback address, where
+ * it has one, is not away. */
+TEST_IMPL(comm_same_host)
+{
+    ASSERT_EQ(same_host("127.0.0.1", "127.0.0.1"), 1);
+    ASSERT_EQ(same_host("127.0.0.1", "127.0.0.2"), 1);
+    ASSERT_EQ(same_host("10.0.0.5", "127.0.0.1"), 1);
+    ASSERT_EQ(same_host("192.168.1.5", "192.168.1.5"), 1);
+    ASSERT_EQ(same_host("::1", "::1"), 1);
+    ASSERT_EQ(same_host("::ffff:127.0.0.1", "::ffff:127.0.0.1"), 1);
+    ASSERT_EQ(same_host("fd00::1", "fd00::1"), 1);
+    ASSERT_EQ(same_host("10.0.2.15", "10.0.2.2"), 0);
+    ASSERT_EQ(same_host("192.168.1.5", "192.168.1.6"), 0);
+    ASSERT_EQ(same_host("fd00::1", "fd00::2"), 0);
+    ASSERT_EQ(same_host("::ffff:10.0.2.15", "::ffff:10.0.2.2"), 0);
+    struct sockaddr_storage un = {.ss_family = AF_UNIX};
+    ASSERT_EQ(gvs_addr_same_host((struct sockaddr *)&un,
+                                 (struct sockaddr *)&un),
+              1);
+
+    struct ifaddrs *ifs, *own = NULL;
+    ASSERT_EQ(getifaddrs(&ifs), 0);
+    for (struct ifaddrs *i = ifs; i != NULL && own == NULL; i = i->ifa_next)
+        if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+            !(i->ifa_flags & IFF_LOOPBACK) && (i->ifa_flags & IFF_UP))
+            own = i;
+    if (own != NULL) {
+        char host[INET_ADDRSTRLEN], uri[64];
+        struct gvs_listener *l;
+        struct gvs_conn *a, *b;
+        inet_ntop(AF_INET, &((struct sockaddr_in *)own->ifa_addr)->sin_addr,
+                  host, sizeof(host));
+        snprintf(uri, sizeof(uri), "tcp://%s:0", host);
+        ASSERT_EQ(test_conn_pair(uri, &l, &a, &b), 0);
+        ASSERT_EQ(gvs_conn_caps(a) & GVS_CONN_CAP_PEER_AWAY, 0);
+        ASSERT_EQ(gvs_conn_caps(b) & GVS_CONN_CAP_PEER_AWAY, 0);
+        gvs_conn_close(a);
+        gvs_conn_close(b);
+        gvs_listener_close(l, 0);
+    }
+    freeifaddrs(ifs);
     return 0;
 }
 

@@ -379,6 +379,9 @@ TEST_IMPL(ivshmem_area)
     size_t na, nb, nc, nd;
     ASSERT(gvs_conn_caps(a) & GVS_CONN_CAP_AREA);
     ASSERT(gvs_conn_caps(b) & GVS_CONN_CAP_AREA);
+    /* A region file: client and gvsd are on one host. */
+    ASSERT_EQ(gvs_conn_caps(a) & GVS_CONN_CAP_PEER_AWAY, 0);
+    ASSERT_EQ(gvs_conn_caps(b) & GVS_CONN_CAP_PEER_AWAY, 0);
     ASSERT_EQ(gvs_conn_area(a, &pa, &na), 0);
     ASSERT_EQ(gvs_conn_area(b, &pb, &nb), 0);
     ASSERT_EQ(gvs_conn_area(c, &pc, &nc), 0);

@@ -54,6 +54,23 @@ TEST_IMPL(spin_setting)
     return 0;
 }
 
+/* Small machines do not poll by default, unless their server is away;
+ * GVS_SPIN_US still decides alone when set. */
+TEST_IMPL(spin_peer_away)
+{
+    ASSERT_EQ(gvs_spin_default_ns(1, 0), 0);
+    ASSERT_EQ(gvs_spin_default_ns(3, 0), 0);
+    ASSERT_EQ(gvs_spin_default_ns(4, 0), 50000);
+    ASSERT_EQ(gvs_spin_default_ns(64, 0), 50000);
+    ASSERT_EQ(gvs_spin_default_ns(1, 1), 50000);
+    ASSERT_EQ(gvs_spin_default_ns(2, 1), 50000);
+    ASSERT_EQ(gvs_spin_default_ns(64, 1), 50000);
+    setenv("GVS_SPIN_US", "0", 1);
+    gvs_spin_peer_away();
+    ASSERT_EQ(gvs_spin_ns(), 0);
+    return 0;
+}
+
 /* The host's load as /proc/loadavg gives it: the fourth field's runnable
  * count against the CPUs; anything else unreadable. */
 TEST_IMPL(spin_load)
