@@ -15,6 +15,7 @@
 // --min-reps copies (3) and at most 2000 (enough for a small copy's
 // latency, which is what its rate is).
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <string>
 #include <sys/resource.h>
@@ -25,6 +26,9 @@
 static size_t max_size = 512u << 20, cell_bytes = 256u << 20;
 static int min_reps = 3;
 static long server_pid;
+// How the server's CPU time was read: processes whose CPU-time clock
+// could be read, and those whose /proc ticks had to do.
+static long server_clocks, server_ticks;
 
 __global__ void scale(float *p, size_t n)
 {
@@ -34,7 +38,11 @@ __global__ void scale(float *p, size_t n)
 }
 
 // User + system seconds of pid and of the processes whose parent it is
-// (gvsd's session workers), from /proc; 0 for none.
+// (gvsd's session workers); 0 for none.  Each from the process's
+// CPU-time clock (nanoseconds, its ended threads included) where the
+// kernel lets it be read, else from /proc's ticks: a cell lasts about
+// ten milliseconds, a tick or so, which ticks alone would round to 0,
+// 1 or 2.
 static double proc_cpu_s(long pid)
 {
     if (pid <= 0)
@@ -63,8 +71,18 @@ static double proc_cpu_s(long pid)
             sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
                    &ppid, &ut, &st) != 3)
             continue;
-        if (atol(e->d_name) == pid || ppid == pid)
+        if (atol(e->d_name) != pid && ppid != pid)
+            continue;
+        clockid_t clk;
+        timespec ts;
+        if (clock_getcpuclockid((pid_t)atol(e->d_name), &clk) == 0 &&
+            clock_gettime(clk, &ts) == 0) {
+            total += ts.tv_sec + ts.tv_nsec * 1e-9;
+            server_clocks++;
+        } else {
             total += (ut + st) / tick;
+            server_ticks++;
+        }
     }
     closedir(d);
     return total;
@@ -231,6 +249,10 @@ int main(int argc, char **argv)
     CK(cudaFreeHost(pinned));
     CK(cudaFree(dev));
     CK(cudaFree(dev2));
+    if (server_pid > 0)
+        fprintf(stderr, "sweep: the server's CPU time: %ld reading(s) of "
+                        "process CPU clocks, %ld of /proc ticks\n",
+                server_clocks, server_ticks);
     free(pageable);
     return 0;
 }

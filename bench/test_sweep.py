@@ -7,6 +7,7 @@ a positive rate and a CPU cost, and sweep_table.py must lay them out.
 usage: test_sweep.py GVSD MOCK_PLUGIN_DIR FRONTEND_DIR SWEEP --transport T"""
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,17 @@ def main(argv):
         finally:
             gvsd.terminate()
             gvsd.wait(timeout=30)
-    sys.stderr.write(p.stderr.decode(errors="replace"))
+    err = p.stderr.decode(errors="replace")
+    sys.stderr.write(err)
     if p.returncode != 0:
         print("FAILED: sweep exited %d" % p.returncode)
+        return 1
+    # gvsd's CPU time from its processes' clocks, not /proc's ticks, which
+    # a cell of ten milliseconds would round to a tick or two.
+    m = re.search(r"the server's CPU time: (\d+) reading\(s\) of process CPU "
+                  r"clocks, (\d+) of /proc ticks", err)
+    if m is None or int(m.group(1)) == 0 or int(m.group(2)) != 0:
+        print("FAILED: the server's CPU time was not read from its clocks")
         return 1
     res = run.parse(p.stdout)
     bad = [m for m in expected()
