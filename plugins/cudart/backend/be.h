@@ -174,6 +174,16 @@ cudaError_t be_driver_entry(const char *name, unsigned version, void **fn);
  * one of the worker's. */
 cudaError_t be_check_device_range(uint64_t p, uint64_t len);
 
+struct apigen_call;
+/* A device-to-host piece's reply (the range checked, the call entered):
+ * i32 result, then on success u32 len and the len bytes from device
+ * address src, copied with cudaMemcpy, or on *s and the stream waited
+ * for.  From 1 MiB the bytes are DMAed into the lane's pinned staging
+ * (stage_d2h) and sent from there as the reply's tail; below, or without
+ * one, CUDA stages them into the reply.  The handler's result. */
+int be_reply_d2h(struct gvs_call *call, struct apigen_call *c, uint64_t src,
+                 uint64_t len, const cudaStream_t *s);
+
 /* The module with this id, or NULL if there is none or it was unloaded
  * (a protocol violation: the frontend only sends ids it was given).
  * Thread-safe. */
@@ -184,7 +194,6 @@ void be_modules_free(struct be_session *s);
 
 /* module.c, for library.c: a library loaded through the library API is
  * a module of the same table. */
-struct apigen_call;
 /* Releases what m holds (its library too) and zeroes it. */
 void be_module_release(struct be_module *m);
 /* Enters m (a copy is made) in the table and gives its id; GVS_E_RANGE

@@ -76,16 +76,14 @@ int cudart_be_memcpy_async_h2d_posted(struct gvs_call *call)
 }
 
 /* Request: u64 stream, u64 src, u64 len (<= GVS_BULK_CHUNK).  Reply:
- * i32, and on success blob data.  The destination is the reply itself,
- * so the copy must be done before the reply leaves: the stream is waited
- * for (CUDA returns only once a copy to pageable memory is done anyway,
- * but the wait does not rest on how the reply's memory is allocated).
- * Hence the op is blocking. */
+ * i32, and on success u32 len and the bytes (be_reply_d2h).  The reply
+ * carries the bytes, so the copy must be done before it leaves: the
+ * stream is waited for (CUDA returns only once a copy to pageable
+ * memory is done anyway).  Hence the op is blocking. */
 int cudart_be_memcpy_async_d2h(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t stream, src, len;
-    uint8_t *dst;
     apigen_get_u64(&c, &stream);
     apigen_get_u64(&c, &src);
     apigen_get_u64(&c, &len);
@@ -95,25 +93,9 @@ int cudart_be_memcpy_async_d2h(struct gvs_call *call)
         return GVS_E_RANGE;
     cudaStream_t s;
     cudaError_t e = be_enter_stream_range(call, stream, &s, src, len);
-    if (e == cudaSuccess) {
-        /* Behind the result and the blob's length; taken back out if the
-         * copy fails. */
-        apigen_put_i32(&c, cudaSuccess);
-        apigen_put_u32(&c, (uint32_t)len);
-        if (c.rc == 0)
-            c.rc = gvs_buf_reserve(call->out, len, &dst);
-        if (c.rc < 0)
-            return c.rc;
-        if (len > 0)
-            e = cudaMemcpyAsync(dst, (const void *)(uintptr_t)src, len,
-                                cudaMemcpyDeviceToHost, s);
-        if (e == cudaSuccess && len > 0)
-            e = cudaStreamSynchronize(s);
-        if (e != cudaSuccess)
-            c.rc = gvs_buf_unput(call->out, len + 8);
-    }
-    if (e != cudaSuccess)
-        apigen_put_i32(&c, e);
+    if (e == cudaSuccess)
+        return be_reply_d2h(call, &c, src, len, &s);
+    apigen_put_i32(&c, e);
     return c.rc;
 }
 

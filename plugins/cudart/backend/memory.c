@@ -125,11 +125,37 @@ int cudart_be_memcpy_h2d(struct gvs_call *call)
     return c.rc;
 }
 
-/* Without staging of the lane's: through CUDA's staging into the reply
- * itself, behind the result and the length, taken back out if the copy
- * fails.  Returns the handler's result. */
-static int d2h_into_reply(struct apigen_call *c, uint64_t src, uint64_t len)
+/* len bytes from device address src to dst, done when it returns: with
+ * cudaMemcpy, or on *s and the stream waited for. */
+static cudaError_t d2h_done(void *dst, uint64_t src, uint64_t len,
+                            const cudaStream_t *s)
 {
+    if (len == 0)
+        return cudaSuccess;
+    if (s == NULL)
+        return cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
+                          cudaMemcpyDeviceToHost);
+    cudaError_t e = cudaMemcpyAsync(dst, (const void *)(uintptr_t)src, len,
+                                    cudaMemcpyDeviceToHost, *s);
+    return e == cudaSuccess ? cudaStreamSynchronize(*s) : e;
+}
+
+int be_reply_d2h(struct gvs_call *call, struct apigen_call *c, uint64_t src,
+                 uint64_t len, const cudaStream_t *s)
+{
+    void *stage = be_remote->stage_d2h(call, len, &be_pinner);
+    if (stage != NULL) {
+        cudaError_t e = d2h_done(stage, src, len, s);
+        apigen_put_i32(c, e);
+        if (e != cudaSuccess)
+            return c->rc;
+        apigen_put_u32(c, (uint32_t)len);
+        call->out_tail = stage;
+        call->out_tail_len = len;
+        return c->rc;
+    }
+    /* Through CUDA's staging into the reply itself, behind the result
+     * and the length, taken back out if the copy fails. */
     uint8_t *dst;
     apigen_put_i32(c, cudaSuccess);
     apigen_put_u32(c, (uint32_t)len);
@@ -137,10 +163,7 @@ static int d2h_into_reply(struct apigen_call *c, uint64_t src, uint64_t len)
         c->rc = gvs_buf_reserve(c->put, len, &dst);
     if (c->rc < 0)
         return c->rc;
-    cudaError_t e = cudaSuccess;
-    if (len > 0)
-        e = cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
-                       cudaMemcpyDeviceToHost);
+    cudaError_t e = d2h_done(dst, src, len, s);
     if (e != cudaSuccess) {
         c->rc = gvs_buf_unput(c->put, len + 8);
         apigen_put_i32(c, e);
@@ -164,20 +187,9 @@ int cudart_be_memcpy_d2h(struct gvs_call *call)
     cudaError_t e = cudart_be_enter(call);
     if (e == cudaSuccess)
         e = be_check_device_range(src, len);
-    void *stage = NULL;
     if (e == cudaSuccess)
-        stage = be_remote->stage_d2h(call, len, &be_pinner);
-    if (e == cudaSuccess && stage == NULL)
-        return d2h_into_reply(&c, src, len);
-    if (e == cudaSuccess && len > 0)
-        e = cudaMemcpy(stage, (const void *)(uintptr_t)src, len,
-                       cudaMemcpyDeviceToHost);
+        return be_reply_d2h(call, &c, src, len, NULL);
     apigen_put_i32(&c, e);
-    if (e != cudaSuccess)
-        return c.rc;
-    apigen_put_u32(&c, (uint32_t)len);
-    call->out_tail = stage;
-    call->out_tail_len = len;
     return c.rc;
 }
 
