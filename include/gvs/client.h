@@ -92,6 +92,8 @@ int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
  * coalesced, see gvs_client_post).  send_locked sends one request;
  * unless flags has GVS_F_NOREPLY, its reply must then be collected with
  * gvs_client_wait, which needs no lock (release it before waiting).
+ * With GVS_F_LATER the server orders it as a post: the caller goes on
+ * and collects the reply whenever it needs it.
  * Replies may be collected in any order; one that arrives before its
  * wait is kept. */
 void gvs_client_lock(struct gvs_client *c);
@@ -124,7 +126,7 @@ int gvs_client_send_fd_locked(struct gvs_client *c, int fd, uint64_t tag);
 /* Counters for tests and `GVS_STATS=1` (printed to stderr at exit). */
 struct gvs_client_stats {
     uint64_t round_trips; /* requests whose reply was waited for */
-    uint64_t posts;       /* requests sent without waiting */
+    uint64_t posts;       /* requests sent without waiting (GVS_F_LATER too) */
     uint64_t bytes_sent;
     uint64_t bytes_received;
 };

@@ -36,12 +36,14 @@ struct gvs_remote_api {
 };
 
 /* Caller holds the client lock.  Sends one request of the calling
- * thread's lane, after what api->before_send_locked sends.  id may be
- * NULL for a noreply request; otherwise the caller releases the lock and
- * collects the reply with gvs_client_wait.  0 or a negative GVS_E_*. */
+ * thread's lane, after what api->before_send_locked sends; frame: its
+ * frame flags (0, GVS_F_NOREPLY or GVS_F_LATER, gvs/proto.h).  id may be
+ * NULL for a GVS_F_NOREPLY request; otherwise the caller releases the
+ * lock and collects the reply with gvs_client_wait.  0 or a negative
+ * GVS_E_*. */
 int gvs_remote_send_locked(const struct gvs_remote_api *api,
                            struct gvs_client *cl, uint16_t op,
-                           unsigned flags, int noreply,
+                           unsigned flags, uint32_t frame,
                            const struct iovec *iov, int n, uint64_t *id);
 
 /* The generated hooks.  begin connects and takes this thread's request

@@ -141,7 +141,11 @@ struct gvs_remote_node {
  *                    address, u64 client host address, u64 len -> i32;
  *                    an API's posted variant (an op flagged async and not
  *                    blocking, served by the same handler) has flags
- *                    ON_STREAM alone, and its failure is latched */
+ *                    ON_STREAM alone, and its failure is latched; sent
+ *                    with GVS_F_LATER (a staged chunk the frontend does
+ *                    not wait for) it has ON_STREAM and WAIT, its reply
+ *                    only says the chunk's slot is free, and its failure
+ *                    is latched too */
 enum {
     GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */

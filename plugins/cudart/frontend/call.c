@@ -7,6 +7,7 @@
 #include "cudart_ops.h"
 #include "devices.h"
 #include "gvs/err.h"
+#include "gvs/proto.h"
 #include "gvs_remote.h"
 
 static const struct gvs_client_plugin plugin = {
@@ -173,8 +174,8 @@ int fe_send_locked(struct gvs_client *cl, uint16_t op, unsigned flags,
                    int noreply, const struct iovec *iov, int n,
                    uint64_t *id)
 {
-    return gvs_remote_send_locked(&fe_remote_api, cl, op, flags, noreply,
-                                  iov, n, id);
+    return gvs_remote_send_locked(&fe_remote_api, cl, op, flags,
+                                  noreply ? GVS_F_NOREPLY : 0, iov, n, id);
 }
 
 cudaError_t cudart_fe_begin(struct apigen_call *c)

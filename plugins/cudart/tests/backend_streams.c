@@ -264,6 +264,32 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* A MEMCPY_SHARED request with flags, host to device, whose host
+ * address lies in no shared region. */
+static void bogus_shared_copy(struct gvs_buf *in, uint32_t flags)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, flags);
+    gvs_buf_put_u32(in, 1);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, 16);
+}
+
+/* The lane's next synchronizing call answers the failure latched, and
+ * the one after it success. */
+static int reported_once(struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), 0);
+    return 0;
+}
+
 /* A posted copy of shared memory: waiting for its stream is refused (it
  * may run on the session's reader), and a failure it still meets (here
  * a host address in no shared region) is the lane's next synchronizing
@@ -272,22 +298,11 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
 static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
 {
     for (uint32_t flags = 0; flags < 4; flags++) {
-        gvs_buf_reset(in);
-        gvs_buf_put_u64(in, 0);
-        gvs_buf_put_u32(in, flags);
-        gvs_buf_put_u32(in, 1);
-        gvs_buf_put_u64(in, 4096);
-        gvs_buf_put_u64(in, BOGUS);
-        gvs_buf_put_u64(in, 16);
+        bogus_shared_copy(in, flags);
         int rc = call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1);
         CHECK_EQ(rc, flags == 1 ? 0 : GVS_E_PROTO);
     }
-    gvs_buf_reset(in);
-    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
-    CHECK_EQ(result_of(out), INVALID_VALUE);
-    gvs_buf_reset(in);
-    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
-    CHECK_EQ(result_of(out), 0);
+    CHECK(reported_once(in, out) == 0);
     /* So is a posted copy within device memory that meets none. */
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, 0);
@@ -310,6 +325,36 @@ static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* A staged chunk whose reply the client collects later (GVS_F_LATER):
+ * only ON_STREAM | WAIT is accepted; its reply, which only frees the
+ * client's slot, says success whatever the copy met (here a host address
+ * in no shared region), the failure being the lane's next synchronizing
+ * call's; and it answers no failure latched before it. */
+static int later_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
+{
+    for (uint32_t flags = 0; flags < 4; flags++) {
+        bogus_shared_copy(in, flags);
+        int rc = call_noreply(CUDART_OP_MEMCPY_SHARED, in, out, HARNESS_LATER);
+        CHECK_EQ(rc, flags == 3 ? 0 : GVS_E_PROTO);
+        if (rc == 0)
+            CHECK_EQ(result_of(out), 0);
+    }
+    CHECK(reported_once(in, out) == 0);
+    /* A posted copy's failure outlives a later reply. */
+    for (int i = 0; i < 2; i++) {
+        bogus_shared_copy(in, i == 0 ? 1 : 3);
+        CHECK_EQ(call_noreply(i == 0 ? CUDART_OP_MEMCPY_SHARED_POSTED
+                                     : CUDART_OP_MEMCPY_SHARED,
+                              in, out, i == 0 ? 1 : HARNESS_LATER),
+                 0);
+    }
+    CHECK_EQ(result_of(out), 0);
+    gvs_buf_reset(in);
+    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
@@ -321,6 +366,7 @@ int main(int argc, char **argv)
     if (mock) {
         CHECK(round_trip(in, out) == 0);
         CHECK(posted_shared_copy(in, out) == 0);
+        CHECK(later_shared_copy(in, out) == 0);
     }
     harness_close();
     gvs_buf_free(in);

@@ -148,6 +148,47 @@ static void pageable(size_t size, int alone)
     free(back);
 }
 
+// Stream-ordered copies of pageable memory that the tables prove valid
+// return once their bytes are staged, as CUDA's do: through the staging
+// region each is posted, the replies that free its slots collected by
+// the copies after it (more copies than slots here), and the program may
+// overwrite its buffer at once.  A synchronous copy after them, through
+// the same slots, finds every byte where it belongs.
+static void staged_later()
+{
+    const size_t n = ((size_t)1 << 20) + 4096;
+    const int copies = 9;
+    unsigned char *h = (unsigned char *)malloc(n);
+    unsigned char *back = (unsigned char *)malloc(n);
+    char *d;
+    CHECK(h != NULL && back != NULL);
+    OK(cudaMalloc((void **)&d, n * copies));
+    cudaStream_t st;
+    OK(cudaStreamCreate(&st));
+    struct stats s0 = now();
+    for (int i = 0; i < copies; i++) {
+        pattern(h, n, (unsigned)i);
+        OK(cudaMemcpyAsync(d + i * n, h, n, cudaMemcpyHostToDevice, st));
+    }
+    struct stats s1 = now();
+    if (shared) {
+        CHECK_EQ(s1.round_trips - s0.round_trips, 0);
+        CHECK_EQ(s1.posts - s0.posts, copies);
+        CHECK(s1.bytes_sent - s0.bytes_sent < 4096 * copies);
+    }
+    memset(h, 0, n);
+    OK(cudaStreamSynchronize(st));
+    for (int i = 0; i < copies; i++) {
+        OK(cudaMemcpy(back, d + i * n, n, cudaMemcpyDeviceToHost));
+        pattern(h, n, (unsigned)i);
+        CHECK(memcmp(h, back, n) == 0);
+    }
+    OK(cudaStreamDestroy(st));
+    OK(cudaFree(d));
+    free(h);
+    free(back);
+}
+
 static void *copier(void *arg)
 {
     size_t size = (size_t)arg;
@@ -321,6 +362,7 @@ int main(int argc, char **argv)
                             (2 << 20) + 1, (9 << 20) + 7};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         pageable(sizes[i], 1);
+    staged_later();
 
     // Threads copy at once: one has the staging region, the others send
     // their bytes; all must be right.

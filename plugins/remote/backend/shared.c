@@ -253,8 +253,13 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                             GVS_REMOTE_SHARED_WAIT))
         return GVS_E_PROTO;
     /* A posted copy is stream-ordered and waits for nothing: it may run
-     * on the session's reader, which must never block. */
+     * on the session's reader, which must never block.  One whose reply
+     * the client collects later waits for its stream: the reply says the
+     * client's memory is free again. */
     if (call->noreply && flags != GVS_REMOTE_SHARED_ON_STREAM)
+        return GVS_E_PROTO;
+    if (call->later &&
+        flags != (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT))
         return GVS_E_PROTO;
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
@@ -267,8 +272,12 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                                  (uint8_t *)r->p + (addr - base), len);
         pthread_rwlock_unlock(&lock);
     }
-    if (call->noreply && e != pn->success)
+    /* Posted, or answered when the client no longer waits: the failure is
+     * the lane's next synchronizing call's, as a posted op's. */
+    if ((call->noreply || call->later) && e != pn->success) {
         remote_be_latch(call, pn->plugin, e);
+        e = pn->success;
+    }
     apigen_put_i32(&c, e);
     return c.rc;
 }

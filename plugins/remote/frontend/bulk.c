@@ -9,6 +9,7 @@
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/proto.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -66,7 +67,8 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
         };
         int last = i + 1 == o->pieces;
         rc = gvs_remote_send_locked(api, cl, posted ? o->post_op : o->op,
-                                    APIGEN_DEVICE, !last || posted, iov, 2,
+                                    APIGEN_DEVICE,
+                                    !last || posted ? GVS_F_NOREPLY : 0, iov, 2,
                                     last && !posted ? &id : NULL);
     }
     if (hdr != NULL && rep != NULL)

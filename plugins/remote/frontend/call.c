@@ -55,7 +55,7 @@ static struct bufs *thread_bufs(void)
 
 EXPORT int gvs_remote_send_locked(const struct gvs_remote_api *api,
                                   struct gvs_client *cl, uint16_t op,
-                                  unsigned flags, int noreply,
+                                  unsigned flags, uint32_t frame,
                                   const struct iovec *iov, int n,
                                   uint64_t *id)
 {
@@ -64,8 +64,7 @@ EXPORT int gvs_remote_send_locked(const struct gvs_remote_api *api,
         if (rc < 0)
             return rc;
     }
-    return gvs_client_send_locked(cl, api->plugin, op,
-                                  noreply ? GVS_F_NOREPLY : 0, iov, n, id);
+    return gvs_client_send_locked(cl, api->plugin, op, frame, iov, n, id);
 }
 
 EXPORT int32_t gvs_remote_begin(const struct gvs_remote_api *api,
@@ -130,7 +129,8 @@ EXPORT int32_t gvs_remote_post(const struct gvs_remote_api *api,
         return e;
     struct iovec iov = {(void *)gvs_buf_ptr(c->put), gvs_buf_len(c->put)};
     gvs_client_lock(cl);
-    int rc = gvs_remote_send_locked(api, cl, op, flags, 1, &iov, 1, NULL);
+    int rc = gvs_remote_send_locked(api, cl, op, flags, GVS_F_NOREPLY, &iov,
+                                    1, NULL);
     gvs_client_unlock(cl);
     return rc < 0 ? api->transport_error(rc) : api->success;
 }

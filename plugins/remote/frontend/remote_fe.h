@@ -107,7 +107,9 @@ int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
 
 /* staging.c: a copy between device memory and pageable memory through
  * the staging region, flags as the wire's (0: synchronous; ON_STREAM |
- * WAIT: ordered on stream, returning once done).  sh->notsup when it
+ * WAIT: ordered on stream, returning once done, or for a host-to-device
+ * copy with GVS_REMOTE_SHARED_PROVEN too once its bytes are staged and
+ * sent, as CUDA's staging of pageable memory does).  sh->notsup when it
  * cannot be used (no sharing, a copy too small to gain, the region busy
  * with another thread's copy). */
 int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,

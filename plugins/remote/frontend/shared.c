@@ -13,6 +13,7 @@
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/proto.h"
 #include "remote_be.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -211,7 +212,8 @@ static int32_t request(const struct gvs_remote_shared *sh, uint16_t op,
     uint64_t id;
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
     gvs_client_lock(cl);
-    int rc = gvs_remote_send_locked(api, cl, op, APIGEN_DEVICE, !wait, &iov,
+    int rc = gvs_remote_send_locked(api, cl, op, APIGEN_DEVICE,
+                                    wait ? 0 : GVS_F_NOREPLY, &iov,
                                     1, wait ? &id : NULL);
     gvs_client_unlock(cl);
     if (rc == 0 && wait)
@@ -304,6 +306,8 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                            uint64_t dev, void *host, size_t len)
 {
     unsigned proven = flags & GVS_REMOTE_SHARED_PROVEN;
+    if (gvs_remote_capturing())
+        proven = 0;
     flags &= ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
     /* A few bytes travel faster than the GPU fetches them: the worker's
      * CUDA copies them from its request as from pageable memory, which
@@ -313,7 +317,7 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
         return sh->notsup;
     if (gvs_remote_host_shared(host, len)) {
         if (proven && flags == GVS_REMOTE_SHARED_ON_STREAM &&
-            sh->copy_posted != 0 && len > 0 && !gvs_remote_capturing())
+            sh->copy_posted != 0 && len > 0)
             return shared_post(sh, stream, h2d, dev, host, len);
         return shared_copy(sh, stream, flags, h2d, dev, host, len);
     }
@@ -323,6 +327,6 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
         remote_fe_posted_copy(sh, stream, dev, host, len, &posted))
         return posted;
     if (flags & GVS_REMOTE_SHARED_ON_STREAM)
-        flags |= GVS_REMOTE_SHARED_WAIT;
+        flags |= GVS_REMOTE_SHARED_WAIT | proven;
     return remote_fe_staged_copy(sh, stream, flags, h2d, dev, host, len);
 }

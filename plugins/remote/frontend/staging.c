@@ -8,6 +8,15 @@
  * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
  * overlaps the DMA of the others.
  *
+ * A stream-ordered host-to-device copy that the API proved valid
+ * returns once its bytes are in the slots and their requests have left,
+ * as CUDA's returns once it staged pageable memory: its chunks go with
+ * GVS_F_LATER, and their replies, which only free the slots (a failure
+ * is the lane's next synchronizing call's, as a posted copy's), are
+ * collected by whichever copy next needs the slot.  Copies one after
+ * the other then overlap the program's memcpy with the DMA of those
+ * before.
+ *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
  * op (gvs_remote_staging_kick_locked), and its reply is collected by the
@@ -22,7 +31,9 @@
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "gvs/proto.h"
 #include "parcopy.h"
+#include "remote_be.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -39,6 +50,9 @@ enum { UNTRIED, PREPARING, READY, UNAVAILABLE };
 static _Atomic int state;
 static struct remote_fe_shared_pending pending;
 static uint8_t *region;
+/* Under lock: the request of a GVS_F_LATER chunk whose reply is still
+ * owed, by slot; 0 for none. */
+static uint64_t owed[STAGING_SLOTS];
 
 /* The child's session is new: the parent's region means nothing to its
  * backend.  A copy may have been running in another thread of the
@@ -52,6 +66,7 @@ static void fork_child(void)
         munmap(pending.p, pending.len);
     atomic_store(&state, UNTRIED);
     region = NULL;
+    memset(owed, 0, sizeof(owed));
     remote_fe_parallel_memcpy_fork_child();
 }
 
@@ -67,6 +82,7 @@ struct pipeline {
     uint64_t stream;
     unsigned flags;
     int h2d;
+    int later; /* chunks sent with GVS_F_LATER, not waited for */
     uint64_t dev;
     size_t len;
     uint64_t ids[STAGING_SLOTS];
@@ -96,9 +112,24 @@ static void send_chunk(struct pipeline *p, size_t i)
     struct iovec iov = {(void *)gvs_buf_ptr(p->req), gvs_buf_len(p->req)};
     gvs_client_lock(p->cl);
     p->rc = gvs_remote_send_locked(p->sh->api, p->cl, p->sh->copy,
-                                   APIGEN_DEVICE, 0, &iov, 1,
-                                   &p->ids[i % STAGING_SLOTS]);
+                                   APIGEN_DEVICE, p->later ? GVS_F_LATER : 0,
+                                   &iov, 1, &p->ids[i % STAGING_SLOTS]);
     gvs_client_unlock(p->cl);
+    if (p->rc == 0 && p->later)
+        owed[i % STAGING_SLOTS] = p->ids[i % STAGING_SLOTS];
+}
+
+/* Frees chunk i's slot of an earlier copy's chunk whose reply is owed.
+ * Its result is not this copy's: the backend latched a failure. */
+static void settle(struct pipeline *p, size_t i)
+{
+    uint64_t id = owed[i % STAGING_SLOTS];
+    if (id == 0)
+        return;
+    owed[i % STAGING_SLOTS] = 0;
+    int rc = gvs_client_wait(p->cl, id, p->rep);
+    if (rc < 0 && p->rc == 0)
+        p->rc = rc;
 }
 
 /* Collects chunk i's reply; 1 when it succeeded. */
@@ -121,8 +152,9 @@ static int wait_chunk(struct pipeline *p, size_t i)
     return rc == 0 && e == api->success;
 }
 
-/* Every chunk sent is waited for, even after a failure: each reply must
- * be collected, and a slot must not be reused while a DMA may touch it. */
+/* Every chunk sent is waited for, even after a failure, now or (later)
+ * by the slot's next user: each reply must be collected, and a slot must
+ * not be reused while a DMA may touch it. */
 static void run(struct pipeline *p, uint8_t *host)
 {
     size_t n = (p->len + STAGING_SLOT - 1) / STAGING_SLOT;
@@ -132,6 +164,9 @@ static void run(struct pipeline *p, uint8_t *host)
     while (done < n) {
         while (sent < n && sent - done < STAGING_SLOTS && p->rc == 0 &&
                p->e == ok) {
+            settle(p, sent);
+            if (p->rc < 0)
+                break;
             if (h2d)
                 remote_fe_parallel_memcpy(slot_of(sent),
                                           host + sent * STAGING_SLOT,
@@ -142,7 +177,9 @@ static void run(struct pipeline *p, uint8_t *host)
         }
         if (done == sent)
             break;
-        if (wait_chunk(p, done) && !h2d && p->e == ok)
+        /* A chunk sent LATER is done once sent: its slot's next user
+         * collects the reply. */
+        if (!p->later && wait_chunk(p, done) && !h2d && p->e == ok)
             remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
                                       slot_of(done), chunk_len(p, done));
         done++;
@@ -187,10 +224,14 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
         return sh->notsup;
     if (pthread_mutex_trylock(&lock) != 0)
         return sh->notsup;
+    /* PROVEN is the frontend's alone, never on the wire. */
+    int later = h2d && (flags & GVS_REMOTE_SHARED_PROVEN) &&
+                (flags & GVS_REMOTE_SHARED_ON_STREAM);
     struct pipeline p = {.sh = sh,
                          .stream = stream,
-                         .flags = flags,
+                         .flags = flags & ~(unsigned)GVS_REMOTE_SHARED_PROVEN,
                          .h2d = h2d,
+                         .later = later,
                          .dev = dev,
                          .len = len,
                          .e = api->success};
