@@ -88,7 +88,7 @@ static int wait_room(struct gvs_conn *c, struct shm_conn *s, size_t len)
             slice = next_slice(slice);
         }
     }
-    gvs_shm_ring_want(&s->out, 1);
+    gvs_shm_ring_want(&s->out, 0);
     return rc;
 }
 

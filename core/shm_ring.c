@@ -75,8 +75,7 @@ static int room(struct gvs_shm_ring *r, size_t len, uint32_t *n)
 
 void gvs_shm_ring_want(struct gvs_shm_ring *r, size_t len)
 {
-    size_t most = r->size / 8;
-    r->want = len == 0 ? 1 : len < most ? (uint32_t)len : (uint32_t)most;
+    r->want = len == 0 ? 1 : r->size / 8;
 }
 
 int gvs_shm_ring_has_room(struct gvs_shm_ring *r)

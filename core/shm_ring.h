@@ -127,10 +127,13 @@ int gvs_shm_ring_put(struct gvs_shm_ring *r, const void *p, size_t len,
 void gvs_shm_ring_publish(struct gvs_shm_ring *r);
 
 /* Producer: the room gvs_shm_ring_has_room and gvs_shm_ring_sleep wait
- * for: len bytes, at most an eighth of the ring, at least 1 (set it back
- * to 1 once the room came).  A producer that finds the ring full thus
- * sleeps until a good part of it is free again, and is woken once for
- * it. */
+ * for: an eighth of the ring, whatever the len bytes still to put (set
+ * it back to 1, with len 0, once the room came).  A producer that finds
+ * the ring full thus sleeps until a good part of it is free again, and
+ * is woken once for it: waiting for its own frame's few bytes, a
+ * producer of small frames would be woken for every frame the consumer
+ * takes, while the consumer, the slower side, has the ring's worth
+ * queued. */
 void gvs_shm_ring_want(struct gvs_shm_ring *r, size_t len);
 
 /* Producer: 1 if the ring has the room asked for (gvs_shm_ring_want). */

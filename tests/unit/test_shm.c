@@ -623,11 +623,12 @@ TEST_IMPL(shm_ring_two_sleepers)
 }
 
 /* A producer that found the ring full sleeps until the room it wants
- * (an eighth of the ring at most) is free, woken once for it, not by
- * every read of the consumer: with a full ring, a wake-up per frame is
- * a system call per frame on both sides. */
+ * (an eighth of the ring, however few bytes it has to put) is free,
+ * woken once for it, not by every read of the consumer: with a full
+ * ring, a wake-up per frame is a system call per frame on both sides. */
 struct room_waiter {
     struct gvs_shm_ring *r;
+    size_t len;
     _Atomic int done;
 };
 
@@ -635,15 +636,15 @@ static void *wait_for_room(void *arg)
 {
     struct room_waiter *w = arg;
     long long t = gvs_now_ns();
-    gvs_shm_ring_want(w->r, FAKE_RING);
+    gvs_shm_ring_want(w->r, w->len);
     while (!gvs_shm_ring_has_room(w->r) && gvs_now_ns() - t < 5000000000LL)
         (void)gvs_shm_ring_sleep(w->r, 5000000000LL);
-    gvs_shm_ring_want(w->r, 1);
+    gvs_shm_ring_want(w->r, 0);
     atomic_store(&w->done, 1);
     return NULL;
 }
 
-TEST_IMPL(shm_ring_room_wanted)
+static int room_wanted(size_t want)
 {
     size_t len = gvs_shm_region_size(FAKE_RING);
     struct gvs_shm_ring prod, cons;
@@ -654,7 +655,7 @@ TEST_IMPL(shm_ring_room_wanted)
     ASSERT_EQ(gvs_shm_ring_put(&prod, bytes, FAKE_RING, &put), 0);
     ASSERT_EQ(put, FAKE_RING);
     gvs_shm_ring_publish(&prod);
-    struct room_waiter w = {&prod, 0};
+    struct room_waiter w = {&prod, want, 0};
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, NULL, wait_for_room, &w), 0);
     pause_ms(10);
@@ -673,4 +674,11 @@ TEST_IMPL(shm_ring_room_wanted)
     ASSERT_EQ(put, FAKE_RING / 8);
     munmap(base, len);
     return 0;
+}
+
+TEST_IMPL(shm_ring_room_wanted)
+{
+    ASSERT_EQ(room_wanted(FAKE_RING), 0);
+    /* A small frame's producer too. */
+    return room_wanted(64);
 }
