@@ -122,15 +122,17 @@ static void pageable(size_t size, int alone)
     memset(back, 0xee, size + 1);
     struct stats s0 = now();
     OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
-    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
     struct stats s1 = now();
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    struct stats s2 = now();
     CHECK(memcmp(h, back, size) == 0);
     CHECK(back[size] == 0xee);
-    // Staging pays from 64 KiB on, for one thread at a time.
+    // Staging pays from 64 KiB on to the device and from 4 KiB on from
+    // it, for one thread at a time.
     if (alone && size >= ((size_t)64 << 10))
-        check_traffic(s1.bytes_sent - s0.bytes_sent +
-                          (s1.bytes_received - s0.bytes_received),
-                      2 * size);
+        check_traffic(s1.bytes_sent - s0.bytes_sent, size);
+    if (alone && size >= ((size_t)4 << 10))
+        check_traffic(s2.bytes_received - s1.bytes_received, size);
     cudaStream_t st;
     OK(cudaStreamCreate(&st));
     pattern(h, size, 3);
@@ -186,6 +188,70 @@ static void staged_later()
     OK(cudaStreamDestroy(st));
     OK(cudaFree(d));
     free(h);
+    free(back);
+}
+
+static volatile int gate_open;
+
+static void CUDART_CB gate(void *arg)
+{
+    (void)arg;
+    while (!gate_open)
+        usleep(1000);
+}
+
+struct overlap {
+    cudaStream_t st;
+    char *d;
+    unsigned char *h;
+    size_t n;
+    volatile int returned;
+};
+
+static void *overlap_copies(void *arg)
+{
+    struct overlap *o = (struct overlap *)arg;
+    for (int i = 0; i < 4; i++) {
+        pattern(o->h, o->n, 40u + (unsigned)i);
+        OK(cudaMemcpyAsync(o->d + i * o->n, o->h, o->n,
+                           cudaMemcpyHostToDevice, o->st));
+        o->returned = i + 1;
+    }
+    return NULL;
+}
+
+// Copies of one chunk each take the staging slots in turn: while the
+// stream is held up (a host function waits for the gate), as many such
+// copies as there are slots (4) return, none waiting for the one before
+// it.  Were every copy to take the first slot, the second would wait
+// until the stream moved on.
+static void staged_overlap()
+{
+    const size_t n = (size_t)256 << 10;
+    struct overlap o = {NULL, NULL, (unsigned char *)malloc(n), n, 0};
+    unsigned char *back = (unsigned char *)malloc(n);
+    CHECK(o.h != NULL && back != NULL);
+    OK(cudaMalloc((void **)&o.d, 4 * n));
+    OK(cudaStreamCreate(&o.st));
+    gate_open = 0;
+    OK(cudaLaunchHostFunc(o.st, gate, NULL));
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, overlap_copies, &o) == 0);
+    for (int i = 0; i < 500 && o.returned < 4; i++)
+        usleep(10000);
+    int returned = o.returned;
+    gate_open = 1;
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_EQ(returned, 4);
+    OK(cudaStreamSynchronize(o.st));
+    for (int i = 0; i < 4; i++) {
+        OK(cudaMemcpy(back, o.d + i * n, n, cudaMemcpyDeviceToHost));
+        pattern(o.h, n, 40u + (unsigned)i);
+        CHECK(memcmp(o.h, back, n) == 0);
+    }
+    OK(cudaStreamDestroy(o.st));
+    OK(cudaFree(o.d));
+    free(o.h);
     free(back);
 }
 
@@ -358,11 +424,13 @@ int main(int argc, char **argv)
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);
     await_staging();
-    const size_t sizes[] = {1, (64 << 10) - 1, 64 << 10, 2 << 20,
+    const size_t sizes[] = {1, (4 << 10) - 1, 4 << 10, (64 << 10) - 1, 64 << 10, 2 << 20,
                             (2 << 20) + 1, (9 << 20) + 7};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         pageable(sizes[i], 1);
     staged_later();
+    if (shared)
+        staged_overlap();
 
     // Threads copy at once: one has the staging region, the others send
     // their bytes; all must be right.

@@ -2,11 +2,12 @@
  * for every API frontend of the process: one region, shared through the
  * ops of the API that asked first (the backend's table is the
  * session's, and each API's copy op finds it).  The region is cut into
- * slots; a chunk's request names its slot, and a
- * slot is reused only once the reply of its last chunk has come, which
- * the backend sends once the DMA from or to it is done.  So up to
- * STAGING_SLOTS chunks are in flight: the program's memcpy of one chunk
- * overlaps the DMA of the others.
+ * slots, taken in turn by chunk after chunk, copy after copy; a chunk's
+ * request names its slot, and a slot is reused only once the reply of
+ * its last chunk has come, which the backend sends once the DMA from or
+ * to it is done.  So up to STAGING_SLOTS chunks are in flight: the
+ * program's memcpy of one chunk overlaps the DMA of the others, also
+ * when each copy is a single chunk.
  *
  * A stream-ordered host-to-device copy that the API proved valid
  * returns once its bytes are in the slots and their requests have left,
@@ -39,8 +40,12 @@
 
 #define STAGING_SLOTS 4u
 #define STAGING_SLOT ((size_t)2 << 20)
-/* Below this a copy gains nothing over sending the bytes. */
-#define STAGING_MIN ((size_t)64 << 10)
+/* Below these a copy gains nothing over sending the bytes.  A
+ * device-to-host copy gains from a few KiB: sent as bytes, the worker's
+ * CUDA copies them into pageable memory, slower than a DMA into a slot
+ * (docs/performance.md, "Copies at every size"). */
+#define STAGING_MIN_H2D ((size_t)64 << 10)
+#define STAGING_MIN_D2H ((size_t)4 << 10)
 
 /* Held for a whole copy: a thread that finds it taken sends its bytes
  * instead of waiting. */
@@ -53,6 +58,9 @@ static uint8_t *region;
 /* Under lock: the request of a GVS_F_LATER chunk whose reply is still
  * owed, by slot; 0 for none. */
 static uint64_t owed[STAGING_SLOTS];
+/* Under lock: the slot the next chunk takes.  Were every copy to start
+ * at slot 0, a copy of one chunk would wait for the one before it. */
+static unsigned next_slot;
 
 /* The child's session is new: the parent's region means nothing to its
  * backend.  A copy may have been running in another thread of the
@@ -67,6 +75,7 @@ static void fork_child(void)
     atomic_store(&state, UNTRIED);
     region = NULL;
     memset(owed, 0, sizeof(owed));
+    next_slot = 0;
     remote_fe_parallel_memcpy_fork_child();
 }
 
@@ -85,7 +94,8 @@ struct pipeline {
     int later; /* chunks sent with GVS_F_LATER, not waited for */
     uint64_t dev;
     size_t len;
-    uint64_t ids[STAGING_SLOTS];
+    unsigned first; /* chunk 0's slot */
+    uint64_t ids[STAGING_SLOTS]; /* chunk i's request at i % STAGING_SLOTS */
     int32_t e; /* the first failure */
     int rc;        /* a transport failure: nothing more is sent */
 };
@@ -96,16 +106,21 @@ static size_t chunk_len(const struct pipeline *p, size_t i)
     return p->len - off < STAGING_SLOT ? p->len - off : STAGING_SLOT;
 }
 
-static uint8_t *slot_of(size_t i)
+static unsigned slot_index(const struct pipeline *p, size_t i)
 {
-    return region + (i % STAGING_SLOTS) * STAGING_SLOT;
+    return (unsigned)((p->first + i) % STAGING_SLOTS);
+}
+
+static uint8_t *slot_of(const struct pipeline *p, size_t i)
+{
+    return region + slot_index(p, i) * STAGING_SLOT;
 }
 
 static void send_chunk(struct pipeline *p, size_t i)
 {
     size_t off = i * STAGING_SLOT;
     p->rc = remote_fe_shared_copy_request(p->req, p->stream, p->flags,
-                                          p->h2d, p->dev + off, slot_of(i),
+                                          p->h2d, p->dev + off, slot_of(p, i),
                                           chunk_len(p, i));
     if (p->rc < 0)
         return;
@@ -116,17 +131,17 @@ static void send_chunk(struct pipeline *p, size_t i)
                                    &iov, 1, &p->ids[i % STAGING_SLOTS]);
     gvs_client_unlock(p->cl);
     if (p->rc == 0 && p->later)
-        owed[i % STAGING_SLOTS] = p->ids[i % STAGING_SLOTS];
+        owed[slot_index(p, i)] = p->ids[i % STAGING_SLOTS];
 }
 
 /* Frees chunk i's slot of an earlier copy's chunk whose reply is owed.
  * Its result is not this copy's: the backend latched a failure. */
 static void settle(struct pipeline *p, size_t i)
 {
-    uint64_t id = owed[i % STAGING_SLOTS];
+    uint64_t id = owed[slot_index(p, i)];
     if (id == 0)
         return;
-    owed[i % STAGING_SLOTS] = 0;
+    owed[slot_index(p, i)] = 0;
     int rc = gvs_client_wait(p->cl, id, p->rep);
     if (rc < 0 && p->rc == 0)
         p->rc = rc;
@@ -168,7 +183,7 @@ static void run(struct pipeline *p, uint8_t *host)
             if (p->rc < 0)
                 break;
             if (h2d)
-                remote_fe_parallel_memcpy(slot_of(sent),
+                remote_fe_parallel_memcpy(slot_of(p, sent),
                                           host + sent * STAGING_SLOT,
                                           chunk_len(p, sent));
             send_chunk(p, sent);
@@ -181,9 +196,10 @@ static void run(struct pipeline *p, uint8_t *host)
          * collects the reply. */
         if (!p->later && wait_chunk(p, done) && !h2d && p->e == ok)
             remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
-                                      slot_of(done), chunk_len(p, done));
+                                      slot_of(p, done), chunk_len(p, done));
         done++;
     }
+    next_slot = slot_index(p, sent);
 }
 
 EXPORT void
@@ -220,7 +236,8 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
                               uint64_t dev, void *host, size_t len)
 {
     const struct gvs_remote_api *api = sh->api;
-    if (len < STAGING_MIN || !remote_fe_shared_possible(sh))
+    if (len < (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H) ||
+        !remote_fe_shared_possible(sh))
         return sh->notsup;
     if (pthread_mutex_trylock(&lock) != 0)
         return sh->notsup;
@@ -234,6 +251,7 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
                          .later = later,
                          .dev = dev,
                          .len = len,
+                         .first = next_slot,
                          .e = api->success};
     int32_t e = sh->notsup;
     if (api->client(&p.cl) == api->success && ready(p.cl)) {
