@@ -477,7 +477,8 @@ int gvs_remote_host_shared(const void *p, size_t len);
 
 /* A copy between device memory at dev and host memory of len bytes that
  * moves no byte over the connection: one DMA when host lies in shared
- * memory, else the staging pipeline (pageable memory, from 64 KiB).
+ * memory, else the staging pipeline (pageable memory: to the device
+ * from 64 KiB, from it from 4 KiB).
  * h2d: host to device, else device to host.  flags: the wire's
  * (remote_be.h, GVS_REMOTE_SHARED_*): ON_STREAM ordered on stream (with
  * pageable memory it returns once done, as natively, WAIT implied), else

@@ -43,7 +43,7 @@
 /* Below these a copy gains nothing over sending the bytes.  A
  * device-to-host copy gains from a few KiB: sent as bytes, the worker's
  * CUDA copies them into pageable memory, slower than a DMA into a slot
- * (docs/performance.md, "Copies at every size"). */
+ * (docs/performance.md, "Staging slots in turn"). */
 #define STAGING_MIN_H2D ((size_t)64 << 10)
 #define STAGING_MIN_D2H ((size_t)4 << 10)
 
