@@ -4,6 +4,7 @@
 // through the staging region, so the bytes never cross the connection;
 // over tcp ("plain") they do, and the device cannot map host memory.  Content, results and traffic are checked either way.
 #include <pthread.h>
+#include <atomic>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,7 +192,7 @@ static void staged_later()
     free(back);
 }
 
-static volatile int gate_open;
+static std::atomic<int> gate_open;
 
 static void CUDART_CB gate(void *arg)
 {
@@ -205,7 +206,7 @@ struct overlap {
     char *d;
     unsigned char *h;
     size_t n;
-    volatile int returned;
+    std::atomic<int> returned;
 };
 
 static void *overlap_copies(void *arg)
@@ -228,7 +229,7 @@ static void *overlap_copies(void *arg)
 static void staged_overlap()
 {
     const size_t n = (size_t)256 << 10;
-    struct overlap o = {NULL, NULL, (unsigned char *)malloc(n), n, 0};
+    struct overlap o = {NULL, NULL, (unsigned char *)malloc(n), n, {0}};
     unsigned char *back = (unsigned char *)malloc(n);
     CHECK(o.h != NULL && back != NULL);
     OK(cudaMalloc((void **)&o.d, 4 * n));
@@ -239,7 +240,7 @@ static void staged_overlap()
     CHECK(pthread_create(&t, NULL, overlap_copies, &o) == 0);
     for (int i = 0; i < 500 && o.returned < 4; i++)
         usleep(10000);
-    int returned = o.returned;
+    int returned = o.returned.load();
     gate_open = 1;
     CHECK(pthread_join(t, NULL) == 0);
     CHECK_EQ(returned, 4);
@@ -424,8 +425,9 @@ int main(int argc, char **argv)
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);
     await_staging();
-    const size_t sizes[] = {1, (4 << 10) - 1, 4 << 10, (64 << 10) - 1, 64 << 10, 2 << 20,
-                            (2 << 20) + 1, (9 << 20) + 7};
+    const size_t sizes[] = {1, (4 << 10) - 1, 4 << 10, (64 << 10) - 1,
+                            64 << 10, 2 << 20, (2 << 20) + 1,
+                            (9 << 20) + 7};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         pageable(sizes[i], 1);
     staged_later();
