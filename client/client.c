@@ -231,17 +231,32 @@ int gvs_client_on_notify(uint16_t plugin, gvs_notify_fn fn, void *arg)
     return rc;
 }
 
-int gvs_client_on_notify_inline(uint16_t plugin, uint16_t op,
-                                gvs_notify_fn fn, void *arg)
+static int set_inline(uint16_t plugin, uint16_t op, gvs_notify_fn fn,
+                      const struct gvs_notify_into *into, void *arg)
 {
     ensure_init();
     pthread_mutex_lock(&the_client.lock);
     /* The receiver thread reads the handlers without a lock. */
     int rc = atomic_load(&the_client.state) == CLIENT_READY
                  ? GVS_E_INVAL
-                 : client_registry_set_inline(plugin, op, fn, arg);
+                 : client_registry_set_inline(plugin, op, fn, into, arg);
     pthread_mutex_unlock(&the_client.lock);
     return rc;
+}
+
+int gvs_client_on_notify_inline(uint16_t plugin, uint16_t op,
+                                gvs_notify_fn fn, void *arg)
+{
+    return set_inline(plugin, op, fn, NULL, arg);
+}
+
+int gvs_client_on_notify_into(uint16_t plugin, uint16_t op,
+                              const struct gvs_notify_into *into, void *arg)
+{
+    if (into == NULL || into->head_len > GVS_NOTIFY_HEAD_MAX ||
+        into->place == NULL || into->landed == NULL)
+        return GVS_E_INVAL;
+    return set_inline(plugin, op, NULL, into, arg);
 }
 
 int gvs_client_get(struct gvs_client **out)

@@ -165,13 +165,17 @@ int client_registry_set_notify(uint16_t plugin, gvs_notify_fn fn, void *arg);
 /* 1 and the plugin's notify handler, or 0 when it has none. */
 int client_registry_notify(uint16_t plugin, gvs_notify_fn *fn, void **arg);
 /* Sets the receiver-thread handler of one notification op of a
- * registered plugin; GVS_E_INVAL if the plugin is not registered,
- * GVS_E_TOOBIG when the table is full. */
+ * registered plugin: fn, or into (gvs_client_on_notify_into), the other
+ * NULL; GVS_E_INVAL if the plugin is not registered, GVS_E_TOOBIG when
+ * the table is full. */
 int client_registry_set_inline(uint16_t plugin, uint16_t op, gvs_notify_fn fn,
-                               void *arg);
+                               const struct gvs_notify_into *into, void *arg);
 /* 1 and the receiver-thread handler of (plugin, op), or 0. */
 int client_registry_inline(uint16_t plugin, uint16_t op, gvs_notify_fn *fn,
                            void **arg);
+/* The same for a handler whose bytes go straight to their place. */
+int client_registry_into(uint16_t plugin, uint16_t op,
+                         const struct gvs_notify_into **into, void **arg);
 
 /* settings.c -------------------------------------------------------- */
 

@@ -388,10 +388,49 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
     return 0;
 }
 
+/* Reads and drops len bytes of a body. */
+static int drop(struct gvs_conn *conn, size_t len)
+{
+    uint8_t scratch[4096];
+    int rc = 0;
+    while (rc == 0 && len > 0) {
+        size_t n = len < sizeof(scratch) ? len : sizeof(scratch);
+        rc = gvs_conn_recv(conn, scratch, n);
+        len -= n;
+    }
+    return rc;
+}
+
+/* A notification whose bytes go straight to their place (into): the
+ * head, then the tail where place says. */
+static int take_into(struct gvs_conn *conn, const struct gvs_frame_hdr *h,
+                     const struct gvs_notify_into *into, void *arg)
+{
+    uint8_t head[GVS_NOTIFY_HEAD_MAX];
+    if (h->len < into->head_len)
+        return drop(conn, h->len);
+    int rc = gvs_conn_recv(conn, head, into->head_len);
+    if (rc < 0)
+        return rc;
+    size_t tail = h->len - into->head_len;
+    void *dst = into->place(h->op, head, tail, arg);
+    if (dst == NULL)
+        return drop(conn, tail);
+    rc = gvs_conn_recv(conn, dst, tail);
+    into->landed(h->op, dst, rc == 0, arg);
+    return rc;
+}
+
 /* An inline handler runs here, before the next frame is read; the
  * others queue for the notify thread. */
 static int take_notify(struct gvs_conn *conn, const struct gvs_frame_hdr *h)
 {
+    const struct gvs_notify_into *into;
+    void *into_arg;
+    if (client_registry_into(h->plugin, h->op, &into, &into_arg)) {
+        int rc = take_into(conn, h, into, into_arg);
+        return rc == GVS_E_CLOSED ? GVS_E_PROTO : rc;
+    }
     struct gvs_buf *b = gvs_buf_new(GVS_BUF_MAX_CEILING);
     int rc = b != NULL ? gvs_frame_recv_body(conn, h->len, b) : GVS_E_NOMEM;
     gvs_notify_fn fn;

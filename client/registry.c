@@ -12,6 +12,7 @@ static int nregistered;
 static struct {
     uint16_t plugin, op;
     gvs_notify_fn fn;
+    const struct gvs_notify_into *into;
     void *arg;
 } inline_fns[GVS_MAX_INLINE_NOTIFY];
 static int ninline;
@@ -83,7 +84,7 @@ static int is_registered(uint16_t plugin)
 }
 
 int client_registry_set_inline(uint16_t plugin, uint16_t op, gvs_notify_fn fn,
-                               void *arg)
+                               const struct gvs_notify_into *into, void *arg)
 {
     if (!is_registered(plugin))
         return GVS_E_INVAL;
@@ -98,20 +99,37 @@ int client_registry_set_inline(uint16_t plugin, uint16_t op, gvs_notify_fn fn,
     inline_fns[i].plugin = plugin;
     inline_fns[i].op = op;
     inline_fns[i].fn = fn;
+    inline_fns[i].into = into;
     inline_fns[i].arg = arg;
     return 0;
+}
+
+static int find_inline(uint16_t plugin, uint16_t op)
+{
+    for (int i = 0; i < ninline; i++)
+        if (inline_fns[i].plugin == plugin && inline_fns[i].op == op)
+            return i;
+    return -1;
 }
 
 int client_registry_inline(uint16_t plugin, uint16_t op, gvs_notify_fn *fn,
                            void **arg)
 {
-    for (int i = 0; i < ninline; i++) {
-        if (inline_fns[i].plugin != plugin || inline_fns[i].op != op ||
-            inline_fns[i].fn == NULL)
-            continue;
-        *fn = inline_fns[i].fn;
-        *arg = inline_fns[i].arg;
-        return 1;
-    }
-    return 0;
+    int i = find_inline(plugin, op);
+    if (i < 0 || inline_fns[i].fn == NULL)
+        return 0;
+    *fn = inline_fns[i].fn;
+    *arg = inline_fns[i].arg;
+    return 1;
+}
+
+int client_registry_into(uint16_t plugin, uint16_t op,
+                         const struct gvs_notify_into **into, void **arg)
+{
+    int i = find_inline(plugin, op);
+    if (i < 0 || inline_fns[i].into == NULL)
+        return 0;
+    *into = inline_fns[i].into;
+    *arg = inline_fns[i].arg;
+    return 1;
 }

@@ -57,6 +57,25 @@ int gvs_client_on_notify(uint16_t plugin, gvs_notify_fn fn, void *arg);
 int gvs_client_on_notify_inline(uint16_t plugin, uint16_t op,
                                 gvs_notify_fn fn, void *arg);
 
+/* An inline notification whose body is a head of head_len bytes (at most
+ * GVS_NOTIFY_HEAD_MAX) and then bytes that go straight to their place,
+ * never through a buffer: the receiver reads the head and asks place
+ * where the tail_len bytes after it go (NULL: they are read and
+ * dropped); when place gave a place, landed says once the bytes are
+ * there (ok 1) or that the connection broke while they came (ok 0).  A
+ * body shorter than the head is dropped.  Both run where inline
+ * handlers run, under the same rules; place's memory must stay until
+ * landed.  Registered as gvs_client_on_notify_inline's, in its count. */
+#define GVS_NOTIFY_HEAD_MAX 64
+struct gvs_notify_into {
+    size_t head_len;
+    void *(*place)(uint16_t op, const void *head, size_t tail_len,
+                   void *arg);
+    void (*landed)(uint16_t op, void *dst, int ok, void *arg);
+};
+int gvs_client_on_notify_into(uint16_t plugin, uint16_t op,
+                              const struct gvs_notify_into *into, void *arg);
+
 /* The calling thread's lane id (>= 1, stable for the thread's life). */
 uint32_t gvs_client_lane(void);
 

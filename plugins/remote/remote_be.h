@@ -503,7 +503,12 @@ struct gvs_remote_be {
      * reaches it the layer's D2H_BYTES notification carries the token and
      * the bytes to the client, ahead of anything that can show the copy
      * done; pn->notsup when no pinned memory is free (the client then
-     * copies the ordinary way). */
+     * copies the ordinary way).  Sent posted (no reply; the frontend's
+     * tables proved the copy valid) it is never refused: without pinned
+     * memory free the bytes go through a heap buffer, the lane waiting
+     * for the stream to reach the copy, as the ordinary way would; a
+     * failure is latched, and a D2H_BYTES of the token alone tells the
+     * client that no bytes come. */
     int (*d2h_posted)(struct gvs_call *call,
                       const struct gvs_remote_pinner *pn);
     /* Frees the idle buffers pn made (the plugin's session_close). */

@@ -111,6 +111,13 @@ static int op_bulk_note(struct gvs_call *c)
     return 0;
 }
 
+static int op_notify_bytes(struct gvs_call *c)
+{
+    struct echo_state *s = c->state;
+    return s->host->notify(s->session, ECHO_PLUGIN_ID, ECHO_NOTE_BYTES,
+                           gvs_buf_ptr(c->in), gvs_buf_len(c->in));
+}
+
 static int op_note(struct gvs_call *c)
 {
     struct echo_state *s = c->state;
@@ -298,6 +305,7 @@ static const struct gvs_op echo_ops[] = {
      "SLOW_NOTE_BLOCKING", op_slow_note},
     {ECHO_OP_AWAIT, 0, "AWAIT", op_await},
     {ECHO_OP_BULK_NOTE, GVS_OP_ASYNC_OK, "BULK_NOTE", op_bulk_note},
+    {ECHO_OP_NOTIFY_BYTES, 0, "NOTIFY_BYTES", op_notify_bytes},
     GVS_OP_END,
 };
 

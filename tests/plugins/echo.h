@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000008ull
+#define ECHO_TABLE_HASH 0x6563686f00000009ull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -51,6 +51,8 @@ enum echo_op {
     /* u32 ms, then any bytes (a bulk piece's); may be posted, not
      * blocking: counts a note of v 1 after sleeping. */
     ECHO_OP_BULK_NOTE = 19,
+    /* Any bytes: sent back as one ECHO_NOTE_BYTES, then an empty reply. */
+    ECHO_OP_NOTIFY_BYTES = 20,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to
@@ -63,6 +65,7 @@ enum echo_op {
 enum echo_note {
     ECHO_NOTE_TICK = 1,
     ECHO_NOTE_AWAIT = 2, /* empty: AWAIT waits for a RELEASE */
+    ECHO_NOTE_BYTES = 3, /* NOTIFY_BYTES's request, as it came */
 };
 
 #endif

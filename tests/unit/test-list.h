@@ -189,6 +189,7 @@
     TEST_ENTRY(client_lane_order)                                            \
     TEST_ENTRY(client_notifications)                                         \
     TEST_ENTRY(client_inline_notifications)                                  \
+    TEST_ENTRY(client_notify_into)                                           \
     TEST_ENTRY(client_reply_too_big)                                         \
     TEST_ENTRY(client_killed_waiters)                                        \
     TEST_ENTRY(client_coalesce_order)                                        \

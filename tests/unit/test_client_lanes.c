@@ -373,6 +373,84 @@ TEST_IMPL(client_inline_notifications)
     return 0;
 }
 
+/* Where the bytes of ECHO_NOTE_BYTES went: its head's first byte says
+ * whether they have a place. */
+static struct {
+    uint8_t place[256];
+    size_t tail;
+    int placed, landed, ok;
+} into_seen;
+
+static void *into_place(uint16_t op, const void *head, size_t tail_len,
+                        void *arg)
+{
+    (void)op, (void)arg;
+    into_seen.placed++;
+    into_seen.tail = tail_len;
+    return *(const uint8_t *)head == 1 && tail_len <= sizeof(into_seen.place)
+               ? into_seen.place
+               : NULL;
+}
+
+static void into_landed(uint16_t op, void *dst, int ok, void *arg)
+{
+    (void)op, (void)arg;
+    into_seen.landed += dst == into_seen.place;
+    into_seen.ok = ok;
+}
+
+static int notify_bytes(const uint8_t *body, size_t len)
+{
+    struct gvs_client *c;
+    struct gvs_buf *rep = gvs_buf_new(64);
+    struct iovec iov = {(void *)body, len};
+    int rc = rep == NULL ? GVS_E_NOMEM : gvs_client_get(&c);
+    if (rc == 0)
+        rc = gvs_client_call(c, ECHO_PLUGIN_ID, ECHO_OP_NOTIFY_BYTES, &iov,
+                             len > 0 ? 1 : 0, rep);
+    gvs_buf_free(rep);
+    return rc;
+}
+
+/* A notification's bytes go straight to the place its head names before
+ * the reply after it reaches its caller; bytes with no place, and a body
+ * shorter than the head, are read and dropped, the connection in step. */
+TEST_IMPL(client_notify_into)
+{
+    static const struct gvs_notify_into into = {1, into_place, into_landed};
+    static const struct gvs_notify_into too_long = {
+        GVS_NOTIFY_HEAD_MAX + 1, into_place, into_landed};
+    struct test_gvsd g;
+    uint8_t body[201];
+    ASSERT_EQ(start_echo_server(&g), 0);
+    ASSERT_EQ(gvs_client_on_notify_into(ECHO_PLUGIN_ID, ECHO_NOTE_BYTES,
+                                        &too_long, NULL),
+              GVS_E_INVAL);
+    ASSERT_EQ(gvs_client_on_notify_into(ECHO_PLUGIN_ID, ECHO_NOTE_BYTES,
+                                        &into, NULL),
+              0);
+    body[0] = 1;
+    for (size_t i = 1; i < sizeof(body); i++)
+        body[i] = (uint8_t)(i * 13);
+    ASSERT_EQ(notify_bytes(body, sizeof(body)), 0);
+    ASSERT_EQ(into_seen.placed, 1);
+    ASSERT_EQ(into_seen.landed, 1);
+    ASSERT_EQ(into_seen.ok, 1);
+    ASSERT_EQ(into_seen.tail, sizeof(body) - 1);
+    ASSERT_EQ(memcmp(into_seen.place, body + 1, sizeof(body) - 1), 0);
+    body[0] = 0;
+    ASSERT_EQ(notify_bytes(body, sizeof(body)), 0);
+    ASSERT_EQ(into_seen.placed, 2);
+    ASSERT_EQ(into_seen.landed, 1);
+    ASSERT_EQ(notify_bytes(body, 0), 0);
+    ASSERT_EQ(into_seen.placed, 2);
+    uint32_t lane;
+    ASSERT_EQ(call_u32(ECHO_OP_PING_LANE, 0, 0, &lane), 0);
+    ASSERT_EQ(lane, gvs_client_lane());
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* A reply too big for the waiter's buffer fails that wait only. */
 TEST_IMPL(client_reply_too_big)
 {

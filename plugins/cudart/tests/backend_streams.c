@@ -4,7 +4,7 @@
  * GVS_E_* code or cudaErrorInvalidResourceHandle, never a crash), loaded
  * as gvsd loads the plugin.  With --mock (the plugin built on the
  * host-memory mock) also a host callback's round trip, and its release
- * once the client has gone, and a posted copy's latched failure.
+ * once the client has gone, and posted copies' latched failures.
  * usage: backend_streams PLUGIN.so [--mock]
  */
 #include <pthread.h>
@@ -22,7 +22,7 @@
  * CALLBACK_WAITING; once `gone`, sends fail as on a closed connection. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t noted = PTHREAD_COND_INITIALIZER;
-static uint64_t run_id;
+static uint64_t run_id, bytes_token;
 static int nwaiting, gone;
 
 static int host_notify(struct gvs_session *session, uint16_t plugin_id,
@@ -48,6 +48,8 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
         run_id = id;
     else if (op == REMOTE_OP_CALLBACK_WAITING)
         nwaiting++;
+    else if (op == REMOTE_OP_D2H_BYTES)
+        bytes_token = id;
     pthread_cond_broadcast(&noted);
     int rc = gone ? GVS_E_CLOSED : 0;
     pthread_mutex_unlock(&lock);
@@ -355,6 +357,26 @@ static int later_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* A posted device-to-host copy sent without a reply (its pieces one
+ * after the other) that fails (no device memory there): its token comes
+ * back alone, so that the client waits for no bytes, and the failure is
+ * the lane's next synchronizing call's. */
+static int posted_d2h_failure(struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u64(in, 4096);
+    gvs_buf_put_u64(in, 0x5eed);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_POSTED, in, out, 1), 0);
+    pthread_mutex_lock(&lock);
+    uint64_t token = bytes_token;
+    pthread_mutex_unlock(&lock);
+    CHECK_EQ(token, (uint64_t)0x5eed);
+    CHECK(reported_once(in, out) == 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
@@ -367,6 +389,7 @@ int main(int argc, char **argv)
         CHECK(round_trip(in, out) == 0);
         CHECK(posted_shared_copy(in, out) == 0);
         CHECK(later_shared_copy(in, out) == 0);
+        CHECK(posted_d2h_failure(in, out) == 0);
     }
     harness_close();
     gvs_buf_free(in);

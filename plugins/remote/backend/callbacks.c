@@ -54,11 +54,7 @@ static int released;
 
 static void changed_init(void)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&changed, &a);
-    pthread_condattr_destroy(&a);
+    remote_be_cond_init(&changed);
 }
 
 void remote_be_callbacks_open(const struct gvs_host_api *h,
@@ -192,12 +188,7 @@ static void unlink_locked(struct gvs_remote_callback *cb)
 
 static void deadline(struct timespec *t)
 {
-    clock_gettime(CLOCK_MONOTONIC, t);
-    t->tv_nsec += (long)WAITING_MS * 1000000;
-    if (t->tv_nsec >= 1000000000) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000;
-    }
+    remote_be_deadline(t, (long)WAITING_MS * 1000000);
 }
 
 void remote_be_callback_run(struct gvs_remote_callback *cb, int32_t status)

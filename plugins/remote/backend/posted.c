@@ -15,12 +15,20 @@
  *
  * The buffers are kept for reuse, in two sizes; a copy that finds none
  * free and no room for another is refused with the API's "not supported",
- * and the client copies the ordinary way.  A buffer is freed (a CUDA
- * call, which host functions must not make) only by a lane or at the
- * session's close, never by the callback thread, which only returns it.
+ * and the client copies the ordinary way.  A posted request (no reply:
+ * the client sends a large copy's pieces one after the other, none
+ * waiting for the bytes of the one before) cannot be refused: it waits
+ * for a buffer to come back, and when none does in time it takes a heap
+ * buffer instead, into which CUDA copies once the stream reaches the
+ * copy, the lane waiting meanwhile as the ordinary way would.  A
+ * pinned buffer is freed (a CUDA call, which host functions must not
+ * make) only by a lane or at the session's close, never by the callback
+ * thread, which only returns it.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "apigen_rt.h"
 #include "gvs/err.h"
@@ -42,29 +50,65 @@ struct posted {
     uint8_t *buf; /* pinned: HEAD bytes, then room */
     size_t len;   /* of the copy under way */
     int big;
+    int heap; /* buf is the heap's, freed with the record once sent */
 };
 
+/* How long a posted request waits at most for a buffer to come back:
+ * an earlier copy's bytes leave within a piece's time on the wire, but a
+ * stream stopped for good (a sticky error) returns none. */
+#define WAIT_NS 100000000L
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t returned;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct posted *free_list[2];
 static unsigned made[2];
 
-static struct posted *take(const struct gvs_remote_pinner *pn, size_t len)
+static void init_cond(void)
 {
-    int big = len > SMALL;
-    pthread_mutex_lock(&lock);
+    remote_be_cond_init(&returned);
+}
+
+/* Caller holds lock.  pn's buffer of the size taken off the free list,
+ * else NULL (*room: one more may be made, counted as made). */
+static struct posted *take_free(const struct gvs_remote_pinner *pn, int big,
+                                int *room)
+{
     struct posted **pp = &free_list[big];
     while (*pp != NULL && (*pp)->pn != pn)
         pp = &(*pp)->next;
     struct posted *p = *pp;
+    *room = 0;
     if (p != NULL) {
         *pp = p->next;
     } else if (made[big] < keep_max[big]) {
+        *room = 1;
         made[big]++;
-    } else {
-        pthread_mutex_unlock(&lock);
-        return NULL;
+    }
+    return p;
+}
+
+/* A pinned buffer for len bytes, NULL when none is free and no more may
+ * be made.  wait: a posted request, which is never refused, waits for
+ * one to come back rather than go through the heap, whose copy would
+ * hold the stream while the wire idles. */
+static struct posted *take(const struct gvs_remote_pinner *pn, size_t len,
+                           int wait)
+{
+    int big = len > SMALL, room;
+    pthread_once(&once, init_cond);
+    struct timespec until;
+    remote_be_deadline(&until, WAIT_NS);
+    pthread_mutex_lock(&lock);
+    struct posted *p = take_free(pn, big, &room);
+    while (p == NULL && !room && wait) {
+        if (pthread_cond_timedwait(&returned, &lock, &until) != 0)
+            wait = 0;
+        p = take_free(pn, big, &room);
     }
     pthread_mutex_unlock(&lock);
+    if (p == NULL && !room)
+        return NULL;
     if (p != NULL)
         return p;
     p = gvs_calloc(1, sizeof(*p));
@@ -85,12 +129,35 @@ static struct posted *take(const struct gvs_remote_pinner *pn, size_t len)
     return p;
 }
 
+/* A posted request's buffer when no pinned one is to be had. */
+static struct posted *take_heap(const struct gvs_remote_pinner *pn,
+                                size_t len)
+{
+    struct posted *p = gvs_calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    p->buf = gvs_malloc(HEAD + len);
+    if (p->buf == NULL) {
+        gvs_free(p);
+        return NULL;
+    }
+    p->pn = pn;
+    p->heap = 1;
+    return p;
+}
+
 /* Back to the free list: no CUDA call (CUDA's callback thread). */
 static void give_back(struct posted *p)
 {
+    if (p->heap) {
+        gvs_free(p->buf);
+        gvs_free(p);
+        return;
+    }
     pthread_mutex_lock(&lock);
     p->next = free_list[p->big];
     free_list[p->big] = p;
+    pthread_cond_broadcast(&returned);
     pthread_mutex_unlock(&lock);
 }
 
@@ -120,13 +187,18 @@ int remote_be_d2h_posted(struct gvs_call *call,
                  "a posted copy of %llu bytes", (unsigned long long)len);
         return GVS_E_RANGE;
     }
+    uint8_t head[HEAD];
+    for (unsigned i = 0; i < HEAD; i++)
+        head[i] = (uint8_t)(token >> (8 * i));
     int32_t e = pn->enter(call);
-    struct posted *p = e == pn->success ? take(pn, (size_t)len) : NULL;
+    struct posted *p =
+        e == pn->success ? take(pn, (size_t)len, call->noreply) : NULL;
+    if (e == pn->success && p == NULL && call->noreply)
+        p = take_heap(pn, (size_t)len);
     if (e == pn->success && p == NULL)
-        e = pn->notsup;
+        e = call->noreply ? pn->nomem : pn->notsup;
     if (p != NULL) {
-        for (unsigned i = 0; i < HEAD; i++)
-            p->buf[i] = (uint8_t)(token >> (8 * i));
+        memcpy(p->buf, head, HEAD);
         p->len = (size_t)len;
         e = pn->copy(call, stream, GVS_REMOTE_SHARED_ON_STREAM, 0, dev,
                      p->buf + HEAD, len);
@@ -139,6 +211,14 @@ int remote_be_d2h_posted(struct gvs_call *call,
         }
         if (e != pn->success)
             give_back(p);
+    }
+    /* Posted: the client learns of no bytes by the token alone, and of
+     * the failure at the lane's next synchronizing call. */
+    if (call->noreply && e != pn->success) {
+        remote_be_latch(call, pn->plugin, e);
+        (void)remote_be_notify(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES, head,
+                               HEAD);
+        e = pn->success;
     }
     apigen_put_i32(&c, e);
     return c.rc;

@@ -7,7 +7,15 @@
 #ifndef REMOTE_BE_STATE_H
 #define REMOTE_BE_STATE_H
 
+#include <pthread.h>
+#include <time.h>
+
 #include "remote_be.h"
+
+/* clock.c: a condition variable whose timed waits are on
+ * CLOCK_MONOTONIC, and the deadline ns from now on that clock. */
+void remote_be_cond_init(pthread_cond_t *c);
+void remote_be_deadline(struct timespec *t, long ns);
 
 /* lanes.c */
 struct gvs_remote_lane *remote_be_lane(struct gvs_call *call);

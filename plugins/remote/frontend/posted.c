@@ -3,8 +3,8 @@
  * remote_be.h d2h_posted).  Over a connection that shares no memory, a
  * stream-ordered copy into page-locked memory the program allocated or
  * registered returns once the backend has put it on the stream; its
- * bytes come later as D2H_BYTES, whose inline handler puts them in place
- * before the receiver reads the next frame, so before any reply that can
+ * bytes come later as D2H_BYTES, which the receiver reads straight into
+ * place before it reads the next frame, so before any reply that can
  * show the copy done.  What the program itself does with the memory in
  * between is its own race, as natively.  What gvs reads of it, the bytes
  * of a later host-to-device copy, waits for the bytes first
@@ -31,6 +31,7 @@ struct pending {
     uint64_t token;
     uint8_t *dst;
     size_t len;
+    int landing; /* its bytes are being received into dst */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,34 +49,65 @@ static void init_cond(void)
     pthread_condattr_destroy(&a);
 }
 
-/* D2H_BYTES: u64 token, then exactly the bytes the copy asked for; any
- * other body, or a token not awaited, is dropped. */
-static void on_bytes(uint16_t op, struct gvs_buf *body, void *arg)
+static struct pending **find_token(uint64_t token)
+{
+    struct pending **pp = &pending;
+    while (*pp != NULL && (*pp)->token != token)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* D2H_BYTES: u64 token, then exactly the bytes the copy asked for,
+ * received straight into the program's memory; any other length, or a
+ * token not awaited, is dropped.  The token alone says that a posted
+ * piece failed (its failure latched in the backend): no bytes come for
+ * it.  While its bytes come the piece is landing: forgetting its memory
+ * waits for them. */
+static void *place(uint16_t op, const void *head, size_t tail_len, void *arg)
 {
     (void)op, (void)arg;
-    uint64_t token;
-    if (gvs_buf_get_u64(body, &token) < 0)
-        return;
+    const uint8_t *h = head;
+    uint64_t token = 0;
+    for (unsigned i = 0; i < 8; i++)
+        token |= (uint64_t)h[i] << (8 * i);
     pthread_once(&once, init_cond);
     pthread_mutex_lock(&lock);
-    for (struct pending **pp = &pending; *pp != NULL; pp = &(*pp)->next) {
-        struct pending *p = *pp;
-        if (p->token != token)
-            continue;
+    struct pending **pp = find_token(token), *p = *pp;
+    void *dst = NULL;
+    if (p != NULL && p->len == tail_len) {
+        p->landing = 1;
+        dst = p->dst;
+    } else if (p != NULL) {
         *pp = p->next;
-        if (gvs_buf_len(body) == p->len)
-            memcpy(p->dst, gvs_buf_ptr(body), p->len);
         gvs_free(p);
         pthread_cond_broadcast(&landed);
-        break;
     }
+    pthread_mutex_unlock(&lock);
+    return dst;
+}
+
+static void on_landed(uint16_t op, void *dst, int ok, void *arg)
+{
+    (void)op, (void)ok, (void)arg;
+    pthread_mutex_lock(&lock);
+    struct pending **pp = &pending;
+    while (*pp != NULL && !((*pp)->landing && (*pp)->dst == dst))
+        pp = &(*pp)->next;
+    struct pending *p = *pp;
+    if (p != NULL) {
+        *pp = p->next;
+        gvs_free(p);
+    }
+    pthread_cond_broadcast(&landed);
     pthread_mutex_unlock(&lock);
 }
 
+static const struct gvs_notify_into d2h_bytes = {8, place, on_landed};
+
 int remote_fe_posted_init(void)
 {
-    return gvs_client_on_notify_inline(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES,
-                                       on_bytes, NULL);
+    return gvs_client_on_notify_into(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES,
+                                     &d2h_bytes, NULL);
 }
 
 static int overlaps(const struct pending *p, const uint8_t *a, size_t len)
@@ -131,10 +163,21 @@ void remote_fe_posted_wait(const void *host, size_t len)
     pthread_mutex_unlock(&lock);
 }
 
+/* Bytes already coming into the memory are waited for: the receiver
+ * writes there until they are in.  They come, or the connection breaks
+ * and the receiver stops. */
 void remote_fe_posted_forget(const void *host, size_t len)
 {
     pthread_once(&once, init_cond);
     pthread_mutex_lock(&lock);
+    for (;;) {
+        const struct pending *p = pending;
+        while (p != NULL && !(p->landing && overlaps(p, host, len)))
+            p = p->next;
+        if (p == NULL)
+            break;
+        pthread_cond_wait(&landed, &lock);
+    }
     struct pending **pp = &pending;
     while (*pp != NULL) {
         struct pending *p = *pp;
@@ -150,16 +193,19 @@ void remote_fe_posted_forget(const void *host, size_t len)
 }
 
 /* One piece: awaited before its request leaves (its bytes may come back
- * before the reply), forgotten when the backend refuses it. */
+ * before the reply), forgotten when the backend refuses it or it could
+ * not be sent.  Posted (no reply), it is never refused: were each piece
+ * to wait for its reply, that reply would come behind the bytes of the
+ * piece before, a whole piece's time on a socket. */
 static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
-                          uint64_t dev, uint8_t *dst, size_t len)
+                          uint64_t dev, uint8_t *dst, size_t len, int posted)
 {
     const struct gvs_remote_api *api = sh->api;
     struct pending *p = gvs_malloc(sizeof(*p));
     if (p == NULL)
         return api->nomem;
     pthread_mutex_lock(&lock);
-    *p = (struct pending){pending, ++last_token, dst, len};
+    *p = (struct pending){pending, ++last_token, dst, len, 0};
     pending = p;
     uint64_t token = p->token;
     pthread_mutex_unlock(&lock);
@@ -168,17 +214,16 @@ static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
     if (req != NULL && gvs_buf_put_u64(req, stream) == 0 &&
         gvs_buf_put_u64(req, dev) == 0 && gvs_buf_put_u64(req, len) == 0 &&
         gvs_buf_put_u64(req, token) == 0)
-        e = remote_fe_round_trip(sh, sh->posted, req);
+        e = posted ? remote_fe_post(sh, sh->posted, req)
+                   : remote_fe_round_trip(sh, sh->posted, req);
     gvs_buf_free(req);
     if (e != api->success) {
         pthread_mutex_lock(&lock);
-        for (struct pending **pp = &pending; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->token == token) {
-                struct pending *q = *pp;
-                *pp = q->next;
-                gvs_free(q);
-                break;
-            }
+        struct pending **pp = find_token(token), *q = *pp;
+        if (q != NULL && !q->landing) {
+            *pp = q->next;
+            gvs_free(q);
+        }
         pthread_mutex_unlock(&lock);
     }
     return e;
@@ -188,7 +233,8 @@ static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
  * *result, or 0 when the backend refused the first (no pinned memory
  * free there): nothing is then under way. */
 static int post(const struct gvs_remote_shared *sh, uint64_t stream,
-                uint64_t dev, uint8_t *dst, size_t len, int32_t *result)
+                uint64_t dev, uint8_t *dst, size_t len, int proven,
+                int32_t *result)
 {
     pthread_once(&once, init_cond);
     int32_t e = sh->api->success;
@@ -198,7 +244,7 @@ static int post(const struct gvs_remote_shared *sh, uint64_t stream,
      * pieces posted: their bytes land first, the same bytes again after. */
     while (done < len && e == sh->api->success) {
         size_t n = len - done < GVS_BULK_CHUNK ? len - done : GVS_BULK_CHUNK;
-        e = post_piece(sh, stream, dev + done, dst + done, n);
+        e = post_piece(sh, stream, dev + done, dst + done, n, proven);
         if (e == sh->notsup)
             return 0;
         done += n;
@@ -208,7 +254,8 @@ static int post(const struct gvs_remote_shared *sh, uint64_t stream,
 }
 
 int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
-                          uint64_t dev, void *host, size_t len, int32_t *result)
+                          uint64_t dev, void *host, size_t len, int proven,
+                          int32_t *result)
 {
     struct gvs_remote_host rec;
     uint64_t base;
@@ -217,7 +264,7 @@ int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
         (uint64_t)(uintptr_t)host - base > rec.size ||
         len > rec.size - ((uint64_t)(uintptr_t)host - base))
         return 0;
-    return post(sh, stream, dev, host, len, result);
+    return post(sh, stream, dev, host, len, proven, result);
 }
 
 EXPORT int gvs_remote_posted_d2h(const struct gvs_remote_shared *sh,
@@ -226,5 +273,5 @@ EXPORT int gvs_remote_posted_d2h(const struct gvs_remote_shared *sh,
 {
     if (sh->posted == 0 || len == 0 || gvs_remote_capturing())
         return 0;
-    return post(sh, stream, dev, host, len, result);
+    return post(sh, stream, dev, host, len, 0, result);
 }

@@ -47,12 +47,17 @@ int remote_fe_callbacks_init(void);
  * takes a stream-ordered copy of len bytes from dev into host when host
  * lies in page-locked memory the program allocated or registered and no
  * capture is under way: 1 with the API's result in *result, else 0 (the
- * caller copies the ordinary way).  posted_pending says whether a posted
+ * caller copies the ordinary way).  proven: the API's tables prove the
+ * copy valid (GVS_REMOTE_SHARED_PROVEN), so that its pieces are posted
+ * without a reply, none waiting for the bytes of the one before;
+ * otherwise each piece's reply says at once whether it was taken.
+ * posted_pending says whether a posted
  * copy still writes into [host, host + len), posted_wait returns once
  * none does, posted_forget drops what is still to come for it. */
 int remote_fe_posted_init(void);
 int remote_fe_posted_copy(const struct gvs_remote_shared *sh, uint64_t stream,
-                          uint64_t dev, void *host, size_t len, int32_t *result);
+                          uint64_t dev, void *host, size_t len, int proven,
+                          int32_t *result);
 int remote_fe_posted_pending(const void *host, size_t len);
 void remote_fe_posted_wait(const void *host, size_t len);
 void remote_fe_posted_forget(const void *host, size_t len);
@@ -61,6 +66,9 @@ void remote_fe_posted_forget(const void *host, size_t len);
  * result only: the API's result. */
 int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
                              const struct gvs_buf *req);
+/* The same request posted (no reply): the API's result of sending it. */
+int32_t remote_fe_post(const struct gvs_remote_shared *sh, uint16_t op,
+                       const struct gvs_buf *req);
 
 /* area.c: the connection's data area (GVS_CONN_CAP_AREA), in extents of
  * whole pages.  take: len bytes of it, zeroed, at *p (offset *off in the

@@ -236,6 +236,12 @@ int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
     return request(sh, op, req, 1);
 }
 
+int32_t remote_fe_post(const struct gvs_remote_shared *sh, uint16_t op,
+                       const struct gvs_buf *req)
+{
+    return request(sh, op, req, 0);
+}
+
 int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
                                size_t size)
 {
@@ -295,7 +301,7 @@ static int32_t shared_post(const struct gvs_remote_shared *sh,
     if (req != NULL &&
         remote_fe_shared_copy_request(req, stream, GVS_REMOTE_SHARED_ON_STREAM,
                                       h2d, dev, host, len) == 0)
-        e = request(sh, sh->copy_posted, req, 0);
+        e = remote_fe_post(sh, sh->copy_posted, req);
     gvs_buf_free(req);
     return e;
 }
@@ -324,7 +330,8 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
     int32_t posted;
     if (!h2d && flags == GVS_REMOTE_SHARED_ON_STREAM &&
         !remote_fe_shared_possible(sh) &&
-        remote_fe_posted_copy(sh, stream, dev, host, len, &posted))
+        remote_fe_posted_copy(sh, stream, dev, host, len, proven != 0,
+                              &posted))
         return posted;
     if (flags & GVS_REMOTE_SHARED_ON_STREAM)
         flags |= GVS_REMOTE_SHARED_WAIT | proven;
