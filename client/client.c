@@ -305,15 +305,13 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                            const struct iovec *iov, int n, uint64_t *id)
 {
     /* Of the control operations only PING is the caller's to send. */
-    if ((flags & ~(uint32_t)(GVS_F_NOREPLY | GVS_F_LATER)) != 0 ||
-        flags == (GVS_F_NOREPLY | GVS_F_LATER) ||
+    if ((flags & ~(uint32_t)GVS_F_NOREPLY) != 0 ||
         (plugin == 0 && op != GVS_CTL_PING))
         return GVS_E_INVAL;
     int rc = client_usable(c);
     if (rc < 0)
         return rc;
     int post = (flags & GVS_F_NOREPLY) != 0;
-    int later = (flags & GVS_F_LATER) != 0;
     int slot = client_stats_slot(plugin, op);
     long long t0 = slot >= 0 ? gvs_now_ns() : 0;
     struct gvs_frame_hdr h = {.plugin = plugin,
@@ -323,7 +321,7 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                               .id = c->next_id++};
     gvs_trace(h.id, plugin, op, GVS_TRACE_SEND);
     /* Registered before it leaves: the reply may beat the wait. */
-    if (!post && (rc = client_pending_add(c, h.id, slot, later)) < 0)
+    if (!post && (rc = client_pending_add(c, h.id, slot)) < 0)
         return rc;
     /* A post may stay buffered; anything else also writes what is. */
     rc = client_out_send(c, &h, iov, n);
@@ -333,9 +331,8 @@ int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
         return rc;
     }
     gvs_trace(h.id, plugin, op, GVS_TRACE_SENT);
-    /* The caller goes on after a GVS_F_LATER request as after a post. */
-    client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post || later);
-    client_stats_op(slot, post || later, slot >= 0 ? gvs_now_ns() - t0 : 0);
+    client_stats_sent(GVS_FRAME_HDR_LEN + (uint64_t)h.len, post);
+    client_stats_op(slot, post, slot >= 0 ? gvs_now_ns() - t0 : 0);
     if (id != NULL)
         *id = h.id;
     return 0;

@@ -99,11 +99,8 @@ int client_receiver_start(struct gvs_client *c, unsigned keepalive_ms,
                           unsigned ack_timeout_ms);
 /* Caller holds lock: request id, about to be sent, awaits a reply;
  * stat_slot is its operation's under GVS_STATS=ops (client_stats_slot),
- * so that the time until its reply is counted there; later: sent
- * GVS_F_LATER, counted as a post, its reply as no round trip.
- * GVS_E_NOMEM. */
-int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot,
-                       int later);
+ * so that the time until its reply is counted there.  GVS_E_NOMEM. */
+int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot);
 /* Caller holds lock: request id could not be sent after all. */
 void client_pending_drop(struct gvs_client *c, uint64_t id);
 /* fork(): the child forgets every awaited reply (their waiters are
@@ -225,10 +222,8 @@ int client_handshake(struct gvs_conn *c, const struct client_settings *s,
  * counted: the stats describe the plugins' traffic. */
 void client_stats_sent(uint64_t bytes, int post);
 /* The reply of a request of operation slot stat_slot (-1: none) sent at
- * sent_ns (gvs_now_ns), received now; a round trip if its caller waited
- * for it (waited), else only bytes. */
-void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns,
-                        int waited);
+ * sent_ns (gvs_now_ns), received now: a round trip. */
+void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns);
 /* Under GVS_STATS=ops, which asks for the requests by operation (a trace
  * of where a program's round trips and their time go): the slot of
  * (plugin, op), else -1.  client_stats_op then counts one request of it

@@ -39,7 +39,6 @@ struct client_pending {
     struct gvs_buf *kept; /* the reply, when it came before the wait */
     uint64_t bytes;       /* frame bytes of the reply, for the stats */
     int stat_slot;        /* client_stats_slot's, -1: none */
-    int later;            /* sent GVS_F_LATER: counted as a post */
     long long sent_ns;    /* when it was sent, under a stat_slot */
     int rc;               /* the waiter's result */
     int taken;            /* the receiver has begun to read the reply */
@@ -70,15 +69,13 @@ static struct client_pending *unlink_id(struct gvs_client *c, uint64_t id)
     return p;
 }
 
-int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot,
-                       int later)
+int client_pending_add(struct gvs_client *c, uint64_t id, int stat_slot)
 {
     struct client_pending *p = gvs_calloc(1, sizeof(*p));
     if (p == NULL)
         return GVS_E_NOMEM;
     p->id = id;
     p->stat_slot = stat_slot;
-    p->later = later;
     p->sent_ns = stat_slot >= 0 ? gvs_now_ns() : 0;
     pthread_mutex_lock(&c->wlock);
     p->next = c->pending;
@@ -226,7 +223,7 @@ static int deliver(struct client_pending *p, struct gvs_buf *dst)
     }
     int rc = gvs_buf_put_bytes(dst, body, len);
     if (rc == 0)
-        client_stats_reply(p->bytes, p->stat_slot, p->sent_ns, !p->later);
+        client_stats_reply(p->bytes, p->stat_slot, p->sent_ns);
     else
         p->into = 0;
     return rc;
@@ -360,8 +357,7 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
             return rc;
         }
         if (rc == 0)
-            client_stats_reply(p->bytes, p->stat_slot, p->sent_ns,
-                               !p->later);
+            client_stats_reply(p->bytes, p->stat_slot, p->sent_ns);
         complete(p, rc);
         return 0;
     }

@@ -83,12 +83,9 @@ void client_stats_op(int slot, int post, long long send_ns)
                               memory_order_relaxed);
 }
 
-void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns,
-                        int waited)
+void client_stats_reply(uint64_t bytes, int stat_slot, long long sent_ns)
 {
     atomic_fetch_add_explicit(&bytes_received, bytes, memory_order_relaxed);
-    if (!waited)
-        return;
     atomic_fetch_add_explicit(&round_trips, 1, memory_order_relaxed);
     if (stat_slot >= 0)
         atomic_fetch_add_explicit(&op_wait_ns[stat_slot],

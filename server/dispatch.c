@@ -163,13 +163,6 @@ int gvsd_classify(struct gvs_session *s, struct gvsd_job *j)
         gvsd_session_why(s, GVSD_END_BAD_FLAGS);
         return GVS_E_PROTO;
     }
-    if ((h->flags & GVS_F_NOREPLY) && (h->flags & GVS_F_LATER)) {
-        gvs_warn("session %u: request %" PRIu64 " is flagged both without "
-                 "a reply and with one collected later",
-                 id, h->id);
-        gvsd_session_why(s, GVSD_END_BAD_FLAGS);
-        return GVS_E_PROTO;
-    }
     if (h->plugin == 0)
         return control(s, j);
     int i = 0;
@@ -251,7 +244,6 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .op = j->h.op,
                             .lane = j->h.lane,
                             .noreply = noreply,
-                            .later = (j->h.flags & GVS_F_LATER) != 0,
                             .session = s};
     atomic_fetch_add(&s->calls, 1);
     gvsd_stats_add_call((int)(s->open[j->slot] - s->plugins->p));

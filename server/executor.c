@@ -39,11 +39,10 @@ static int bulky(const struct gvsd_job *j)
  * requests may pass it (lane_give).  A posted one, an asynchronous copy
  * say, returned at once on the client, which may then have another
  * thread go on with what follows it in stream order: it keeps its place
- * as any posted request does, and so does one whose reply the client
- * collects later. */
+ * as any posted request does. */
 static int waited_for(const struct gvsd_job *j)
 {
-    return blocking(j) && !(j->h.flags & (GVS_F_NOREPLY | GVS_F_LATER));
+    return blocking(j) && !(j->h.flags & GVS_F_NOREPLY);
 }
 
 static void jobs_push(struct gvsd_jobs *q, struct gvsd_job *j)

@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 10u
+#define GVS_PLUGIN_ABI 11u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -106,9 +106,6 @@ struct gvs_call {
     uint16_t op;         /* the operation being served */
     uint32_t lane;       /* the client thread the request comes from */
     int noreply;         /* the client does not wait: out is discarded */
-    /* The client collects the reply later and went on meanwhile
-     * (GVS_F_LATER): the reply answers no synchronizing call. */
-    int later;
     struct gvs_session *session; /* for host->notify */
     /* Bytes the handler owns, sent after out's as the rest of the reply
      * body without being copied into out (a bulk reply sent straight from

@@ -31,7 +31,7 @@
 
 #define GVS_FRAME_MAGIC 0x31535647u /* "GVS1" */
 #define GVS_FRAME_HDR_LEN 28u
-#define GVS_PROTO_VERSION 4u
+#define GVS_PROTO_VERSION 5u
 /* Largest body accepted by default: a bulk chunk plus its arguments. */
 #define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
 /* Bulk data is cut into chunks of this size so no frame exceeds the max. */
@@ -42,12 +42,8 @@ enum gvs_frame_flags {
     GVS_F_NOREPLY = 1u << 1, /* request: the client does not wait */
     GVS_F_NOTIFY = 1u << 2,  /* server to client, unasked: an event such as
                               * a host callback to run; never answered */
-    /* request: answered, but the client goes on meanwhile and collects
-     * the reply later (a staged copy's, which frees its slot); ordered
-     * as a NOREPLY request (docs/protocol.md, "Lanes") */
-    GVS_F_LATER = 1u << 3,
 };
-#define GVS_F_KNOWN (GVS_F_REPLY | GVS_F_NOREPLY | GVS_F_NOTIFY | GVS_F_LATER)
+#define GVS_F_KNOWN (GVS_F_REPLY | GVS_F_NOREPLY | GVS_F_NOTIFY)
 
 struct gvs_frame_hdr {
     uint32_t len;

@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 10u
+#define GVS_REMOTE_BE_VERSION 11u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -138,17 +138,23 @@ struct gvs_remote_node {
  *   HOSTMEM_UNSHARE: u64 client address -> i32 (the device synchronized
  *                    first: no copy still reads or writes the region)
  *   MEMCPY_SHARED:   u64 stream, u32 flags, u32 kind, u64 device
- *                    address, u64 client host address, u64 len -> i32;
- *                    an API's posted variant (an op flagged async and not
- *                    blocking, served by the same handler) has flags
- *                    ON_STREAM alone, and its failure is latched; sent
- *                    with GVS_F_LATER (a staged chunk the frontend does
- *                    not wait for) it has ON_STREAM and WAIT, its reply
- *                    only says the chunk's slot is free, and its failure
- *                    is latched too */
+ *                    address, u64 client host address, u64 len, and
+ *                    with SIGNAL u64 client address of a 32-bit word in
+ *                    a shared region, u32 value -> i32.  An API's posted
+ *                    variant (an op flagged async and not blocking,
+ *                    served by the same handler) has flags ON_STREAM,
+ *                    or ON_STREAM and SIGNAL, and its failure is
+ *                    latched.  SIGNAL: once the stream has passed the
+ *                    copy, the value is written into the word (by the
+ *                    GPU, else by a host function; at once when the copy
+ *                    never went on the stream): a staged chunk's slot is
+ *                    free again (frontend/staging.c).  len 0 with WAIT
+ *                    waits for the stream (ON_STREAM), else the device:
+ *                    what a slot whose word does not come waits for */
 enum {
     GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
+    GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
 };
 enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
 enum { GVS_REMOTE_SHARE_FD = 0u, GVS_REMOTE_SHARE_AREA = 1u };
@@ -183,6 +189,11 @@ struct gvs_remote_pinner {
      * host functions run (the lane entered by copy before). */
     int32_t (*host_func)(struct gvs_call *call, uint64_t stream,
                          void (*fn)(void *arg), void *arg);
+    /* Enqueues on that stream the GPU's write of the 32-bit value at
+     * device address dev (a stream memory operation); anything but
+     * success when it cannot (the layer then uses host_func). */
+    int32_t (*signal)(struct gvs_call *call, uint64_t stream, uint64_t dev,
+                      uint32_t value);
 };
 
 struct gvs_remote_be {

@@ -53,15 +53,31 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
         r = cuda_be_stream(call, stream, &s);
     if (r == CUDA_SUCCESS)
         r = cuda_be_check_device_range(dev, len);
-    if (r != CUDA_SUCCESS || len == 0)
+    if (r != CUDA_SUCCESS)
         return r;
+    int wait = (flags & GVS_REMOTE_SHARED_WAIT) != 0;
+    if (len == 0)
+        return !wait      ? CUDA_SUCCESS
+               : on_stream ? CUDA_DRV(cuStreamSynchronize)(s)
+                           : CUDA_DRV(cuCtxSynchronize)();
     if (!on_stream)
         return h2d ? CUDA_DRV(cuMemcpyHtoD_v2)(dev, host, len)
                    : CUDA_DRV(cuMemcpyDtoH_v2)(host, dev, len);
     r = h2d ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(dev, host, len, s)
             : CUDA_DRV(cuMemcpyDtoHAsync_v2)(host, dev, len, s);
-    if (r == CUDA_SUCCESS && (flags & GVS_REMOTE_SHARED_WAIT))
+    if (r == CUDA_SUCCESS && wait)
         r = CUDA_DRV(cuStreamSynchronize)(s);
+    return r;
+}
+
+static int32_t signal_word(struct gvs_call *call, uint64_t stream,
+                           uint64_t dev, uint32_t value)
+{
+    CUstream s = NULL;
+    CUresult r = cuda_be_stream(call, stream, &s);
+    if (r == CUDA_SUCCESS)
+        r = CUDA_DRV(cuStreamWriteValue32_v2)(s, dev, value,
+                                              CU_STREAM_WRITE_VALUE_DEFAULT);
     return r;
 }
 
@@ -101,6 +117,7 @@ const struct gvs_remote_pinner cuda_be_pinner = {
     .host_alloc = host_alloc,
     .host_free = host_free,
     .host_func = host_func,
+    .signal = signal_word,
 };
 
 int cuda_be_hostmem_share(struct gvs_call *call)

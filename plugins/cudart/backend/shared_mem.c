@@ -8,6 +8,8 @@
  */
 #include "be.h"
 
+#include <cuda.h>
+
 #include "cudart_be_gen.h"
 #include "cudart_ops.h"
 #include "objects.h"
@@ -52,8 +54,13 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
                         : cudart_be_enter(call);
     if (e == cudaSuccess && !on_stream)
         e = be_check_device_range(dev, len);
-    if (e != cudaSuccess || len == 0)
+    if (e != cudaSuccess)
         return e;
+    int wait = (flags & GVS_REMOTE_SHARED_WAIT) != 0;
+    if (len == 0)
+        return !wait      ? cudaSuccess
+               : on_stream ? cudaStreamSynchronize(st)
+                           : cudaDeviceSynchronize();
     void *d = (void *)(uintptr_t)dev;
     void *dst = h2d ? d : host;
     const void *src = h2d ? host : d;
@@ -62,8 +69,36 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
     if (!on_stream)
         return cudaMemcpy(dst, src, len, k);
     e = cudaMemcpyAsync(dst, src, len, k, st);
-    if (e == cudaSuccess && (flags & GVS_REMOTE_SHARED_WAIT))
+    if (e == cudaSuccess && wait)
         e = cudaStreamSynchronize(st);
+    return e;
+}
+
+typedef CUresult (*write_value_fn)(CUstream stream, CUdeviceptr addr,
+                                   cuuint32_t value, unsigned int flags);
+static write_value_fn write_value;
+static pthread_once_t write_value_once = PTHREAD_ONCE_INIT;
+
+static void write_value_find(void)
+{
+    void *fn;
+    if (be_driver_entry("cuStreamWriteValue32", 12000, &fn) == cudaSuccess)
+        write_value = (write_value_fn)fn;
+}
+
+/* The runtime has no stream memory operations: the driver's, found
+ * through the runtime. */
+static int32_t signal_word(struct gvs_call *call, uint64_t stream,
+                           uint64_t dev, uint32_t value)
+{
+    pthread_once(&write_value_once, write_value_find);
+    cudaStream_t st;
+    cudaError_t e = write_value != NULL ? be_stream(call, stream, &st)
+                                        : cudaErrorNotSupported;
+    if (e == cudaSuccess &&
+        write_value((CUstream)st, (CUdeviceptr)dev, value,
+                    CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
+        e = cudaErrorNotSupported;
     return e;
 }
 
@@ -107,6 +142,7 @@ const struct gvs_remote_pinner be_pinner = {
     .host_alloc = host_alloc,
     .host_free = host_free,
     .host_func = host_func,
+    .signal = signal_word,
 };
 
 int cudart_be_hostmem_share(struct gvs_call *call)

@@ -150,8 +150,7 @@ static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
         if (o->op == op) {
             struct gvs_call c = {.in = in, .out = out, .state = st,
                                  .id = 1, .op = op, .lane = 1,
-                                 .noreply = noreply == 1,
-                                 .later = noreply == HARNESS_LATER};
+                                 .noreply = noreply == 1};
             return o->fn(&c);
         }
     return 1000;

@@ -88,11 +88,9 @@ void harness_close(void);
 
 /* Runs op's handler on the request in `in` as request 1 of client thread
  * (lane) 1, marked as sent without waiting for a reply when noreply is
- * 1, as one whose reply the client collects later (GVS_F_LATER) when it
- * is HARNESS_LATER; the reply lands in `out`, reset first.  Returns the handler's
+ * 1; the reply lands in `out`, reset first.  Returns the handler's
  * return (0 or a negative GVS_E_* code), or 1000 when the plugin has no
  * such op. */
-#define HARNESS_LATER 2
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                  int noreply);
 

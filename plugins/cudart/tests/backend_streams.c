@@ -327,32 +327,32 @@ static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
-/* A staged chunk whose reply the client collects later (GVS_F_LATER):
- * only ON_STREAM | WAIT is accepted; its reply, which only frees the
- * client's slot, says success whatever the copy met (here a host address
- * in no shared region), the failure being the lane's next synchronizing
- * call's; and it answers no failure latched before it. */
-static int later_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
+/* A staged chunk's signal (GVS_REMOTE_SHARED_SIGNAL): only with ON_STREAM
+ * alone, posted or not, and with its word's address and value; a chunk
+ * whose copy fails (here a host address in no shared region) latches
+ * the failure, and a word in no region is not written. */
+static int signal_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
 {
-    for (uint32_t flags = 0; flags < 4; flags++) {
+    for (uint32_t flags = 4; flags < 8; flags++) {
         bogus_shared_copy(in, flags);
-        int rc = call_noreply(CUDART_OP_MEMCPY_SHARED, in, out, HARNESS_LATER);
-        CHECK_EQ(rc, flags == 3 ? 0 : GVS_E_PROTO);
-        if (rc == 0)
-            CHECK_EQ(result_of(out), 0);
+        gvs_buf_put_u64(in, BOGUS);
+        gvs_buf_put_u32(in, 7);
+        int rc = call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1);
+        CHECK_EQ(rc, flags == 5 ? 0 : GVS_E_PROTO);
     }
     CHECK(reported_once(in, out) == 0);
-    /* A posted copy's failure outlives a later reply. */
-    for (int i = 0; i < 2; i++) {
-        bogus_shared_copy(in, i == 0 ? 1 : 3);
-        CHECK_EQ(call_noreply(i == 0 ? CUDART_OP_MEMCPY_SHARED_POSTED
-                                     : CUDART_OP_MEMCPY_SHARED,
-                              in, out, i == 0 ? 1 : HARNESS_LATER),
-                 0);
-    }
-    CHECK_EQ(result_of(out), 0);
-    gvs_buf_reset(in);
-    CHECK(call(CUDART_OP_cudaDeviceSynchronize, in, out) == 0);
+    /* Without the word, or with an unknown flag. */
+    bogus_shared_copy(in, 5);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1),
+             GVS_E_SHORT);
+    bogus_shared_copy(in, 9);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1),
+             GVS_E_PROTO);
+    /* Waited for, the failure is the reply's. */
+    bogus_shared_copy(in, 5);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 7);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
     CHECK_EQ(result_of(out), INVALID_VALUE);
     return 0;
 }
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
     if (mock) {
         CHECK(round_trip(in, out) == 0);
         CHECK(posted_shared_copy(in, out) == 0);
-        CHECK(later_shared_copy(in, out) == 0);
+        CHECK(signal_shared_copy(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
     }
     harness_close();

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -367,6 +368,39 @@ static CUresult mock_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return CUDA_SUCCESS;
 }
 
+/* The driver's 32-bit write of a stream (the backend's signal that a
+ * staged chunk's slot is free), through cudaGetDriverEntryPointByVersion:
+ * done when the stream reaches it, as the GPU would.  The mock's device
+ * address of host memory is its host address. */
+struct mock_write {
+    uint32_t *p;
+    uint32_t value;
+};
+
+static void CUDART_CB mock_write_run(void *arg)
+{
+    struct mock_write *w = arg;
+    __atomic_store_n(w->p, w->value, __ATOMIC_RELEASE);
+    free(w);
+}
+
+static CUresult mock_cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
+                                          cuuint32_t value, unsigned flags)
+{
+    struct mock_write *w = malloc(sizeof(*w));
+    if (flags != 0 || addr == 0 || addr % 4 != 0 || w == NULL) {
+        free(w);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *w = (struct mock_write){(uint32_t *)(uintptr_t)addr, value};
+    if (cudaLaunchHostFunc((cudaStream_t)stream, mock_write_run, w) !=
+        cudaSuccess) {
+        free(w);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    return CUDA_SUCCESS;
+}
+
 /* No driver behind the mock: an -rdc program's units cannot be linked. */
 cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **fn, unsigned int version,
@@ -380,6 +414,8 @@ cudaError_t cudaGetDriverEntryPointByVersion(
         *fn = (void *)mock_cuGraphKernelNodeGetParams;
     if (strcmp(symbol, "cuPointerGetAttributes") == 0)
         *fn = (void *)mock_cuPointerGetAttributes;
+    if (strcmp(symbol, "cuStreamWriteValue32") == 0)
+        *fn = (void *)mock_cuStreamWriteValue32;
     if (*fn != NULL) {
         if (status != NULL)
             *status = cudaDriverEntryPointSuccess;

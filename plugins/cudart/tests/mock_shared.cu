@@ -153,11 +153,11 @@ static void pageable(size_t size, int alone)
 
 // Stream-ordered copies of pageable memory that the tables prove valid
 // return once their bytes are staged, as CUDA's do: through the staging
-// region each is posted, the replies that free its slots collected by
+// region each is posted, the words that free its slots waited for by
 // the copies after it (more copies than slots here), and the program may
 // overwrite its buffer at once.  A synchronous copy after them, through
 // the same slots, finds every byte where it belongs.
-static void staged_later()
+static void staged_posted()
 {
     const size_t n = ((size_t)1 << 20) + 4096;
     const int copies = 9;
@@ -212,7 +212,7 @@ struct overlap {
 static void *overlap_copies(void *arg)
 {
     struct overlap *o = (struct overlap *)arg;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         pattern(o->h, o->n, 40u + (unsigned)i);
         OK(cudaMemcpyAsync(o->d + i * o->n, o->h, o->n,
                            cudaMemcpyHostToDevice, o->st));
@@ -225,14 +225,16 @@ static void *overlap_copies(void *arg)
 // stream is held up (a host function waits for the gate), as many such
 // copies as there are slots (4) return, none waiting for the one before
 // it.  Were every copy to take the first slot, the second would wait
-// until the stream moved on.
+// until the stream moved on.  The fifth needs the first one's slot,
+// whose word the held stream does not write: it waits, past its polling,
+// for the worker to wait for the stream, and returns once the gate opens.
 static void staged_overlap()
 {
     const size_t n = (size_t)256 << 10;
     struct overlap o = {NULL, NULL, (unsigned char *)malloc(n), n, {0}};
     unsigned char *back = (unsigned char *)malloc(n);
     CHECK(o.h != NULL && back != NULL);
-    OK(cudaMalloc((void **)&o.d, 4 * n));
+    OK(cudaMalloc((void **)&o.d, 5 * n));
     OK(cudaStreamCreate(&o.st));
     gate_open = 0;
     OK(cudaLaunchHostFunc(o.st, gate, NULL));
@@ -241,11 +243,15 @@ static void staged_overlap()
     for (int i = 0; i < 500 && o.returned < 4; i++)
         usleep(10000);
     int returned = o.returned.load();
+    usleep(100000);
+    int held = o.returned.load();
     gate_open = 1;
     CHECK(pthread_join(t, NULL) == 0);
     CHECK_EQ(returned, 4);
+    CHECK_EQ(held, 4);
+    CHECK_EQ(o.returned.load(), 5);
     OK(cudaStreamSynchronize(o.st));
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         OK(cudaMemcpy(back, o.d + i * n, n, cudaMemcpyDeviceToHost));
         pattern(o.h, n, 40u + (unsigned)i);
         CHECK(memcmp(o.h, back, n) == 0);
@@ -430,7 +436,7 @@ int main(int argc, char **argv)
                             (9 << 20) + 7};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         pageable(sizes[i], 1);
-    staged_later();
+    staged_posted();
     if (shared)
         staged_overlap();
 

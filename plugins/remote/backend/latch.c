@@ -26,10 +26,7 @@ void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
     struct gvs_remote_lane *l = remote_be_lane(call);
     if (l == NULL || l->latched_plugin != plugin)
         return;
-    /* A reply collected later answers no synchronizing call: the failure
-     * waits for one that does. */
-    if (call->noreply || call->later ||
-        gvs_buf_len(call->out) < sizeof(int32_t))
+    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t))
         return;
     const uint8_t *p = gvs_buf_ptr(call->out);
     int32_t result = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |

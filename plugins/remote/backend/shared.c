@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -235,31 +236,83 @@ int remote_be_hostmem_unshare(struct gvs_call *call,
     return c.rc;
 }
 
+struct store {
+    _Atomic uint32_t *word;
+    uint32_t value;
+};
+
+/* On CUDA's callback thread: no CUDA call. */
+static void store_word(void *arg)
+{
+    struct store *st = arg;
+    atomic_store_explicit(st->word, st->value, memory_order_release);
+    gvs_free(st);
+}
+
+/* Writes value into the client's word at addr once the stream has passed
+ * the copy (copied: it went on the stream), the GPU's way if the region
+ * has a device address, else a host function's; at once when nothing is
+ * on the stream to wait for, or when neither way could be enqueued (the
+ * context failed: nothing more runs on it).  A word in no region is not
+ * written: the client then waits for the stream (remote_be.h, SIGNAL).
+ * The region stays mapped meanwhile: unsharing synchronizes the device
+ * first. */
+static void signal_word(struct gvs_call *call,
+                        const struct gvs_remote_pinner *pn, uint64_t stream,
+                        uint64_t addr, uint32_t value, int copied)
+{
+    uint64_t base;
+    pthread_rwlock_rdlock(&lock);
+    struct region *r = addr % 4 == 0 ? containing(addr, 4, &base) : NULL;
+    _Atomic uint32_t *word =
+        r != NULL ? (_Atomic uint32_t *)((uint8_t *)r->p + (addr - base))
+                  : NULL;
+    uint64_t dev = r != NULL && r->dev != 0 ? r->dev + (addr - base) : 0;
+    pthread_rwlock_unlock(&lock);
+    if (word == NULL)
+        return;
+    if (copied && dev != 0 && pn->signal(call, stream, dev, value) ==
+                                  pn->success)
+        return;
+    struct store *st = copied ? gvs_malloc(sizeof(*st)) : NULL;
+    if (st != NULL) {
+        *st = (struct store){word, value};
+        if (pn->host_func(call, stream, store_word, st) == pn->success)
+            return;
+        gvs_free(st);
+    } else if (copied) {
+        (void)pn->sync(call);
+    }
+    atomic_store_explicit(word, value, memory_order_release);
+}
+
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn)
 {
     struct apigen_call c = {call->out, call->in, 0};
-    uint64_t stream, dev, addr, len;
-    uint32_t flags, kind;
+    uint64_t stream, dev, addr, len, word = 0;
+    uint32_t flags, kind, value = 0;
     apigen_get_u64(&c, &stream);
     apigen_get_u32(&c, &flags);
     apigen_get_u32(&c, &kind);
     apigen_get_u64(&c, &dev);
     apigen_get_u64(&c, &addr);
     apigen_get_u64(&c, &len);
+    if (c.rc == 0 && (flags & GVS_REMOTE_SHARED_SIGNAL)) {
+        apigen_get_u64(&c, &word);
+        apigen_get_u32(&c, &value);
+    }
     if (apigen_end(&c) < 0)
         return c.rc;
     if (flags & ~(uint32_t)(GVS_REMOTE_SHARED_ON_STREAM |
-                            GVS_REMOTE_SHARED_WAIT))
+                            GVS_REMOTE_SHARED_WAIT | GVS_REMOTE_SHARED_SIGNAL))
         return GVS_E_PROTO;
     /* A posted copy is stream-ordered and waits for nothing: it may run
-     * on the session's reader, which must never block.  One whose reply
-     * the client collects later waits for its stream: the reply says the
-     * client's memory is free again. */
-    if (call->noreply && flags != GVS_REMOTE_SHARED_ON_STREAM)
-        return GVS_E_PROTO;
-    if (call->later &&
-        flags != (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT))
+     * on the session's reader, which must never block.  A signal says
+     * when a stream-ordered copy is done: it replaces waiting. */
+    uint32_t signal = flags & GVS_REMOTE_SHARED_SIGNAL;
+    if ((call->noreply || signal) &&
+        (flags & ~signal) != GVS_REMOTE_SHARED_ON_STREAM)
         return GVS_E_PROTO;
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
@@ -267,14 +320,16 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         pthread_rwlock_rdlock(&lock);
         struct region *r = containing(addr, len ? len : 1, &base);
         e = r == NULL ? pn->invalid
-                      : pn->copy(call, stream, flags,
+                      : pn->copy(call, stream, flags & ~signal,
                                  kind == GVS_REMOTE_SHARED_H2D, dev,
                                  (uint8_t *)r->p + (addr - base), len);
         pthread_rwlock_unlock(&lock);
     }
-    /* Posted, or answered when the client no longer waits: the failure is
-     * the lane's next synchronizing call's, as a posted op's. */
-    if ((call->noreply || call->later) && e != pn->success) {
+    if (signal)
+        signal_word(call, pn, stream, word, value, e == pn->success);
+    /* Posted: the failure is the lane's next synchronizing call's, as a
+     * posted op's. */
+    if (call->noreply && e != pn->success) {
         remote_be_latch(call, pn->plugin, e);
         e = pn->success;
     }

@@ -3,20 +3,24 @@
  * ops of the API that asked first (the backend's table is the
  * session's, and each API's copy op finds it).  The region is cut into
  * slots, taken in turn by chunk after chunk, copy after copy; a chunk's
- * request names its slot, and a slot is reused only once the reply of
- * its last chunk has come, which the backend sends once the DMA from or
- * to it is done.  So up to STAGING_SLOTS chunks are in flight: the
+ * request names its slot, and a slot is reused only once the DMA from
+ * or to it is done.  So up to STAGING_SLOTS chunks are in flight: the
  * program's memcpy of one chunk overlaps the DMA of the others, also
  * when each copy is a single chunk.
  *
  * A stream-ordered host-to-device copy that the API proved valid
  * returns once its bytes are in the slots and their requests have left,
- * as CUDA's returns once it staged pageable memory: its chunks go with
- * GVS_F_LATER, and their replies, which only free the slots (a failure
- * is the lane's next synchronizing call's, as a posted copy's), are
- * collected by whichever copy next needs the slot.  Copies one after
- * the other then overlap the program's memcpy with the DMA of those
- * before.
+ * as CUDA's returns once it staged pageable memory: its chunks are
+ * posted (a failure is the lane's next synchronizing call's, as a posted
+ * copy's) with GVS_REMOTE_SHARED_SIGNAL, and once the stream has passed
+ * a chunk's copy the GPU writes a value of the client's choosing into
+ * the slot's word, in a page of the region after the slots.  Whichever
+ * copy next needs the slot waits for that value, polling; when it does
+ * not come soon (the stream is busy, or stopped for good by a failure)
+ * the copy asks the worker to wait for the slot's stream, or for the
+ * device when that stream is gone.  Copies one after the other then
+ * overlap the program's memcpy with the DMA of those before, and no
+ * lane waits for a DMA.
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
@@ -28,11 +32,13 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "gvs/comm.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
+#include "gvs/spin.h"
 #include "parcopy.h"
 #include "remote_be.h"
 
@@ -40,6 +46,18 @@
 
 #define STAGING_SLOTS 4u
 #define STAGING_SLOT ((size_t)2 << 20)
+/* The slots' words, each on a line of its own, in the page after them. */
+#define SIGNALS (STAGING_SLOTS * STAGING_SLOT)
+#define SIGNAL_STRIDE 64u
+#define REGION_LEN (SIGNALS + 4096u)
+/* How long a copy polls a slot's word, spinning (several times a 2 MiB
+ * chunk's DMA, 40 us), then sleeping between looks, before it asks the
+ * worker to wait for the slot's stream: a stream busy that long is
+ * waited for as well by a round trip, and one stopped for good by a
+ * failure never writes the word. */
+#define SETTLE_SPIN_NS 200000LL
+#define SETTLE_POLL_NS 20000000LL
+#define SETTLE_NAP_NS 50000L
 /* Below these a copy gains nothing over sending the bytes.  A
  * device-to-host copy gains from a few KiB: sent as bytes, the worker's
  * CUDA copies them into pageable memory, slower than a DMA into a slot
@@ -55,9 +73,12 @@ enum { UNTRIED, PREPARING, READY, UNAVAILABLE };
 static _Atomic int state;
 static struct remote_fe_shared_pending pending;
 static uint8_t *region;
-/* Under lock: the request of a GVS_F_LATER chunk whose reply is still
- * owed, by slot; 0 for none. */
-static uint64_t owed[STAGING_SLOTS];
+/* Under lock, by slot: the value its word is to take once a posted
+ * chunk's copy is done (0: none owed), and that chunk's stream; the last
+ * value given. */
+static uint32_t owed[STAGING_SLOTS];
+static uint64_t owed_stream[STAGING_SLOTS];
+static uint32_t last_value;
 /* Under lock: the slot the next chunk takes.  Were every copy to start
  * at slot 0, a copy of one chunk would wait for the one before it. */
 static unsigned next_slot;
@@ -69,12 +90,14 @@ static void fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
     if (atomic_load(&state) == READY)
-        munmap(region, STAGING_SLOTS * STAGING_SLOT);
+        munmap(region, REGION_LEN);
     else if (atomic_load(&state) == PREPARING)
         munmap(pending.p, pending.len);
     atomic_store(&state, UNTRIED);
     region = NULL;
     memset(owed, 0, sizeof(owed));
+    memset(owed_stream, 0, sizeof(owed_stream));
+    last_value = 0;
     next_slot = 0;
     remote_fe_parallel_memcpy_fork_child();
 }
@@ -91,7 +114,7 @@ struct pipeline {
     uint64_t stream;
     unsigned flags;
     int h2d;
-    int later; /* chunks sent with GVS_F_LATER, not waited for */
+    int posted; /* chunks posted with a signal, not waited for */
     uint64_t dev;
     size_t len;
     unsigned first; /* chunk 0's slot */
@@ -116,35 +139,83 @@ static uint8_t *slot_of(const struct pipeline *p, size_t i)
     return region + slot_index(p, i) * STAGING_SLOT;
 }
 
+static _Atomic uint32_t *word_of(unsigned slot)
+{
+    return (_Atomic uint32_t *)(region + SIGNALS + slot * SIGNAL_STRIDE);
+}
+
 static void send_chunk(struct pipeline *p, size_t i)
 {
     size_t off = i * STAGING_SLOT;
-    p->rc = remote_fe_shared_copy_request(p->req, p->stream, p->flags,
-                                          p->h2d, p->dev + off, slot_of(p, i),
-                                          chunk_len(p, i));
+    unsigned slot = slot_index(p, i);
+    uint32_t value = ++last_value != 0 ? last_value : ++last_value;
+    p->rc = remote_fe_shared_copy_request(
+        p->req, p->stream,
+        p->posted ? p->flags | GVS_REMOTE_SHARED_SIGNAL : p->flags, p->h2d,
+        p->dev + off, slot_of(p, i), chunk_len(p, i));
+    if (p->rc == 0 && p->posted)
+        p->rc = gvs_buf_put_u64(p->req, (uint64_t)(uintptr_t)word_of(slot));
+    if (p->rc == 0 && p->posted)
+        p->rc = gvs_buf_put_u32(p->req, value);
     if (p->rc < 0)
         return;
     struct iovec iov = {(void *)gvs_buf_ptr(p->req), gvs_buf_len(p->req)};
     gvs_client_lock(p->cl);
-    p->rc = gvs_remote_send_locked(p->sh->api, p->cl, p->sh->copy,
-                                   APIGEN_DEVICE, p->later ? GVS_F_LATER : 0,
-                                   &iov, 1, &p->ids[i % STAGING_SLOTS]);
+    p->rc = gvs_remote_send_locked(
+        p->sh->api, p->cl, p->posted ? p->sh->copy_posted : p->sh->copy,
+        APIGEN_DEVICE, p->posted ? GVS_F_NOREPLY : 0, &iov, 1,
+        p->posted ? NULL : &p->ids[i % STAGING_SLOTS]);
     gvs_client_unlock(p->cl);
-    if (p->rc == 0 && p->later)
-        owed[slot_index(p, i)] = p->ids[i % STAGING_SLOTS];
+    if (p->rc == 0 && p->posted) {
+        owed[slot] = value;
+        owed_stream[slot] = p->stream;
+    }
 }
 
-/* Frees chunk i's slot of an earlier copy's chunk whose reply is owed.
- * Its result is not this copy's: the backend latched a failure. */
+/* The worker waits for the stream (ON_STREAM), else the device, with a
+ * copy of no bytes: the API's result. */
+static int32_t wait_for(struct pipeline *p, unsigned flags, unsigned slot)
+{
+    int32_t e = p->sh->api->nomem;
+    if (remote_fe_shared_copy_request(p->req, owed_stream[slot], flags, 1, 0,
+                                      region + slot * STAGING_SLOT, 0) == 0)
+        e = remote_fe_round_trip(p->sh, p->sh->copy, p->req);
+    return e;
+}
+
+/* Frees chunk i's slot of an earlier copy's posted chunk: once its word
+ * takes the value owed, or once the worker has waited for the chunk's
+ * stream, else (the stream gone meanwhile) for the device.  Whatever
+ * that wait answers, nothing writes the slot any more: a failure stops
+ * the context.  Its result is not this copy's: the backend latched a
+ * failure of the chunk. */
 static void settle(struct pipeline *p, size_t i)
 {
-    uint64_t id = owed[slot_index(p, i)];
-    if (id == 0)
+    unsigned slot = slot_index(p, i);
+    if (owed[slot] == 0)
         return;
-    owed[slot_index(p, i)] = 0;
-    int rc = gvs_client_wait(p->cl, id, p->rep);
-    if (rc < 0 && p->rc == 0)
-        p->rc = rc;
+    _Atomic uint32_t *w = word_of(slot);
+    long long start = gvs_now_ns(), now = start;
+    for (unsigned n = 1;
+         atomic_load_explicit(w, memory_order_acquire) != owed[slot]; n++) {
+        if (n % 64 != 0) {
+            gvs_cpu_relax();
+            continue;
+        }
+        now = gvs_now_ns();
+        if (now - start > SETTLE_POLL_NS) {
+            if (wait_for(p,
+                         GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
+                         slot) != p->sh->api->success)
+                (void)wait_for(p, GVS_REMOTE_SHARED_WAIT, slot);
+            break;
+        }
+        if (now - start > SETTLE_SPIN_NS) {
+            struct timespec nap = {0, SETTLE_NAP_NS};
+            nanosleep(&nap, NULL);
+        }
+    }
+    owed[slot] = 0;
 }
 
 /* Collects chunk i's reply; 1 when it succeeded. */
@@ -192,9 +263,9 @@ static void run(struct pipeline *p, uint8_t *host)
         }
         if (done == sent)
             break;
-        /* A chunk sent LATER is done once sent: its slot's next user
-         * collects the reply. */
-        if (!p->later && wait_chunk(p, done) && !h2d && p->e == ok)
+        /* A posted chunk is done once sent: its slot's next user waits
+         * for its word. */
+        if (!p->posted && wait_chunk(p, done) && !h2d && p->e == ok)
             remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
                                       slot_of(p, done), chunk_len(p, done));
         done++;
@@ -210,9 +281,7 @@ gvs_remote_staging_kick_locked(const struct gvs_remote_shared *sh,
         return;
     int32_t e = sh->notsup;
     if (gvs_client_caps(cl) & (GVS_CONN_CAP_FDS | GVS_CONN_CAP_AREA))
-        e = remote_fe_shared_start_locked(sh, cl,
-                                          STAGING_SLOTS * STAGING_SLOT,
-                                          &pending);
+        e = remote_fe_shared_start_locked(sh, cl, REGION_LEN, &pending);
     atomic_store(&state, e == sh->api->success ? PREPARING : UNAVAILABLE);
 }
 
@@ -242,13 +311,14 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
     if (pthread_mutex_trylock(&lock) != 0)
         return sh->notsup;
     /* PROVEN is the frontend's alone, never on the wire. */
-    int later = h2d && (flags & GVS_REMOTE_SHARED_PROVEN) &&
-                (flags & GVS_REMOTE_SHARED_ON_STREAM);
+    int posted = h2d && (flags & GVS_REMOTE_SHARED_PROVEN) &&
+                 (flags & GVS_REMOTE_SHARED_ON_STREAM) && sh->copy_posted != 0;
+    unsigned wire = flags & ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
     struct pipeline p = {.sh = sh,
                          .stream = stream,
-                         .flags = flags & ~(unsigned)GVS_REMOTE_SHARED_PROVEN,
+                         .flags = posted ? GVS_REMOTE_SHARED_ON_STREAM : wire,
                          .h2d = h2d,
-                         .later = later,
+                         .posted = posted,
                          .dev = dev,
                          .len = len,
                          .first = next_slot,
