@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "gvs/plugin.h"
@@ -167,6 +168,41 @@ void be_notifications_release(void);
  * cudaErrorNotSupported where the driver lacks it; *fn is NULL unless
  * cudaSuccess.  The runtime's last error is left as the query left it. */
 cudaError_t be_driver_entry(const char *name, unsigned version, void **fn);
+
+/* The driver's calls the worker makes itself where they cost less than
+ * the runtime's (launches, copies) or the runtime has none (a stream's
+ * 32-bit write), found once; NULL where the driver lacks one. */
+typedef CUresult (*be_driver_launch_fn)(CUfunction f, unsigned gx,
+                                        unsigned gy, unsigned gz, unsigned bx,
+                                        unsigned by, unsigned bz,
+                                        unsigned shmem, CUstream stream,
+                                        void **params, void **extra);
+typedef CUresult (*be_driver_copy_async_fn)(CUdeviceptr dst, CUdeviceptr src,
+                                            size_t n, CUstream stream);
+typedef CUresult (*be_driver_copy_fn)(CUdeviceptr dst, CUdeviceptr src,
+                                      size_t n);
+typedef CUresult (*be_driver_write_value32_fn)(CUstream stream,
+                                               CUdeviceptr addr,
+                                               cuuint32_t value,
+                                               unsigned int flags);
+typedef CUresult (*be_driver_attrs_fn)(unsigned n, CUpointer_attribute *attrs,
+                                       void **data, CUdeviceptr p);
+struct be_driver {
+    be_driver_launch_fn launch;
+    be_driver_copy_async_fn copy_async;
+    be_driver_copy_fn copy;
+    be_driver_write_value32_fn write_value32;
+    be_driver_attrs_fn attrs; /* cuPointerGetAttributes */
+};
+const struct be_driver *be_driver(void);
+
+/* copies.c: cudaMemcpyAsync and cudaMemcpy of kind k, which the caller
+ * checked against the addresses (be_check_device_range), made through
+ * the driver where it takes them: the runtime's result and state. */
+cudaError_t be_memcpy_async(void *dst, const void *src, size_t n,
+                            enum cudaMemcpyKind k, cudaStream_t s);
+cudaError_t be_memcpy(void *dst, const void *src, size_t n,
+                      enum cudaMemcpyKind k);
 
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a

@@ -1,6 +1,8 @@
 /* The driver's entry points, through the runtime (be.h). */
 #include "be.h"
 
+#include <pthread.h>
+
 cudaError_t be_driver_entry(const char *name, unsigned version, void **fn)
 {
     enum cudaDriverEntryPointQueryResult q;
@@ -12,4 +14,30 @@ cudaError_t be_driver_entry(const char *name, unsigned version, void **fn)
     if (e != cudaSuccess)
         *fn = NULL;
     return e;
+}
+
+static struct be_driver found;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void find(void)
+{
+    void *fn;
+    if (be_driver_entry("cuLaunchKernel", 12000, &fn) == cudaSuccess)
+        found.launch = (be_driver_launch_fn)fn;
+    if (be_driver_entry("cuMemcpyAsync", 4000, &fn) == cudaSuccess)
+        found.copy_async = (be_driver_copy_async_fn)fn;
+    if (be_driver_entry("cuMemcpy", 4000, &fn) == cudaSuccess)
+        found.copy = (be_driver_copy_fn)fn;
+    if (be_driver_entry("cuStreamWriteValue32", 12000, &fn) == cudaSuccess)
+        found.write_value32 = (be_driver_write_value32_fn)fn;
+    if (be_driver_entry("cuPointerGetAttributes", 7000, &fn) == cudaSuccess)
+        found.attrs = (be_driver_attrs_fn)fn;
+    /* A missing entry point leaves nothing for a later cudaGetLastError. */
+    (void)cudaGetLastError();
+}
+
+const struct be_driver *be_driver(void)
+{
+    pthread_once(&once, find);
+    return &found;
 }

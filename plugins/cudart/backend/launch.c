@@ -1,31 +1,12 @@
 #include "kernels.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <string.h>
-
-#include <cuda.h>
 
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
 #include "objects.h"
-
-typedef CUresult (*driver_launch_fn)(CUfunction f, unsigned gx, unsigned gy,
-                                    unsigned gz, unsigned bx, unsigned by,
-                                    unsigned bz, unsigned shmem,
-                                    CUstream stream, void **params,
-                                    void **extra);
-
-static driver_launch_fn driver_launch;
-static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-
-static void driver_find(void)
-{
-    void *fn;
-    if (be_driver_entry("cuLaunchKernel", 12000, &fn) == cudaSuccess)
-        driver_launch = (driver_launch_fn)fn;
-}
 
 /* The driver's cuLaunchKernel takes a kernel handle as the runtime's
  * cudaLaunchKernel does, for 0.3-0.8 us less a launch (an H200, two
@@ -36,7 +17,7 @@ static void driver_find(void)
 static cudaError_t launch(const struct be_func *f, dim3 grid, dim3 block,
                           void **argv, uint64_t shmem, cudaStream_t s)
 {
-    pthread_once(&driver_once, driver_find);
+    be_driver_launch_fn driver_launch = be_driver()->launch;
     if (driver_launch != NULL && shmem <= UINT_MAX &&
         driver_launch((CUfunction)f->kernel, grid.x, grid.y, grid.z, block.x,
                       block.y, block.z, (unsigned)shmem, (CUstream)s, argv,

@@ -31,7 +31,7 @@ static int h2d_enqueue(struct gvs_call *call, struct apigen_call *c,
     cudaStream_t s;
     *e = be_enter_stream_range(call, stream, &s, dst, len);
     if (*e == cudaSuccess && len > 0)
-        *e = cudaMemcpyAsync((void *)(uintptr_t)dst, data, len,
+        *e = be_memcpy_async((void *)(uintptr_t)dst, data, len,
                              cudaMemcpyHostToDevice, s);
     return 0;
 }
@@ -115,7 +115,7 @@ int cudart_be_memcpy_async_d2d(struct gvs_call *call)
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
     if (e == cudaSuccess && count > 0)
-        e = cudaMemcpyAsync((void *)(uintptr_t)dst,
+        e = be_memcpy_async((void *)(uintptr_t)dst,
                             (const void *)(uintptr_t)src, (size_t)count,
                             cudaMemcpyDeviceToDevice, s);
     if (call->noreply && e != cudaSuccess)

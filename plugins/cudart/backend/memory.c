@@ -1,9 +1,5 @@
 #include "be.h"
 
-#include <pthread.h>
-
-#include <cuda.h>
-
 #include "apigen_rt.h"
 #include "cudart_be_gen.h"
 #include "gvs/err.h"
@@ -21,20 +17,6 @@ static int is_device_memory(uint64_t p)
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
-typedef CUresult (*attrs_fn)(unsigned n, CUpointer_attribute *attrs,
-                             void **data, CUdeviceptr p);
-
-static pthread_once_t attrs_once = PTHREAD_ONCE_INIT;
-static attrs_fn attrs;
-
-static void find_attrs(void)
-{
-    void *fn;
-    if (be_driver_entry("cuPointerGetAttributes", 7000, &fn) == cudaSuccess)
-        attrs = (attrs_fn)fn;
-    (void)cudaGetLastError();
-}
-
 /* Whether [p, p + len) lies in one device allocation, told by one driver
  * query (its type and range), half the cost of asking the runtime about
  * both ends, on the path of every copy.  0 also when the query cannot
@@ -44,7 +26,7 @@ static void find_attrs(void)
  * rather than an error. */
 static int in_one_allocation(uint64_t p, uint64_t len)
 {
-    pthread_once(&attrs_once, find_attrs);
+    be_driver_attrs_fn attrs = be_driver()->attrs;
     if (attrs == NULL)
         return 0;
     CUmemorytype type = (CUmemorytype)0;
@@ -114,8 +96,8 @@ int cudart_be_memcpy_h2d(struct gvs_call *call)
         if (e == cudaSuccess)
             e = be_check_device_range(dst, len);
         if (e == cudaSuccess && len > 0)
-            e = cudaMemcpy((void *)(uintptr_t)dst, data, len,
-                           cudaMemcpyHostToDevice);
+            e = be_memcpy((void *)(uintptr_t)dst, data, len,
+                          cudaMemcpyHostToDevice);
         s->latched = e;
     }
     if (!call->noreply) {
@@ -133,9 +115,9 @@ static cudaError_t d2h_done(void *dst, uint64_t src, uint64_t len,
     if (len == 0)
         return cudaSuccess;
     if (s == NULL)
-        return cudaMemcpy(dst, (const void *)(uintptr_t)src, len,
-                          cudaMemcpyDeviceToHost);
-    cudaError_t e = cudaMemcpyAsync(dst, (const void *)(uintptr_t)src, len,
+        return be_memcpy(dst, (const void *)(uintptr_t)src, len,
+                         cudaMemcpyDeviceToHost);
+    cudaError_t e = be_memcpy_async(dst, (const void *)(uintptr_t)src, len,
                                     cudaMemcpyDeviceToHost, *s);
     return e == cudaSuccess ? cudaStreamSynchronize(*s) : e;
 }
@@ -208,8 +190,8 @@ int cudart_be_memcpy_d2d(struct gvs_call *call)
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
     if (e == cudaSuccess && count > 0)
-        e = cudaMemcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src,
-                       (size_t)count, cudaMemcpyDeviceToDevice);
+        e = be_memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src,
+                      (size_t)count, cudaMemcpyDeviceToDevice);
     apigen_put_i32(&c, e);
     return c.rc;
 }

@@ -8,8 +8,6 @@
  */
 #include "be.h"
 
-#include <cuda.h>
-
 #include "cudart_be_gen.h"
 #include "cudart_ops.h"
 #include "objects.h"
@@ -67,23 +65,11 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
     enum cudaMemcpyKind k = h2d ? cudaMemcpyHostToDevice
                                 : cudaMemcpyDeviceToHost;
     if (!on_stream)
-        return cudaMemcpy(dst, src, len, k);
-    e = cudaMemcpyAsync(dst, src, len, k, st);
+        return be_memcpy(dst, src, len, k);
+    e = be_memcpy_async(dst, src, len, k, st);
     if (e == cudaSuccess && wait)
         e = cudaStreamSynchronize(st);
     return e;
-}
-
-typedef CUresult (*write_value_fn)(CUstream stream, CUdeviceptr addr,
-                                   cuuint32_t value, unsigned int flags);
-static write_value_fn write_value;
-static pthread_once_t write_value_once = PTHREAD_ONCE_INIT;
-
-static void write_value_find(void)
-{
-    void *fn;
-    if (be_driver_entry("cuStreamWriteValue32", 12000, &fn) == cudaSuccess)
-        write_value = (write_value_fn)fn;
 }
 
 /* The runtime has no stream memory operations: the driver's, found
@@ -91,7 +77,7 @@ static void write_value_find(void)
 static int32_t signal_word(struct gvs_call *call, uint64_t stream,
                            uint64_t dev, uint32_t value)
 {
-    pthread_once(&write_value_once, write_value_find);
+    be_driver_write_value32_fn write_value = be_driver()->write_value32;
     cudaStream_t st;
     cudaError_t e = write_value != NULL ? be_stream(call, stream, &st)
                                         : cudaErrorNotSupported;
