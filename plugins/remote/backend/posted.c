@@ -97,10 +97,12 @@ static struct posted *take(const struct gvs_remote_pinner *pn, size_t len,
 {
     int big = len > SMALL, room;
     pthread_once(&once, init_cond);
-    struct timespec until;
-    remote_be_deadline(&until, WAIT_NS);
+    struct timespec until = {0, 0};
     pthread_mutex_lock(&lock);
     struct posted *p = take_free(pn, big, &room);
+    /* The clock is read only when a wait begins. */
+    if (p == NULL && !room && wait)
+        remote_be_deadline(&until, WAIT_NS);
     while (p == NULL && !room && wait) {
         if (pthread_cond_timedwait(&returned, &lock, &until) != 0)
             wait = 0;
