@@ -487,7 +487,12 @@ int gvs_remote_host_shared(const void *p, size_t len);
  * API's result, or sh->notsup when none of these ways can be used: the
  * caller then sends the bytes.  With GVS_REMOTE_SHARED_PROVEN and
  * ON_STREAM, a copy of shared memory is posted through sh->copy_posted
- * (one DMA on the stream, as natively: the call returns before it). */
+ * (one DMA on the stream, as natively: the call returns before it); with
+ * PROVEN and ON_STREAM | WAIT (a synchronous copy, ordered on stream:
+ * the legacy or the per-thread default stream) it is posted too, and the
+ * call returns once a word the GPU writes after the copy says it is
+ * done, with no reply (frontend/signal.c), as are the chunks of a
+ * proven staged copy that must be done when it returns. */
 int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                                    uint64_t stream, unsigned flags, int h2d,
                                    uint64_t dev, void *host, size_t len);

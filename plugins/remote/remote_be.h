@@ -148,14 +148,23 @@ struct gvs_remote_node {
  *                    copy, the value is written into the word (by the
  *                    GPU, else by a host function; at once when the copy
  *                    never went on the stream): a staged chunk's slot is
- *                    free again (frontend/staging.c).  len 0 with WAIT
- *                    waits for the stream (ON_STREAM), else the device:
- *                    what a slot whose word does not come waits for */
+ *                    free again (frontend/staging.c), a synchronous copy
+ *                    is done (frontend/signalled.c).  The value written
+ *                    has SIGNAL_ASK added when the lane holds a failure
+ *                    latched under the copy's API (this copy's own, or
+ *                    an earlier posted op's): the next reply of that API
+ *                    on the lane answers it, so a client waiting for the
+ *                    word asks.  A client's values leave that bit clear.
+ *                    len 0 with WAIT waits for the stream (ON_STREAM),
+ *                    else the device: what a word that does not come
+ *                    waits for */
 enum {
     GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
     GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
 };
+/* Added to a SIGNAL's value: a failure is latched, ask for it. */
+#define GVS_REMOTE_SIGNAL_ASK 0x80000000u
 enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
 enum { GVS_REMOTE_SHARE_FD = 0u, GVS_REMOTE_SHARE_AREA = 1u };
 

@@ -220,6 +220,14 @@ static void launches(CUmodule m, CUdevice dev)
     printf("launch with attributes (%d): block sums %d .. %d, stream: %s\n",
            cfg.numAttrs, pinned[0], pinned[blocks - 1],
            drv_name(cuStreamQuery(st)));
+    // A synchronous copy into page-locked memory on the legacy stream,
+    // behind a launch there: it returns with the launch's sums.
+    memset(pinned, 0, blocks * sizeof(int));
+    CHECK(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1,
+                         threads * sizeof(int), NULL, args, NULL));
+    CHECK(cuMemcpyDtoH(pinned, out, blocks * sizeof(int)));
+    printf("legacy stream, synchronous copy: block sums %d .. %d\n",
+           pinned[0], pinned[blocks - 1]);
 
     int v = 0;
     CHECK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));

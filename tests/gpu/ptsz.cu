@@ -77,6 +77,24 @@ int main()
     printf("quick thread done before the slow one's wait ended: %s\n",
            slow_saw_quick ? "yes" : "no");
     CHECK(cudaStreamSynchronize(0));
+
+    // cudaMemcpy into page-locked memory returns with the bytes, here on
+    // the thread's own stream, behind a kernel that holds it.
+    int *pinned;
+    CHECK(cudaMallocHost(&pinned, sizeof(h)));
+    pinned[31] = 0;
+    spin<<<1, 1>>>((long long)khz * 20);
+    fill<<<1, 32>>>(d, 500);
+    CHECK(cudaMemcpy(pinned, d, sizeof(h), cudaMemcpyDeviceToHost));
+    printf("page-locked copy behind a slow kernel: %d\n", pinned[31]);
+    for (int i = 0; i < 32; i++)
+        pinned[i] = 1000 + i;
+    spin<<<1, 1>>>((long long)khz * 20);
+    CHECK(cudaMemcpy(d, pinned, sizeof(h), cudaMemcpyHostToDevice));
+    pinned[31] = 0;
+    CHECK(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
+    printf("page-locked copy to the device, then back: %d\n", h[31]);
+    CHECK(cudaFreeHost(pinned));
     CHECK(cudaFree(d));
     printf("done\n");
     return 0;

@@ -433,7 +433,8 @@ static CUresult h2h(const struct rect *r)
  * both sides, over shm://: one DMA from or to shared memory, or the
  * staging pipeline for pageable memory (gvs_remote_shared_try_copy), no
  * byte through the connection.  A synchronous copy on the per-thread
- * stream is ordered there and waited for.  CUDA_ERROR_NOT_SUPPORTED
+ * stream is ordered there and waited for, as is one the tables prove
+ * valid on the legacy stream.  CUDA_ERROR_NOT_SUPPORTED
  * when neither can be used: the caller sends the bytes. */
 static CUresult shared(const struct rect *r, int to_dev, uint64_t stream,
                        int async)
@@ -449,11 +450,14 @@ static CUresult shared(const struct rect *r, int to_dev, uint64_t stream,
     uint64_t host = to_dev ? r->src : r->dst, dev = to_dev ? r->dst : r->src;
     size_t len = r->width * r->rows;
     CUdevice mdev, sdev;
-    /* Posted as d2d's copies are (may_post_d2d). */
-    if (async && !gvs_remote_capturing() &&
-        cuda_fe_mem_device_of(dev, len, &mdev) &&
+    /* Posted as d2d's copies are (may_post_d2d); a synchronous one is
+     * then ordered on its default stream and waited for there. */
+    if (!gvs_remote_capturing() && cuda_fe_mem_device_of(dev, len, &mdev) &&
         cuda_fe_stream_device(stream, &sdev) == 0 && sdev == mdev)
-        flags |= GVS_REMOTE_SHARED_PROVEN;
+        flags = (async ? GVS_REMOTE_SHARED_ON_STREAM
+                       : GVS_REMOTE_SHARED_ON_STREAM |
+                             GVS_REMOTE_SHARED_WAIT) |
+                GVS_REMOTE_SHARED_PROVEN;
     return (CUresult)gvs_remote_shared_try_copy(&cuda_fe_shared, stream,
                                                 flags, to_dev, dev,
                                                 (void *)(uintptr_t)host, len);

@@ -186,8 +186,10 @@ cudaError_t fe_managed_vars_ready(void **handle, uint32_t module);
 
 /* memcpy.c: bulk transfers, shared with the symbol copies ---------------- */
 
+/* cudaMemcpy's copy, on the legacy default stream or (per_thread) the
+ * calling thread's. */
 cudaError_t fe_copy(void *dst, const void *src, size_t count,
-                    enum cudaMemcpyKind kind);
+                    enum cudaMemcpyKind kind, int per_thread);
 
 /* module.c: registered modules ------------------------------------------- */
 

@@ -49,11 +49,19 @@ cudaError_t fe_shared_try_copy(uint64_t stream, int async,
                                enum cudaMemcpyKind kind, uint64_t dev,
                                void *host, size_t len)
 {
-    unsigned flags = !async ? 0
-                     : fe_may_post_copy(stream, dev, len)
-                         ? GVS_REMOTE_SHARED_ON_STREAM |
-                               GVS_REMOTE_SHARED_PROVEN
-                         : GVS_REMOTE_SHARED_ON_STREAM;
+    /* A synchronous copy the tables prove valid is ordered on its
+     * default stream and waited for there; one they cannot prove goes
+     * the way CUDA's would, for CUDA's own error: cudaMemcpy's on the
+     * legacy stream, a per-thread one's on that stream. */
+    unsigned flags = async ? GVS_REMOTE_SHARED_ON_STREAM
+                     : stream == 0
+                         ? 0
+                         : GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT;
+    if (fe_may_post_copy(stream, dev, len))
+        flags = (async ? GVS_REMOTE_SHARED_ON_STREAM
+                       : GVS_REMOTE_SHARED_ON_STREAM |
+                             GVS_REMOTE_SHARED_WAIT) |
+                GVS_REMOTE_SHARED_PROVEN;
     return (cudaError_t)gvs_remote_shared_try_copy(
         &fe_shared, stream, flags, kind == cudaMemcpyHostToDevice, dev, host,
         len);

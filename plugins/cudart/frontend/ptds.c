@@ -1,10 +1,9 @@
 /*
  * Per-thread default stream variants (nvcc --default-stream per-thread).
  * cudaMemcpy and cudaMemset there are ordered on the calling thread's
- * default stream, not the legacy one: they are the stream-ordered copy
- * and memset on cudaStreamPerThread, whose host-side synchronization is
- * cudaMemcpy's (a D2H copy returns with the bytes, an H2D one once they
- * are staged).  The symbol copies are synchronous and keep their
+ * default stream, not the legacy one: the copy is cudaMemcpy's on
+ * cudaStreamPerThread and returns once done (memcpy.c), the memset the
+ * stream-ordered one there.  The symbol copies are synchronous and keep their
  * legacy-stream counterparts; a launch's stream 0 means the calling
  * thread's stream.
  */
@@ -15,7 +14,7 @@
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                             enum cudaMemcpyKind kind)
 {
-    return cudart_fe_ret(fe_copy_async(dst, src, count, kind, NULL, 1));
+    return cudart_fe_ret(fe_copy(dst, src, count, kind, 1));
 }
 
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)

@@ -20,9 +20,11 @@ extern const struct gvs_remote_shared fe_shared;
 
 /* The way of a copy between device memory and host memory that moves
  * no byte over the connection (gvs_remote_shared_try_copy).  async: a
- * cudaMemcpyAsync on stream, else a cudaMemcpy.  cudaErrorNotSupported
- * when it cannot be used: the caller then sends the bytes.  A
- * cudaMemcpyAsync with memory shared is posted when fe_may_post_copy. */
+ * cudaMemcpyAsync on stream, else a cudaMemcpy on stream, the legacy (0)
+ * or the per-thread default stream.  cudaErrorNotSupported when it
+ * cannot be used: the caller then sends the bytes.  A copy of shared
+ * memory is posted when fe_may_post_copy, and a synchronous one then
+ * waits for a word the GPU writes, not for a reply. */
 cudaError_t fe_shared_try_copy(uint64_t stream, int async,
                                enum cudaMemcpyKind kind, uint64_t dev,
                                void *host, size_t len);

@@ -25,7 +25,7 @@ cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src,
         return cudart_fe_ret(cudaErrorInvalidMemcpyDirection);
     cudaError_t e = symbol_at(symbol, count, offset, &dst);
     if (e == cudaSuccess)
-        e = fe_copy(dst, src, count, kind);
+        e = fe_copy(dst, src, count, kind, 0);
     return cudart_fe_ret(e);
 }
 
@@ -38,7 +38,7 @@ cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
         return cudart_fe_ret(cudaErrorInvalidMemcpyDirection);
     cudaError_t e = symbol_at(symbol, count, offset, &src);
     if (e == cudaSuccess)
-        e = fe_copy(dst, src, count, kind);
+        e = fe_copy(dst, src, count, kind, 0);
     return cudart_fe_ret(e);
 }
 

@@ -262,6 +262,67 @@ static void staged_overlap()
     free(back);
 }
 
+// One of the mock backend's kernels (mock_kernels.c).
+__global__ void say(int) {}
+
+// Synchronous copies the tables prove valid, of shared page-locked memory
+// and through the staging region, are posted and waited for by a word
+// the GPU writes once each is done: no round trip where threads may
+// poll (GVS_SPIN_US not 0), one each where they may not.  A failure
+// latched meanwhile (a posted launch on a stream that is gone) is the
+// copy's to answer, once.  (The mock's legacy stream runs its work at
+// once: a copy held behind a busy stream is tests/gpu/sync_copies.cu's.)
+static void signalled()
+{
+    const char *spin = getenv("GVS_SPIN_US");
+    int polls = spin == NULL || strcmp(spin, "0") != 0;
+    const size_t n = (size_t)256 << 10;
+    unsigned char *h, *back, *page = (unsigned char *)malloc(n);
+    void *d;
+    CHECK(page != NULL);
+    OK(cudaMallocHost((void **)&h, n));
+    OK(cudaMallocHost((void **)&back, n));
+    OK(cudaMalloc(&d, n));
+    pattern(h, n, 21);
+    struct stats s0 = now();
+    OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    struct stats s1 = now();
+    CHECK(memcmp(h, back, n) == 0);
+    CHECK_EQ(s1.round_trips - s0.round_trips, polls ? 0 : 2);
+    CHECK_EQ(s1.posts - s0.posts, polls ? 2 : 0);
+    // Pageable, through the staging region: a chunk each way.
+    pattern(page, n, 22);
+    s0 = now();
+    OK(cudaMemcpy(d, page, n, cudaMemcpyHostToDevice));
+    memset(page, 0, n);
+    OK(cudaMemcpy(page, d, n, cudaMemcpyDeviceToHost));
+    s1 = now();
+    pattern(back, n, 22);
+    CHECK(memcmp(page, back, n) == 0);
+    CHECK_EQ(s1.round_trips - s0.round_trips, polls ? 0 : 2);
+    CHECK_EQ(s1.posts - s0.posts, polls ? 2 : 0);
+
+    cudaStream_t gone;
+    OK(cudaStreamCreate(&gone));
+    say<<<1, 1, 0, gone>>>(1);
+    OK(cudaStreamDestroy(gone));
+    s0 = now();
+    say<<<1, 1, 0, gone>>>(2);
+    CHECK(now().round_trips == s0.round_trips);
+    OK(cudaGetLastError());
+    CHECK_EQ(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost),
+             cudaErrorInvalidResourceHandle);
+    CHECK_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+    OK(cudaDeviceSynchronize());
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(page, back, n) == 0);
+    OK(cudaFree(d));
+    OK(cudaFreeHost(h));
+    OK(cudaFreeHost(back));
+    free(page);
+}
+
 static void *copier(void *arg)
 {
     size_t size = (size_t)arg;
@@ -437,8 +498,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         pageable(sizes[i], 1);
     staged_posted();
-    if (shared)
+    if (shared) {
         staged_overlap();
+        signalled();
+    }
 
     // Threads copy at once: one has the staging region, the others send
     // their bytes; all must be right.

@@ -20,6 +20,12 @@ void remote_be_latch_clear(struct gvs_call *call)
         l->latched_plugin = 0;
 }
 
+int remote_be_latched(struct gvs_call *call, uint16_t plugin)
+{
+    struct gvs_remote_lane *l = remote_be_lane(call);
+    return l != NULL && l->latched_plugin == plugin;
+}
+
 void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success)
 {

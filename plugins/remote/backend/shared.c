@@ -325,14 +325,21 @@ int remote_be_memcpy_shared(struct gvs_call *call,
                                  (uint8_t *)r->p + (addr - base), len);
         pthread_rwlock_unlock(&lock);
     }
-    if (signal)
-        signal_word(call, pn, stream, word, value, e == pn->success);
     /* Posted: the failure is the lane's next synchronizing call's, as a
      * posted op's. */
-    if (call->noreply && e != pn->success) {
+    int copied = e == pn->success;
+    if (call->noreply && !copied) {
         remote_be_latch(call, pn->plugin, e);
         e = pn->success;
     }
+    /* A client waiting for the word alone learns so that a failure
+     * waits for it. */
+    if (signal)
+        signal_word(call, pn, stream, word,
+                    remote_be_latched(call, pn->plugin)
+                        ? value | GVS_REMOTE_SIGNAL_ASK
+                        : value,
+                    copied);
     apigen_put_i32(&c, e);
     return c.rc;
 }

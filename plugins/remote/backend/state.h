@@ -86,6 +86,8 @@ int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
 
 /* latch.c */
 void remote_be_latch(struct gvs_call *call, uint16_t plugin, int32_t code);
+/* Whether the lane holds a failure latched under plugin. */
+int remote_be_latched(struct gvs_call *call, uint16_t plugin);
 void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success);
 void remote_be_latch_clear(struct gvs_call *call);

@@ -8,6 +8,7 @@
 #define REMOTE_FE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "gvs/u64map.h"
@@ -116,12 +117,39 @@ int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
 /* staging.c: a copy between device memory and pageable memory through
  * the staging region, flags as the wire's (0: synchronous; ON_STREAM |
  * WAIT: ordered on stream, returning once done, or for a host-to-device
- * copy with GVS_REMOTE_SHARED_PROVEN too once its bytes are staged and
- * sent, as CUDA's staging of pageable memory does).  sh->notsup when it
- * cannot be used (no sharing, a copy too small to gain, the region busy
- * with another thread's copy). */
+ * copy with GVS_REMOTE_SHARED_PROVEN and not sync once its bytes are
+ * staged and sent, as CUDA's staging of pageable memory does).
+ * sh->notsup when it cannot be used (no sharing, a copy too small to
+ * gain, the region busy with another thread's copy). */
 int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
-                              uint64_t stream, unsigned flags, int h2d,
-                              uint64_t dev, void *host, size_t len);
+                              uint64_t stream, unsigned flags, int sync,
+                              int h2d, uint64_t dev, void *host, size_t len);
+/* The staging region's words that staging leaves to signal.c: the first
+ * of REMOTE_FE_SPARE_WORDS, REMOTE_FE_SIGNAL_STRIDE bytes apart, or NULL
+ * while the region is not there (collecting the reply that says it is,
+ * when no copy is using the region). */
+#define REMOTE_FE_SIGNAL_STRIDE 64u
+#define REMOTE_FE_SPARE_WORDS 60u
+_Atomic uint32_t *remote_fe_staging_words(const struct gvs_remote_shared *sh);
+
+/* signal.c: words the GPU writes after posted copies (remote_be.h,
+ * SIGNAL).  value: a fresh value for one, SIGNAL_ASK clear, never 0.
+ * wait: polls w until it holds value (with or without SIGNAL_ASK),
+ * spinning for spin_ns, then napping REMOTE_FE_SIGNAL_NAP_NS between
+ * looks until poll_ns: what w holds then, or 0 when value did not
+ * come. */
+#define REMOTE_FE_SIGNAL_NAP_NS 50000L
+uint32_t remote_fe_signal_value(void);
+uint32_t remote_fe_signal_wait(_Atomic uint32_t *w, uint32_t value,
+                               long long spin_ns, long long poll_ns);
+/* A synchronous copy between the device and len bytes of shared memory
+ * at host, on stream, which the API's tables proved valid: posted with
+ * a word, which it then waits for (signal.c's comment).  1 with the
+ * API's result in *result; 0 when it cannot be made so (no polling on
+ * this host, no word free, the staging region not there): the caller
+ * then makes it with a round trip. */
+int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
+                             uint64_t stream, int h2d, uint64_t dev,
+                             const void *host, size_t len, int32_t *result);
 
 #endif

@@ -315,16 +315,24 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
     if (gvs_remote_capturing())
         proven = 0;
     flags &= ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
+    int sync = (flags & GVS_REMOTE_SHARED_WAIT) ||
+               !(flags & GVS_REMOTE_SHARED_ON_STREAM);
     /* A few bytes travel faster than the GPU fetches them: the worker's
      * CUDA copies them from its request as from pageable memory, which
      * it does sooner than a DMA from page-locked memory completes
      * (measured, docs/performance.md "Copies at every size"). */
-    if (h2d && flags == 0 && len <= GVS_REMOTE_H2D_INLINE_MAX)
+    if (h2d && sync && len <= GVS_REMOTE_H2D_INLINE_MAX)
         return sh->notsup;
     if (gvs_remote_host_shared(host, len)) {
+        int32_t e;
         if (proven && flags == GVS_REMOTE_SHARED_ON_STREAM &&
             sh->copy_posted != 0 && len > 0)
             return shared_post(sh, stream, h2d, dev, host, len);
+        if (proven &&
+            flags == (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT) &&
+            len > 0 &&
+            remote_fe_signalled_copy(sh, stream, h2d, dev, host, len, &e))
+            return e;
         return shared_copy(sh, stream, flags, h2d, dev, host, len);
     }
     int32_t posted;
@@ -335,5 +343,6 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
         return posted;
     if (flags & GVS_REMOTE_SHARED_ON_STREAM)
         flags |= GVS_REMOTE_SHARED_WAIT | proven;
-    return remote_fe_staged_copy(sh, stream, flags, h2d, dev, host, len);
+    return remote_fe_staged_copy(sh, stream, flags, sync, h2d, dev, host,
+                                 len);
 }

@@ -22,6 +22,12 @@
  * overlap the program's memcpy with the DMA of those before, and no
  * lane waits for a DMA.
  *
+ * Any other copy the API proved valid (to the device synchronously, from
+ * the device either way) posts its chunks the same way and waits for
+ * each chunk's word itself, polling, instead of a reply: where nothing
+ * may poll (gvs_spin_busy_ns() 0) it waits for replies.  A word with
+ * SIGNAL_ASK says that a failure is latched: the copy then asks for it.
+ *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
  * op (gvs_remote_staging_kick_locked), and its reply is collected by the
@@ -46,10 +52,14 @@
 
 #define STAGING_SLOTS 4u
 #define STAGING_SLOT ((size_t)2 << 20)
-/* The slots' words, each on a line of its own, in the page after them. */
+/* The slots' words, then those of synchronous copies (signal.c), each
+ * on a line of its own, in the page after the slots. */
 #define SIGNALS (STAGING_SLOTS * STAGING_SLOT)
-#define SIGNAL_STRIDE 64u
 #define REGION_LEN (SIGNALS + 4096u)
+_Static_assert((STAGING_SLOTS + REMOTE_FE_SPARE_WORDS) *
+                       REMOTE_FE_SIGNAL_STRIDE <=
+                   4096u,
+               "the words exceed their page");
 /* How long a copy polls a slot's word, spinning (several times a 2 MiB
  * chunk's DMA, 40 us), then sleeping between looks, before it asks the
  * worker to wait for the slot's stream: a stream busy that long is
@@ -57,7 +67,6 @@
  * failure never writes the word. */
 #define SETTLE_SPIN_NS 200000LL
 #define SETTLE_POLL_NS 20000000LL
-#define SETTLE_NAP_NS 50000L
 /* Below these a copy gains nothing over sending the bytes.  A
  * device-to-host copy gains from a few KiB: sent as bytes, the worker's
  * CUDA copies them into pageable memory, slower than a DMA into a slot
@@ -74,11 +83,9 @@ static _Atomic int state;
 static struct remote_fe_shared_pending pending;
 static uint8_t *region;
 /* Under lock, by slot: the value its word is to take once a posted
- * chunk's copy is done (0: none owed), and that chunk's stream; the last
- * value given. */
+ * chunk's copy is done (0: none owed), and that chunk's stream. */
 static uint32_t owed[STAGING_SLOTS];
 static uint64_t owed_stream[STAGING_SLOTS];
-static uint32_t last_value;
 /* Under lock: the slot the next chunk takes.  Were every copy to start
  * at slot 0, a copy of one chunk would wait for the one before it. */
 static unsigned next_slot;
@@ -97,7 +104,6 @@ static void fork_child(void)
     region = NULL;
     memset(owed, 0, sizeof(owed));
     memset(owed_stream, 0, sizeof(owed_stream));
-    last_value = 0;
     next_slot = 0;
     remote_fe_parallel_memcpy_fork_child();
 }
@@ -114,7 +120,10 @@ struct pipeline {
     uint64_t stream;
     unsigned flags;
     int h2d;
-    int posted; /* chunks posted with a signal, not waited for */
+    /* Chunks posted with a signal; waited for by their words (wait), or
+     * by the slots' next users. */
+    int posted, wait;
+    int ask; /* a word of this copy's said a failure is latched */
     uint64_t dev;
     size_t len;
     unsigned first; /* chunk 0's slot */
@@ -141,14 +150,15 @@ static uint8_t *slot_of(const struct pipeline *p, size_t i)
 
 static _Atomic uint32_t *word_of(unsigned slot)
 {
-    return (_Atomic uint32_t *)(region + SIGNALS + slot * SIGNAL_STRIDE);
+    return (_Atomic uint32_t *)(region + SIGNALS +
+                                slot * REMOTE_FE_SIGNAL_STRIDE);
 }
 
 static void send_chunk(struct pipeline *p, size_t i)
 {
     size_t off = i * STAGING_SLOT;
     unsigned slot = slot_index(p, i);
-    uint32_t value = ++last_value != 0 ? last_value : ++last_value;
+    uint32_t value = remote_fe_signal_value();
     p->rc = remote_fe_shared_copy_request(
         p->req, p->stream,
         p->posted ? p->flags | GVS_REMOTE_SHARED_SIGNAL : p->flags, p->h2d,
@@ -165,6 +175,8 @@ static void send_chunk(struct pipeline *p, size_t i)
         p->sh->api, p->cl, p->posted ? p->sh->copy_posted : p->sh->copy,
         APIGEN_DEVICE, p->posted ? GVS_F_NOREPLY : 0, &iov, 1,
         p->posted ? NULL : &p->ids[i % STAGING_SLOTS]);
+    if (p->rc == 0 && p->wait)
+        p->rc = gvs_client_flush_locked(p->cl);
     gvs_client_unlock(p->cl);
     if (p->rc == 0 && p->posted) {
         owed[slot] = value;
@@ -174,46 +186,41 @@ static void send_chunk(struct pipeline *p, size_t i)
 
 /* The worker waits for the stream (ON_STREAM), else the device, with a
  * copy of no bytes: the API's result. */
-static int32_t wait_for(struct pipeline *p, unsigned flags, unsigned slot)
+static int32_t wait_for(struct pipeline *p, uint64_t stream, unsigned flags,
+                        unsigned slot)
 {
     int32_t e = p->sh->api->nomem;
-    if (remote_fe_shared_copy_request(p->req, owed_stream[slot], flags, 1, 0,
+    if (remote_fe_shared_copy_request(p->req, stream, flags, 1, 0,
                                       region + slot * STAGING_SLOT, 0) == 0)
         e = remote_fe_round_trip(p->sh, p->sh->copy, p->req);
     return e;
 }
 
-/* Frees chunk i's slot of an earlier copy's posted chunk: once its word
- * takes the value owed, or once the worker has waited for the chunk's
- * stream, else (the stream gone meanwhile) for the device.  Whatever
- * that wait answers, nothing writes the slot any more: a failure stops
- * the context.  Its result is not this copy's: the backend latched a
- * failure of the chunk. */
-static void settle(struct pipeline *p, size_t i)
+/* Frees chunk i's slot of a posted chunk: once its word takes the value
+ * owed, or once the worker has waited for the chunk's stream, else (the
+ * stream gone meanwhile) for the device; waits polling for spin_ns, then
+ * napping until poll_ns.  Whatever that wait answers, nothing writes the
+ * slot any more: a failure stops the context.  Its result, and a word's
+ * SIGNAL_ASK, are this copy's only for a chunk of its own (own): an
+ * earlier copy's may be another lane's. */
+static void settle(struct pipeline *p, size_t i, int own, long long spin_ns,
+                   long long poll_ns)
 {
     unsigned slot = slot_index(p, i);
     if (owed[slot] == 0)
         return;
-    _Atomic uint32_t *w = word_of(slot);
-    long long start = gvs_now_ns(), now = start;
-    for (unsigned n = 1;
-         atomic_load_explicit(w, memory_order_acquire) != owed[slot]; n++) {
-        if (n % 64 != 0) {
-            gvs_cpu_relax();
-            continue;
-        }
-        now = gvs_now_ns();
-        if (now - start > SETTLE_POLL_NS) {
-            if (wait_for(p,
-                         GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
-                         slot) != p->sh->api->success)
-                (void)wait_for(p, GVS_REMOTE_SHARED_WAIT, slot);
-            break;
-        }
-        if (now - start > SETTLE_SPIN_NS) {
-            struct timespec nap = {0, SETTLE_NAP_NS};
-            nanosleep(&nap, NULL);
-        }
+    uint32_t seen =
+        remote_fe_signal_wait(word_of(slot), owed[slot], spin_ns, poll_ns);
+    if (seen == 0) {
+        int32_t e = wait_for(
+            p, owed_stream[slot],
+            GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT, slot);
+        if (e != p->sh->api->success)
+            (void)wait_for(p, owed_stream[slot], GVS_REMOTE_SHARED_WAIT, slot);
+        if (own && e != p->sh->api->success && p->e == p->sh->api->success)
+            p->e = e;
+    } else if (own && (seen & GVS_REMOTE_SIGNAL_ASK)) {
+        p->ask = 1;
     }
     owed[slot] = 0;
 }
@@ -250,7 +257,7 @@ static void run(struct pipeline *p, uint8_t *host)
     while (done < n) {
         while (sent < n && sent - done < STAGING_SLOTS && p->rc == 0 &&
                p->e == ok) {
-            settle(p, sent);
+            settle(p, sent, 0, SETTLE_SPIN_NS, SETTLE_POLL_NS);
             if (p->rc < 0)
                 break;
             if (h2d)
@@ -263,14 +270,25 @@ static void run(struct pipeline *p, uint8_t *host)
         }
         if (done == sent)
             break;
-        /* A posted chunk is done once sent: its slot's next user waits
-         * for its word. */
-        if (!p->posted && wait_chunk(p, done) && !h2d && p->e == ok)
+        /* A posted chunk not waited for is done once sent: its slot's
+         * next user waits for its word. */
+        int landed = p->posted ? p->wait : wait_chunk(p, done);
+        if (p->posted && p->wait) {
+            long long ns = gvs_spin_busy_ns();
+            settle(p, done, 1, ns, ns);
+            landed = !p->ask && p->e == ok;
+        }
+        if (landed && !h2d && p->e == ok)
             remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
                                       slot_of(p, done), chunk_len(p, done));
         done++;
     }
     next_slot = slot_index(p, sent);
+    /* The latched failure a word told of: the next reply answers it. */
+    if (p->ask && p->e == ok && p->rc == 0)
+        p->e = wait_for(p, p->stream,
+                        GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
+                        slot_index(p, 0));
 }
 
 EXPORT void
@@ -300,9 +318,20 @@ static int ready(struct gvs_client *cl)
     return atomic_load(&state) == READY;
 }
 
+_Atomic uint32_t *remote_fe_staging_words(const struct gvs_remote_shared *sh)
+{
+    if (atomic_load(&state) == PREPARING && pthread_mutex_trylock(&lock) == 0) {
+        struct gvs_client *cl;
+        if (sh->api->client(&cl) == sh->api->success)
+            (void)ready(cl);
+        pthread_mutex_unlock(&lock);
+    }
+    return atomic_load(&state) == READY ? word_of(STAGING_SLOTS) : NULL;
+}
+
 int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
-                              uint64_t stream, unsigned flags, int h2d,
-                              uint64_t dev, void *host, size_t len)
+                              uint64_t stream, unsigned flags, int sync,
+                              int h2d, uint64_t dev, void *host, size_t len)
 {
     const struct gvs_remote_api *api = sh->api;
     if (len < (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H) ||
@@ -310,15 +339,21 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
         return sh->notsup;
     if (pthread_mutex_trylock(&lock) != 0)
         return sh->notsup;
-    /* PROVEN is the frontend's alone, never on the wire. */
-    int posted = h2d && (flags & GVS_REMOTE_SHARED_PROVEN) &&
+    /* PROVEN is the frontend's alone, never on the wire.  A copy that
+     * must be done when it returns waits for its chunks' words, which
+     * it does polling: where nothing may poll, for their replies. */
+    int posted = (flags & GVS_REMOTE_SHARED_PROVEN) &&
                  (flags & GVS_REMOTE_SHARED_ON_STREAM) && sh->copy_posted != 0;
+    int wait = sync || !h2d;
+    if (wait && gvs_spin_busy_ns() <= 0)
+        posted = 0;
     unsigned wire = flags & ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
     struct pipeline p = {.sh = sh,
                          .stream = stream,
                          .flags = posted ? GVS_REMOTE_SHARED_ON_STREAM : wire,
                          .h2d = h2d,
                          .posted = posted,
+                         .wait = posted && wait,
                          .dev = dev,
                          .len = len,
                          .first = next_slot,
