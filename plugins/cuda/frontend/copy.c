@@ -2,7 +2,9 @@
  * MEMCPY_*; docs/driver.md "Memory"): every 1D, 2D and 3D form is a box,
  * depth slices of rows (one slice of one row for a 1D copy), split into
  * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
- * a row fits.  Host to device, every piece but the last is posted and
+ * a row fits (the pipelined pieces of a copy to the device halving
+ * towards its end, gvs_remote_h2d_piece_len).  Host to device, every
+ * piece but the last is posted and
  * the last one's reply carries the first failure, each piece's bytes
  * sent from the program's memory as they are where they are one span of
  * it (gvs_remote_bulk_h2d), else packed; device to host, the pieces are
@@ -49,9 +51,25 @@ struct at {
     uint64_t slice, row, col;
 };
 
-/* The piece of r starting at a: whole rows of a's slice when a row fits
- * in a piece, else a part of one row. */
-static void piece(const struct rect *r, const struct at *a, struct rect *p)
+/* The bytes of r from a on. */
+static uint64_t remaining(const struct rect *r, const struct at *a)
+{
+    return ((r->depth - a->slice) * r->rows - a->row) * r->width - a->col;
+}
+
+/* At most how many bytes the piece of r starting at a holds: a
+ * host-to-device copy's pipelined pieces taper towards the end
+ * (gvs_remote_h2d_piece_len). */
+static uint64_t piece_cap(const struct rect *r, const struct at *a,
+                          int taper)
+{
+    return taper ? gvs_remote_h2d_piece_len(remaining(r, a)) : GVS_BULK_CHUNK;
+}
+
+/* The piece of r starting at a, of at most cap bytes: whole rows of a's
+ * slice when a row fits, else a part of one row. */
+static void piece(const struct rect *r, const struct at *a, uint64_t cap,
+                  struct rect *p)
 {
     p->dst = r->dst + a->slice * r->dslice + a->row * r->dpitch + a->col;
     p->src = r->src + a->slice * r->sslice + a->row * r->spitch + a->col;
@@ -67,13 +85,12 @@ static void piece(const struct rect *r, const struct at *a, struct rect *p)
     if (r->sa.id != 0)
         p->sa = (struct arr){r->sa.id, r->sa.x + a->col, r->sa.y + a->row,
                              r->sa.z + a->slice};
-    if (r->width <= GVS_BULK_CHUNK) {
-        uint64_t fit = GVS_BULK_CHUNK / (r->width ? r->width : 1);
+    if (a->col == 0 && r->width <= cap) {
+        uint64_t fit = cap / (r->width ? r->width : 1);
         p->width = r->width;
         p->rows = r->rows - a->row < fit ? r->rows - a->row : fit;
     } else {
-        p->width = r->width - a->col < GVS_BULK_CHUNK ? r->width - a->col
-                                                      : GVS_BULK_CHUNK;
+        p->width = r->width - a->col < cap ? r->width - a->col : cap;
         p->rows = 1;
     }
 }
@@ -81,7 +98,7 @@ static void piece(const struct rect *r, const struct at *a, struct rect *p)
 /* Steps a past piece p of r; 0 once r is done. */
 static int advance(const struct rect *r, const struct rect *p, struct at *a)
 {
-    if (r->width <= GVS_BULK_CHUNK) {
+    if (a->col == 0 && p->width == r->width) {
         a->row += p->rows;
     } else if ((a->col += p->width) == r->width) {
         a->col = 0;
@@ -135,13 +152,13 @@ CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
 }
 
 /* How many pieces r is cut into. */
-static size_t count_pieces(const struct rect *r)
+static size_t count_pieces(const struct rect *r, int taper)
 {
     struct at a = {0, 0, 0};
     struct rect p;
     size_t n = 0;
     do {
-        piece(r, &a, &p);
+        piece(r, &a, piece_cap(r, &a, taper), &p);
         n++;
     } while (advance(r, &p, &a));
     return n;
@@ -162,6 +179,7 @@ struct pipelined {
     struct at a;
     uint64_t stream;
     int async;
+    int taper; /* host to device */
     size_t pieces;
 };
 
@@ -191,7 +209,7 @@ static struct rect next_piece(struct pipelined *d, struct apigen_call *c,
                               uint8_t last)
 {
     struct rect p;
-    piece(d->r, &d->a, &p);
+    piece(d->r, &d->a, piece_cap(d->r, &d->a, d->taper), &p);
     (void)advance(d->r, &p, &d->a);
     apigen_put_u64(c, d->stream);
     apigen_put_u8(c, (uint8_t)((d->async ? PIECE_ASYNC : 0) | last));
@@ -215,7 +233,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
 static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, 1, count_pieces(r, 1)};
     struct gvs_remote_h2d o = {
         &cuda_fe_remote_api,
         r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
@@ -239,7 +257,7 @@ static CUresult h2d(const struct rect *r, uint64_t stream, int async)
         struct rect p = *r;
         uint8_t *out = NULL;
         if (!empty)
-            piece(r, &a, &p);
+            piece(r, &a, GVS_BULK_CHUNK, &p);
         int last = empty || !advance(r, &p, &a);
         CUresult e = cuda_fe_copy_begin(&c, stream,
                            (uint8_t)((async ? PIECE_ASYNC : 0) |
@@ -295,7 +313,7 @@ static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
 static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, 0, count_pieces(r, 0)};
     struct gvs_remote_d2h o = {&cuda_fe_remote_api,
                                r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
                                              : CUDA_OP_MEMCPY_D2H,
@@ -320,7 +338,7 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         const uint8_t *bytes;
         size_t got = 0;
         if (!empty)
-            piece(r, &a, &p);
+            piece(r, &a, GVS_BULK_CHUNK, &p);
         CUresult e = cuda_fe_copy_begin(&c, stream, async ? PIECE_ASYNC : 0);
         if (e != CUDA_SUCCESS)
             return e;

@@ -150,8 +150,11 @@ static void pageable(CUdeviceptr d, int shm)
 }
 
 /* Larger than a piece (GVS_BULK_CHUNK, 8 MiB): on the socket
- * transports a copy of it is three pieces, host to device all but the
- * last posted, device to host pipelined, each one round trip. */
+ * transports a copy of it is pieces, host to device all but the last
+ * posted, device to host pipelined, each one round trip.  Device to
+ * host three pieces of up to 8 MiB; host to device five, the last 4 MiB
+ * and 4 KiB halving: 8 MiB, 8 MiB, 2 MiB + 2 KiB, then twice 1 MiB + 1
+ * KiB. */
 #define LARGE (((size_t)20 << 20) + 4096)
 
 static void large(int shm)
@@ -168,8 +171,8 @@ static void large(int shm)
     struct stats s2 = now();
     EXPECT(same(q, LARGE, 6));
     if (!shm) {
-        /* Host to device: two pieces posted, the last waited for. */
-        EXPECT(s1.posts - s0.posts == 2);
+        /* Host to device: four pieces posted, the last waited for. */
+        EXPECT(s1.posts - s0.posts == 4);
         EXPECT(s1.round_trips - s0.round_trips == 1);
         EXPECT(s1.bytes_sent - s0.bytes_sent >= LARGE);
         EXPECT(s2.round_trips - s1.round_trips == 3);
@@ -186,6 +189,48 @@ static void large(int shm)
     CHECK(cuMemcpyDtoHAsync(q, d, LARGE, NULL));
     CHECK(cuStreamSynchronize(NULL));
     EXPECT(same(q, LARGE, 6));
+    CHECK(cuMemFree(d));
+    free(p);
+    free(q);
+}
+
+/* A 2D copy to pitched device memory from rows that follow each other
+ * (one span: pipelined on every transport), of 4 rows of 3 MiB + 8:
+ * its pieces halve towards the end, into parts of a row: 2 rows, 1 row,
+ * then the last row in two halves, three posted and the last waited
+ * for.  The bytes come back whole. */
+static void tapered_2d(void)
+{
+    const size_t w = ((size_t)3 << 20) + 8, rows = 4, pitch = w + 512;
+    uint8_t *p = malloc(w * rows), *q = malloc(w * rows);
+    CUdeviceptr d;
+    EXPECT(p != NULL && q != NULL);
+    CHECK(cuMemAlloc(&d, pitch * rows));
+    pattern(p, w * rows, 9);
+    /* The host's rows w bytes apart, the device's pitch. */
+    CUDA_MEMCPY2D c = {0};
+    c.WidthInBytes = w;
+    c.Height = rows;
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = p;
+    c.srcPitch = w;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = d;
+    c.dstPitch = pitch;
+    struct stats s0 = now();
+    CHECK(cuMemcpy2D(&c));
+    struct stats s1 = now();
+    EXPECT(s1.posts - s0.posts == 3);
+    EXPECT(s1.round_trips - s0.round_trips == 1);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = d;
+    c.srcPitch = pitch;
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = q;
+    c.dstPitch = w;
+    memset(q, 0, w * rows);
+    CHECK(cuMemcpy2D(&c));
+    EXPECT(same(q, w * rows, 9));
     CHECK(cuMemFree(d));
     free(p);
     free(q);
@@ -312,6 +357,7 @@ int main(void)
     pinned(d, shm);
     pageable(d, shm);
     large(shm);
+    tapered_2d();
     graph_copies(d, shm);
     posted_failure();
     CHECK(cuMemFree(d));

@@ -16,27 +16,12 @@ static int put_stream(struct gvs_buf *b, const struct fe_bulk_op *o)
     return o->has_stream ? gvs_buf_put_u64(b, o->stream) : 0;
 }
 
-/* Host to device, the pieces of the last GVS_BULK_CHUNK halve down to
- * TAPER_MIN.  The backend copies a piece into the device only once all
- * its bytes have come, so the last piece's copy follows the wire: over
- * tcp on the H200, an 8 MiB piece took 1.64 ms to arrive, then 0.66 ms
- * to copy (docs/performance.md).  Halving hides each piece's copy behind
- * the arrival of the next; only the last, of at most 2 TAPER_MIN, is
- * left.  Not below TAPER_MIN: gvsd copies a smaller piece where it
- * reads it, not while it reads the next (server/executor.c, bulky). */
-#define TAPER_MIN ((size_t)1 << 20)
-
-static size_t h2d_len(size_t rem)
-{
-    if (rem > GVS_BULK_CHUNK)
-        return GVS_BULK_CHUNK;
-    return rem >= 2 * TAPER_MIN ? rem / 2 : rem;
-}
-
+/* Host to device, the pieces of the last GVS_BULK_CHUNK halve
+ * (gvs_remote_h2d_piece_len). */
 static size_t h2d_pieces(size_t count)
 {
     size_t n = 0;
-    for (size_t rem = count; rem > 0; rem -= h2d_len(rem))
+    for (size_t rem = count; rem > 0; rem -= gvs_remote_h2d_piece_len(rem))
         n++;
     return n;
 }
@@ -57,7 +42,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
     struct h2d *h = arg;
     (void)i;
     *src = h->src + h->off;
-    *len = h2d_len(h->count - h->off);
+    *len = gvs_remote_h2d_piece_len(h->count - h->off);
     int rc = put_stream(hdr, h->o);
     if (rc == 0)
         rc = gvs_buf_put_u64(hdr, h->dst + h->off);
