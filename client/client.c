@@ -348,12 +348,6 @@ int gvs_client_call(struct gvs_client *c, uint16_t plugin, uint16_t op,
     return rc < 0 ? rc : gvs_client_wait(c, id, reply);
 }
 
-int gvs_client_flush_locked(struct gvs_client *c)
-{
-    int rc = client_usable(c);
-    return rc < 0 ? rc : client_out_flush(c);
-}
-
 int gvs_client_post(struct gvs_client *c, uint16_t plugin, uint16_t op,
                     const struct iovec *iov, int n)
 {

@@ -120,10 +120,10 @@ void gvs_client_unlock(struct gvs_client *c);
 int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                            uint16_t op, uint32_t flags,
                            const struct iovec *iov, int n, uint64_t *id);
-/* Caller holds the lock: writes the posts buffered so far (see
- * gvs_client_post) now, for a caller that waits for a post's effect
- * without a reply (a word in shared memory the GPU writes). */
-int gvs_client_flush_locked(struct gvs_client *c);
+/* The caller will not wait for request id's reply (it learnt what it
+ * needed otherwise): the reply is dropped, now or when it comes.  0, or
+ * GVS_E_INVAL for an id not awaited or already waited for. */
+int gvs_client_forget(struct gvs_client *c, uint64_t id);
 /* Waits for request id's reply and moves its body into reply (reset
  * first).  GVS_E_TOOBIG if it does not fit reply's maximum (the
  * connection stays usable), GVS_E_CLOSED / GVS_E_PROTO when broken. */

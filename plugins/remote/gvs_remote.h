@@ -490,7 +490,8 @@ int gvs_remote_host_shared(const void *p, size_t len);
 /* A copy between device memory at dev and host memory of len bytes that
  * moves no byte over the connection: one DMA when host lies in shared
  * memory, else the staging pipeline (pageable memory: to the device
- * from 64 KiB, from it from 4 KiB).
+ * from 64 KiB, from it from 4 KiB; a proven copy, posted: to the device
+ * from 32 KiB, from it at any size).
  * h2d: host to device, else device to host.  flags: the wire's
  * (remote_be.h, GVS_REMOTE_SHARED_*): ON_STREAM ordered on stream (with
  * pageable memory it returns once done, as natively, WAIT implied), else
@@ -501,10 +502,10 @@ int gvs_remote_host_shared(const void *p, size_t len);
  * ON_STREAM, a copy of shared memory is posted through sh->copy_posted
  * (one DMA on the stream, as natively: the call returns before it); with
  * PROVEN and ON_STREAM | WAIT (a synchronous copy, ordered on stream:
- * the legacy or the per-thread default stream) it is posted too, and the
- * call returns once a word the GPU writes after the copy says it is
- * done, with no reply (frontend/signal.c), as are the chunks of a
- * proven staged copy that must be done when it returns. */
+ * the legacy or the per-thread default stream) it returns once a word
+ * the worker stores after the copy and its wait says it is done, before
+ * the reply comes (frontend/signal.c), as do the chunks of a proven
+ * staged copy that must be done when it returns. */
 int32_t gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
                                    uint64_t stream, unsigned flags, int h2d,
                                    uint64_t dev, void *host, size_t len);

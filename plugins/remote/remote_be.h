@@ -148,20 +148,33 @@ struct gvs_remote_node {
  *                    copy, the value is written into the word (by the
  *                    GPU, else by a host function; at once when the copy
  *                    never went on the stream): a staged chunk's slot is
- *                    free again (frontend/staging.c), a synchronous copy
- *                    is done (frontend/signalled.c).  The value written
- *                    has SIGNAL_ASK added when the lane holds a failure
- *                    latched under the copy's API (this copy's own, or
- *                    an earlier posted op's): the next reply of that API
- *                    on the lane answers it, so a client waiting for the
- *                    word asks.  A client's values leave that bit clear.
- *                    len 0 with WAIT waits for the stream (ON_STREAM),
- *                    else the device: what a word that does not come
- *                    waits for */
+ *                    free again (frontend/staging.c).  The value written
+ *                    has SIGNAL_ASK added when the copy failed or the
+ *                    lane holds a failure latched under the copy's API
+ *                    (an earlier posted op's): its reply, or the next
+ *                    reply of that API on the lane, answers it, so a
+ *                    client waiting for the word asks.  A client's values leave that bit clear.
+ *                    STORE, with ON_STREAM and WAIT, not posted: a
+ *                    synchronous copy waited for by the word before its
+ *                    reply (frontend/signal.c).  The worker makes the
+ *                    copy, waits for the stream, writes the device's
+ *                    output (DEVICE_OUTPUT), stores the value itself,
+ *                    then replies as ever.  SIGNAL_ASK is added also when
+ *                    output was written since the last such store: the
+ *                    client then waits for the reply, which follows that
+ *                    output, so that the output is written before the
+ *                    copy returns, as natively; else it returns at the
+ *                    word and drops the reply (gvs_client_forget).  The
+ *                    GPU's write could not tell: CUDA writes device
+ *                    printf output only inside a synchronizing call.
+ *                    len 0 with WAIT waits for the
+ *                    stream (ON_STREAM), else the device: what a word
+ *                    that does not come waits for */
 enum {
     GVS_REMOTE_SHARED_ON_STREAM = 1u, /* ordered on the stream */
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
     GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
+    GVS_REMOTE_SHARED_STORE = 8u,     /* the word stored after a wait */
 };
 /* Added to a SIGNAL's value: a failure is latched, ask for it. */
 #define GVS_REMOTE_SIGNAL_ASK 0x80000000u

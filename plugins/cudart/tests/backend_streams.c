@@ -327,6 +327,14 @@ static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* bogus_shared_copy's request with a word and a value. */
+static void bogus_with_word(struct gvs_buf *in, uint32_t flags)
+{
+    bogus_shared_copy(in, flags);
+    gvs_buf_put_u64(in, BOGUS);
+    gvs_buf_put_u32(in, 7);
+}
+
 /* A staged chunk's signal (GVS_REMOTE_SHARED_SIGNAL): only with ON_STREAM
  * alone, posted or not, and with its word's address and value; a chunk
  * whose copy fails (here a host address in no shared region) latches
@@ -334,9 +342,7 @@ static int posted_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
 static int signal_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
 {
     for (uint32_t flags = 4; flags < 8; flags++) {
-        bogus_shared_copy(in, flags);
-        gvs_buf_put_u64(in, BOGUS);
-        gvs_buf_put_u32(in, 7);
+        bogus_with_word(in, flags);
         int rc = call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1);
         CHECK_EQ(rc, flags == 5 ? 0 : GVS_E_PROTO);
     }
@@ -345,15 +351,33 @@ static int signal_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     bogus_shared_copy(in, 5);
     CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1),
              GVS_E_SHORT);
-    bogus_shared_copy(in, 9);
+    bogus_shared_copy(in, 17);
     CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1),
              GVS_E_PROTO);
     /* Waited for, the failure is the reply's. */
-    bogus_shared_copy(in, 5);
-    gvs_buf_put_u64(in, BOGUS);
-    gvs_buf_put_u32(in, 7);
+    bogus_with_word(in, 5);
     CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
     CHECK_EQ(result_of(out), INVALID_VALUE);
+    return 0;
+}
+
+/* A synchronous copy whose word the worker stores before its reply
+ * (STORE): only with ON_STREAM and WAIT, waited for; the failure is the
+ * reply's. */
+static int store_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
+{
+    const uint32_t flags[] = {9, 11, 13, 15, 27};
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        bogus_with_word(in, flags[i]);
+        CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out),
+                 flags[i] == 11 ? 0 : GVS_E_PROTO);
+        if (flags[i] == 11)
+            CHECK_EQ(result_of(out), INVALID_VALUE);
+    }
+    /* Posted. */
+    bogus_with_word(in, 11);
+    CHECK_EQ(call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1),
+             GVS_E_PROTO);
     return 0;
 }
 
@@ -389,6 +413,7 @@ int main(int argc, char **argv)
         CHECK(round_trip(in, out) == 0);
         CHECK(posted_shared_copy(in, out) == 0);
         CHECK(signal_shared_copy(in, out) == 0);
+        CHECK(store_shared_copy(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
     }
     harness_close();

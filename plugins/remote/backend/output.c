@@ -40,6 +40,7 @@ static struct {
      * no system call when neither is set (the common case). */
     atomic_int dirty;
     atomic_int draining;
+    _Atomic uint64_t writes; /* by CUDA, to either stream */
 } cap = {
     .rd = {-1, -1},
     .wr = {-1, -1},
@@ -116,8 +117,10 @@ static ssize_t stream_write(void *cookie, const char *p, size_t n)
             break;
         done += (size_t)w;
     }
-    if (done > 0)
+    if (done > 0) {
+        atomic_fetch_add(&cap.writes, 1);
         atomic_store(&cap.dirty, 1);
+    }
     return done > 0 ? (ssize_t)done : -1;
 }
 
@@ -220,6 +223,11 @@ void remote_be_output_flush(void)
             ;
     atomic_store(&cap.draining, 0);
     pthread_mutex_unlock(&cap.lock);
+}
+
+uint64_t remote_be_output_writes(void)
+{
+    return atomic_load(&cap.writes);
 }
 
 void remote_be_output_close(void)

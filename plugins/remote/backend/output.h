@@ -17,6 +17,8 @@
 #ifndef REMOTE_BE_OUTPUT_H
 #define REMOTE_BE_OUTPUT_H
 
+#include <stdint.h>
+
 #include "gvs/plugin.h"
 
 /* Starts capturing for the session (once per worker, before CUDA starts).
@@ -27,6 +29,9 @@ int remote_be_output_open(const struct gvs_host_api *host,
 
 /* Sends everything written so far.  Thread-safe. */
 void remote_be_output_flush(void);
+
+/* How many writes CUDA made to the streams so far. */
+uint64_t remote_be_output_writes(void);
 
 /* Sends what is left, stops the thread, puts the streams back. */
 void remote_be_output_close(void);

@@ -11,6 +11,7 @@
  * mapping it translates to is ever touched.
  */
 #include "state.h"
+#include "output.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -236,6 +237,21 @@ int remote_be_hostmem_unshare(struct gvs_call *call,
     return c.rc;
 }
 
+/* The client's word at addr, in a shared region, or NULL; *dev its
+ * device address (0 when the region has none). */
+static _Atomic uint32_t *word_at(uint64_t addr, uint64_t *dev)
+{
+    uint64_t base;
+    pthread_rwlock_rdlock(&lock);
+    struct region *r = addr % 4 == 0 ? containing(addr, 4, &base) : NULL;
+    _Atomic uint32_t *word =
+        r != NULL ? (_Atomic uint32_t *)((uint8_t *)r->p + (addr - base))
+                  : NULL;
+    *dev = r != NULL && r->dev != 0 ? r->dev + (addr - base) : 0;
+    pthread_rwlock_unlock(&lock);
+    return word;
+}
+
 struct store {
     _Atomic uint32_t *word;
     uint32_t value;
@@ -261,14 +277,8 @@ static void signal_word(struct gvs_call *call,
                         const struct gvs_remote_pinner *pn, uint64_t stream,
                         uint64_t addr, uint32_t value, int copied)
 {
-    uint64_t base;
-    pthread_rwlock_rdlock(&lock);
-    struct region *r = addr % 4 == 0 ? containing(addr, 4, &base) : NULL;
-    _Atomic uint32_t *word =
-        r != NULL ? (_Atomic uint32_t *)((uint8_t *)r->p + (addr - base))
-                  : NULL;
-    uint64_t dev = r != NULL && r->dev != 0 ? r->dev + (addr - base) : 0;
-    pthread_rwlock_unlock(&lock);
+    uint64_t dev;
+    _Atomic uint32_t *word = word_at(addr, &dev);
     if (word == NULL)
         return;
     if (copied && dev != 0 && pn->signal(call, stream, dev, value) ==
@@ -286,6 +296,17 @@ static void signal_word(struct gvs_call *call,
     atomic_store_explicit(word, value, memory_order_release);
 }
 
+/* The device output CUDA wrote by the end of a STORE copy's wait goes
+ * first; whether any was written since the last STORE: the client then
+ * asks, and the reply follows the output (remote_be.h, STORE). */
+static int output_written(void)
+{
+    static _Atomic uint64_t told;
+    remote_be_output_flush();
+    uint64_t w = remote_be_output_writes();
+    return atomic_exchange(&told, w) != w;
+}
+
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn)
 {
@@ -298,21 +319,24 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     apigen_get_u64(&c, &dev);
     apigen_get_u64(&c, &addr);
     apigen_get_u64(&c, &len);
-    if (c.rc == 0 && (flags & GVS_REMOTE_SHARED_SIGNAL)) {
+    if (c.rc == 0 &&
+        (flags & (GVS_REMOTE_SHARED_SIGNAL | GVS_REMOTE_SHARED_STORE))) {
         apigen_get_u64(&c, &word);
         apigen_get_u32(&c, &value);
     }
     if (apigen_end(&c) < 0)
         return c.rc;
-    if (flags & ~(uint32_t)(GVS_REMOTE_SHARED_ON_STREAM |
-                            GVS_REMOTE_SHARED_WAIT | GVS_REMOTE_SHARED_SIGNAL))
-        return GVS_E_PROTO;
     /* A posted copy is stream-ordered and waits for nothing: it may run
      * on the session's reader, which must never block.  A signal says
-     * when a stream-ordered copy is done: it replaces waiting. */
+     * when a stream-ordered copy is done: it replaces waiting.  A store
+     * comes after the wait, which only a copy with a reply may do. */
     uint32_t signal = flags & GVS_REMOTE_SHARED_SIGNAL;
-    if ((call->noreply || signal) &&
-        (flags & ~signal) != GVS_REMOTE_SHARED_ON_STREAM)
+    uint32_t store = flags & GVS_REMOTE_SHARED_STORE;
+    const uint32_t on = GVS_REMOTE_SHARED_ON_STREAM;
+    if (signal ? flags != (on | signal)
+        : store ? call->noreply || flags != (on | GVS_REMOTE_SHARED_WAIT |
+                                              store)
+                : call->noreply && flags != on)
         return GVS_E_PROTO;
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
@@ -320,7 +344,7 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         pthread_rwlock_rdlock(&lock);
         struct region *r = containing(addr, len ? len : 1, &base);
         e = r == NULL ? pn->invalid
-                      : pn->copy(call, stream, flags & ~signal,
+                      : pn->copy(call, stream, flags & ~(signal | store),
                                  kind == GVS_REMOTE_SHARED_H2D, dev,
                                  (uint8_t *)r->p + (addr - base), len);
         pthread_rwlock_unlock(&lock);
@@ -332,14 +356,22 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         remote_be_latch(call, pn->plugin, e);
         e = pn->success;
     }
-    /* A client waiting for the word alone learns so that a failure
-     * waits for it. */
+    /* A client waiting for the word learns so that a failure, its own or
+     * latched (the reply answers either), or output waits for it. */
+    int ask = !copied || remote_be_latched(call, pn->plugin);
     if (signal)
         signal_word(call, pn, stream, word,
-                    remote_be_latched(call, pn->plugin)
-                        ? value | GVS_REMOTE_SIGNAL_ASK
-                        : value,
-                    copied);
+                    ask ? value | GVS_REMOTE_SIGNAL_ASK : value, copied);
+    if (store) {
+        uint64_t unused;
+        _Atomic uint32_t *w = word_at(word, &unused);
+        if (output_written())
+            ask = 1;
+        if (w != NULL)
+            atomic_store_explicit(
+                w, ask ? value | GVS_REMOTE_SIGNAL_ASK : value,
+                memory_order_release);
+    }
     apigen_put_i32(&c, e);
     return c.rc;
 }

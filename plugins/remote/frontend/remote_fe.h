@@ -70,6 +70,9 @@ int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
 /* The same request posted (no reply): the API's result of sending it. */
 int32_t remote_fe_post(const struct gvs_remote_shared *sh, uint16_t op,
                        const struct gvs_buf *req);
+/* Waits for request id's reply, a result only: the API's result. */
+int32_t remote_fe_result(const struct gvs_remote_shared *sh,
+                         struct gvs_client *cl, uint64_t id);
 
 /* area.c: the connection's data area (GVS_CONN_CAP_AREA), in extents of
  * whole pages.  take: len bytes of it, zeroed, at *p (offset *off in the

@@ -195,6 +195,25 @@ int32_t remote_fe_shared_map(const struct gvs_remote_shared *sh, size_t size,
     return e == api->success ? remote_fe_shared_finish(cl, &s, p, dev) : e;
 }
 
+int32_t remote_fe_result(const struct gvs_remote_shared *sh,
+                         struct gvs_client *cl, uint64_t id)
+{
+    const struct gvs_remote_api *api = sh->api;
+    struct gvs_buf *rep = gvs_buf_new(64);
+    int rc = rep != NULL ? gvs_client_wait(cl, id, rep) : GVS_E_NOMEM;
+    int32_t e;
+    if (rc < 0) {
+        e = failure(sh, rc);
+    } else {
+        struct apigen_call c = {NULL, rep, 0};
+        e = gvs_remote_reply_result(api, &c);
+        if (apigen_end(&c) < 0)
+            e = api->unknown;
+    }
+    gvs_buf_free(rep);
+    return e;
+}
+
 /* One request of sh's with a reply that is only a result, waited for
  * (wait) or posted: the API's result, or success once a posted one has
  * left. */
@@ -206,9 +225,6 @@ static int32_t request(const struct gvs_remote_shared *sh, uint16_t op,
     int32_t e = api->client(&cl);
     if (e != api->success)
         return e;
-    struct gvs_buf *rep = wait ? gvs_buf_new(64) : NULL;
-    if (wait && rep == NULL)
-        return api->nomem;
     uint64_t id;
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
     gvs_client_lock(cl);
@@ -216,18 +232,9 @@ static int32_t request(const struct gvs_remote_shared *sh, uint16_t op,
                                     wait ? 0 : GVS_F_NOREPLY, &iov,
                                     1, wait ? &id : NULL);
     gvs_client_unlock(cl);
-    if (rc == 0 && wait)
-        rc = gvs_client_wait(cl, id, rep);
-    if (rc < 0) {
-        e = failure(sh, rc);
-    } else if (wait) {
-        struct apigen_call c = {NULL, rep, 0};
-        e = gvs_remote_reply_result(api, &c);
-        if (apigen_end(&c) < 0)
-            e = api->unknown;
-    }
-    gvs_buf_free(rep);
-    return e;
+    if (rc < 0)
+        return failure(sh, rc);
+    return wait ? remote_fe_result(sh, cl, id) : api->success;
 }
 
 int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,

@@ -1,19 +1,21 @@
-/* Words the GPU writes once a posted copy is done (remote_be.h, SIGNAL),
- * in the staging region's page of words (staging.c): their values, the
- * wait for one, and the synchronous copy of shared memory that waits
- * for one instead of a reply.
+/* Words that say a copy is done (remote_be.h, SIGNAL and STORE), in the
+ * staging region's page of words (staging.c): their values, the wait for
+ * one, and the synchronous copy of shared memory that waits for one
+ * before its reply.
  *
  * A synchronous copy between the device and page-locked memory shared
- * with the backend, proven valid by the API's tables, is posted on its
- * stream with a word of its own; the GPU writes the word once the copy
- * is done, and the call polls it.  Natively the driver polls a word the
- * GPU writes the same way.  The worker neither waits for the copy nor
- * answers: the reply's way back (its writing, the ring, the client's
- * reading) is gone from the copy's time, and the lane is free
- * meanwhile.  A word with SIGNAL_ASK, or one that does not come while
- * the call may poll (the stream is busy, or stopped by a failure), has
- * the call ask the worker to wait for the stream: that reply answers
- * the failure. */
+ * with the backend, proven valid by the API's tables, names a word of
+ * its own (STORE): the worker makes the copy, waits for the stream,
+ * writes the device's output, stores the word, then replies.  The call
+ * returns at the word and drops the reply: the reply's way back (its
+ * writing, the ring, the client's reading and waking) is gone from the
+ * copy's time.  (The GPU could write the word itself, sooner still, but
+ * then device printf output, which CUDA writes only inside a
+ * synchronizing call, would come after the copy returned.)  A word with
+ * SIGNAL_ASK (a failure, or output written), or one that does not come
+ * while the call may poll (the stream is busy), has the call wait for
+ * the reply instead, which answers the failure and follows the
+ * output. */
 #include "remote_fe.h"
 
 #include <stdatomic.h>
@@ -102,15 +104,16 @@ static _Atomic uint32_t *word_at(_Atomic uint32_t *words, int i)
                                 (size_t)i * REMOTE_FE_SIGNAL_STRIDE);
 }
 
-/* Posts the copy with word w to take value, and writes it out at once:
- * nothing else may follow soon to carry it. */
-static int post(const struct gvs_remote_shared *sh, struct gvs_client *cl,
+/* Sends the copy with word w to take value: its reply's id in *id. */
+static int send(const struct gvs_remote_shared *sh, struct gvs_client *cl,
                 struct gvs_buf *req, uint64_t stream, int h2d, uint64_t dev,
                 const void *host, size_t len, _Atomic uint32_t *w,
-                uint32_t value)
+                uint32_t value, uint64_t *id)
 {
     int rc = remote_fe_shared_copy_request(
-        req, stream, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL,
+        req, stream,
+        GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT |
+            GVS_REMOTE_SHARED_STORE,
         h2d, dev, host, len);
     if (rc == 0)
         rc = gvs_buf_put_u64(req, (uint64_t)(uintptr_t)w);
@@ -120,10 +123,8 @@ static int post(const struct gvs_remote_shared *sh, struct gvs_client *cl,
         return rc;
     struct iovec iov = {(void *)gvs_buf_ptr(req), gvs_buf_len(req)};
     gvs_client_lock(cl);
-    rc = gvs_remote_send_locked(sh->api, cl, sh->copy_posted, APIGEN_DEVICE,
-                                GVS_F_NOREPLY, &iov, 1, NULL);
-    if (rc == 0)
-        rc = gvs_client_flush_locked(cl);
+    rc = gvs_remote_send_locked(sh->api, cl, sh->copy, APIGEN_DEVICE, 0,
+                                &iov, 1, id);
     gvs_client_unlock(cl);
     return rc;
 }
@@ -136,8 +137,7 @@ int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
     long long spin = gvs_spin_busy_ns();
     struct gvs_client *cl;
     _Atomic uint32_t *words;
-    if (spin <= 0 || sh->copy_posted == 0 ||
-        api->client(&cl) != api->success ||
+    if (spin <= 0 || api->client(&cl) != api->success ||
         (words = remote_fe_staging_words(sh)) == NULL)
         return 0;
     int i = take_word();
@@ -146,28 +146,23 @@ int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
     _Atomic uint32_t *w = word_at(words, i);
     uint32_t value = remote_fe_signal_value();
     struct gvs_buf *req = gvs_buf_new(64);
-    int rc = req != NULL ? post(sh, cl, req, stream, h2d, dev, host, len, w,
-                                value)
+    uint64_t id;
+    int rc = req != NULL ? send(sh, cl, req, stream, h2d, dev, host, len, w,
+                                value, &id)
                          : GVS_E_NOMEM;
+    gvs_buf_free(req);
     if (rc < 0) {
-        /* Nothing was sent, or the connection is gone: no GPU writes the
-         * word any more. */
-        gvs_buf_free(req);
         give_word(i);
         *result = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
         return 1;
     }
     uint32_t seen = remote_fe_signal_wait(w, value, spin, spin);
-    *result = api->success;
-    if (seen == 0 || (seen & GVS_REMOTE_SIGNAL_ASK)) {
-        /* Once the worker has waited for the stream, the word is written
-         * or never will be (the context failed). */
-        rc = remote_fe_shared_copy_request(
-            req, stream, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
-            h2d, 0, host, 0);
-        *result = rc < 0 ? api->nomem : remote_fe_round_trip(sh, sh->copy, req);
-    }
-    gvs_buf_free(req);
+    if (seen != 0 && !(seen & GVS_REMOTE_SIGNAL_ASK) &&
+        gvs_client_forget(cl, id) == 0)
+        *result = api->success;
+    else
+        *result = remote_fe_result(sh, cl, id);
+    /* The worker stored the word before it replied: it is free. */
     give_word(i);
     return 1;
 }

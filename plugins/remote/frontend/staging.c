@@ -23,10 +23,12 @@
  * lane waits for a DMA.
  *
  * Any other copy the API proved valid (to the device synchronously, from
- * the device either way) posts its chunks the same way and waits for
- * each chunk's word itself, polling, instead of a reply: where nothing
- * may poll (gvs_spin_busy_ns() 0) it waits for replies.  A word with
- * SIGNAL_ASK says that a failure is latched: the copy then asks for it.
+ * the device either way) names each chunk's word too, which the worker
+ * stores once the chunk is done and the device's output written, before
+ * it replies (remote_be.h, STORE): the copy polls the word and drops the
+ * reply, unless the word says SIGNAL_ASK (a failure, or output), when it
+ * waits for the reply.  Where nothing may poll (gvs_spin_busy_ns() 0) it
+ * waits for the replies.
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
@@ -70,9 +72,13 @@ _Static_assert((STAGING_SLOTS + REMOTE_FE_SPARE_WORDS) *
 /* Below these a copy gains nothing over sending the bytes.  A
  * device-to-host copy gains from a few KiB: sent as bytes, the worker's
  * CUDA copies them into pageable memory, slower than a DMA into a slot
- * (docs/performance.md, "Staging slots in turn"). */
+ * (docs/performance.md, "Staging slots in turn").  A posted copy gains
+ * sooner: it needs no reply, and its bytes do not cross the connection;
+ * from the device at any size, to it from 32 KiB (below, a posted
+ * request with the bytes is faster: measured on the H200, 4-16 KiB). */
 #define STAGING_MIN_H2D ((size_t)64 << 10)
 #define STAGING_MIN_D2H ((size_t)4 << 10)
+#define STAGING_MIN_POSTED_H2D ((size_t)32 << 10)
 
 /* Held for a whole copy: a thread that finds it taken sends its bytes
  * instead of waiting. */
@@ -120,14 +126,16 @@ struct pipeline {
     uint64_t stream;
     unsigned flags;
     int h2d;
-    /* Chunks posted with a signal; waited for by their words (wait), or
-     * by the slots' next users. */
-    int posted, wait;
-    int ask; /* a word of this copy's said a failure is latched */
+    /* Chunks posted with a signal, whose words the slots' next users
+     * wait for (posted); or whose words the worker stores before their
+     * replies, waited for here (store). */
+    int posted, store;
     uint64_t dev;
     size_t len;
     unsigned first; /* chunk 0's slot */
-    uint64_t ids[STAGING_SLOTS]; /* chunk i's request at i % STAGING_SLOTS */
+    /* Chunk i's request at i % STAGING_SLOTS, and its word's value. */
+    uint64_t ids[STAGING_SLOTS];
+    uint32_t values[STAGING_SLOTS];
     int32_t e; /* the first failure */
     int rc;        /* a transport failure: nothing more is sent */
 };
@@ -159,24 +167,28 @@ static void send_chunk(struct pipeline *p, size_t i)
     size_t off = i * STAGING_SLOT;
     unsigned slot = slot_index(p, i);
     uint32_t value = remote_fe_signal_value();
-    p->rc = remote_fe_shared_copy_request(
-        p->req, p->stream,
-        p->posted ? p->flags | GVS_REMOTE_SHARED_SIGNAL : p->flags, p->h2d,
-        p->dev + off, slot_of(p, i), chunk_len(p, i));
-    if (p->rc == 0 && p->posted)
+    /* The GPU writes a posted chunk's word, for the slot's next user
+     * (SIGNAL); the worker stores a waited one's before its reply
+     * (STORE). */
+    unsigned flags = p->posted  ? p->flags | GVS_REMOTE_SHARED_SIGNAL
+                     : p->store ? p->flags | GVS_REMOTE_SHARED_STORE
+                                : p->flags;
+    p->rc = remote_fe_shared_copy_request(p->req, p->stream, flags, p->h2d,
+                                          p->dev + off, slot_of(p, i),
+                                          chunk_len(p, i));
+    if (p->rc == 0 && (p->posted || p->store))
         p->rc = gvs_buf_put_u64(p->req, (uint64_t)(uintptr_t)word_of(slot));
-    if (p->rc == 0 && p->posted)
+    if (p->rc == 0 && (p->posted || p->store))
         p->rc = gvs_buf_put_u32(p->req, value);
     if (p->rc < 0)
         return;
+    p->values[i % STAGING_SLOTS] = value;
     struct iovec iov = {(void *)gvs_buf_ptr(p->req), gvs_buf_len(p->req)};
     gvs_client_lock(p->cl);
     p->rc = gvs_remote_send_locked(
         p->sh->api, p->cl, p->posted ? p->sh->copy_posted : p->sh->copy,
         APIGEN_DEVICE, p->posted ? GVS_F_NOREPLY : 0, &iov, 1,
         p->posted ? NULL : &p->ids[i % STAGING_SLOTS]);
-    if (p->rc == 0 && p->wait)
-        p->rc = gvs_client_flush_locked(p->cl);
     gvs_client_unlock(p->cl);
     if (p->rc == 0 && p->posted) {
         owed[slot] = value;
@@ -196,32 +208,23 @@ static int32_t wait_for(struct pipeline *p, uint64_t stream, unsigned flags,
     return e;
 }
 
-/* Frees chunk i's slot of a posted chunk: once its word takes the value
- * owed, or once the worker has waited for the chunk's stream, else (the
- * stream gone meanwhile) for the device; waits polling for spin_ns, then
- * napping until poll_ns.  Whatever that wait answers, nothing writes the
- * slot any more: a failure stops the context.  Its result, and a word's
- * SIGNAL_ASK, are this copy's only for a chunk of its own (own): an
- * earlier copy's may be another lane's. */
-static void settle(struct pipeline *p, size_t i, int own, long long spin_ns,
-                   long long poll_ns)
+/* Frees chunk i's slot of an earlier copy's posted chunk: once its word
+ * takes the value owed, or once the worker has waited for the chunk's
+ * stream, else (the stream gone meanwhile) for the device.  Whatever
+ * that wait answers, nothing writes the slot any more: a failure stops
+ * the context.  Its result is not this copy's: the backend latched a
+ * failure of the chunk. */
+static void settle(struct pipeline *p, size_t i)
 {
     unsigned slot = slot_index(p, i);
     if (owed[slot] == 0)
         return;
-    uint32_t seen =
-        remote_fe_signal_wait(word_of(slot), owed[slot], spin_ns, poll_ns);
-    if (seen == 0) {
-        int32_t e = wait_for(
-            p, owed_stream[slot],
-            GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT, slot);
-        if (e != p->sh->api->success)
-            (void)wait_for(p, owed_stream[slot], GVS_REMOTE_SHARED_WAIT, slot);
-        if (own && e != p->sh->api->success && p->e == p->sh->api->success)
-            p->e = e;
-    } else if (own && (seen & GVS_REMOTE_SIGNAL_ASK)) {
-        p->ask = 1;
-    }
+    if (remote_fe_signal_wait(word_of(slot), owed[slot], SETTLE_SPIN_NS,
+                              SETTLE_POLL_NS) == 0 &&
+        wait_for(p, owed_stream[slot],
+                 GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
+                 slot) != p->sh->api->success)
+        (void)wait_for(p, owed_stream[slot], GVS_REMOTE_SHARED_WAIT, slot);
     owed[slot] = 0;
 }
 
@@ -245,6 +248,22 @@ static int wait_chunk(struct pipeline *p, size_t i)
     return rc == 0 && e == api->success;
 }
 
+/* Chunk i of a copy whose words the worker stores: done at its word,
+ * its reply dropped, unless the word asks (a failure, or output
+ * written) or does not come while the copy may poll; then its reply is
+ * collected.  1 when it succeeded. */
+static int await_chunk(struct pipeline *p, size_t i)
+{
+    long long ns = gvs_spin_busy_ns();
+    uint32_t seen = remote_fe_signal_wait(word_of(slot_index(p, i)),
+                                          p->values[i % STAGING_SLOTS], ns,
+                                          ns);
+    if (seen != 0 && !(seen & GVS_REMOTE_SIGNAL_ASK) &&
+        gvs_client_forget(p->cl, p->ids[i % STAGING_SLOTS]) == 0)
+        return p->e == p->sh->api->success;
+    return wait_chunk(p, i);
+}
+
 /* Every chunk sent is waited for, even after a failure, now or (later)
  * by the slot's next user: each reply must be collected, and a slot must
  * not be reused while a DMA may touch it. */
@@ -257,7 +276,7 @@ static void run(struct pipeline *p, uint8_t *host)
     while (done < n) {
         while (sent < n && sent - done < STAGING_SLOTS && p->rc == 0 &&
                p->e == ok) {
-            settle(p, sent, 0, SETTLE_SPIN_NS, SETTLE_POLL_NS);
+            settle(p, sent);
             if (p->rc < 0)
                 break;
             if (h2d)
@@ -270,25 +289,16 @@ static void run(struct pipeline *p, uint8_t *host)
         }
         if (done == sent)
             break;
-        /* A posted chunk not waited for is done once sent: its slot's
-         * next user waits for its word. */
-        int landed = p->posted ? p->wait : wait_chunk(p, done);
-        if (p->posted && p->wait) {
-            long long ns = gvs_spin_busy_ns();
-            settle(p, done, 1, ns, ns);
-            landed = !p->ask && p->e == ok;
-        }
-        if (landed && !h2d && p->e == ok)
+        /* A posted chunk is done once sent: its slot's next user waits
+         * for its word. */
+        if (!p->posted &&
+            (p->store ? await_chunk(p, done) : wait_chunk(p, done)) &&
+            !h2d && p->e == ok)
             remote_fe_parallel_memcpy(host + done * STAGING_SLOT,
                                       slot_of(p, done), chunk_len(p, done));
         done++;
     }
     next_slot = slot_index(p, sent);
-    /* The latched failure a word told of: the next reply answers it. */
-    if (p->ask && p->e == ok && p->rc == 0)
-        p->e = wait_for(p, p->stream,
-                        GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
-                        slot_index(p, 0));
 }
 
 EXPORT void
@@ -334,26 +344,32 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
                               int h2d, uint64_t dev, void *host, size_t len)
 {
     const struct gvs_remote_api *api = sh->api;
-    if (len < (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H) ||
-        !remote_fe_shared_possible(sh))
+    /* PROVEN is the frontend's alone, never on the wire.  A proven copy
+     * that must be done when it returns waits for its chunks' words,
+     * which it does polling (where nothing may poll, for their
+     * replies); one that need not is posted. */
+    int proven = (flags & GVS_REMOTE_SHARED_PROVEN) &&
+                 (flags & GVS_REMOTE_SHARED_ON_STREAM);
+    int wait = sync || !h2d;
+    int posted = proven && !wait && sh->copy_posted != 0;
+    int store = proven && wait && gvs_spin_busy_ns() > 0;
+    size_t least = posted  ? STAGING_MIN_POSTED_H2D
+                   : store ? (h2d ? STAGING_MIN_POSTED_H2D : 1)
+                           : (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H);
+    if (len < least || !remote_fe_shared_possible(sh))
         return sh->notsup;
     if (pthread_mutex_trylock(&lock) != 0)
         return sh->notsup;
-    /* PROVEN is the frontend's alone, never on the wire.  A copy that
-     * must be done when it returns waits for its chunks' words, which
-     * it does polling: where nothing may poll, for their replies. */
-    int posted = (flags & GVS_REMOTE_SHARED_PROVEN) &&
-                 (flags & GVS_REMOTE_SHARED_ON_STREAM) && sh->copy_posted != 0;
-    int wait = sync || !h2d;
-    if (wait && gvs_spin_busy_ns() <= 0)
-        posted = 0;
     unsigned wire = flags & ~(unsigned)GVS_REMOTE_SHARED_PROVEN;
     struct pipeline p = {.sh = sh,
                          .stream = stream,
-                         .flags = posted ? GVS_REMOTE_SHARED_ON_STREAM : wire,
+                         .flags = posted ? GVS_REMOTE_SHARED_ON_STREAM
+                                  : store ? GVS_REMOTE_SHARED_ON_STREAM |
+                                                GVS_REMOTE_SHARED_WAIT
+                                          : wire,
                          .h2d = h2d,
                          .posted = posted,
-                         .wait = posted && wait,
+                         .store = store,
                          .dev = dev,
                          .len = len,
                          .first = next_slot,
