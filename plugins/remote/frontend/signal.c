@@ -21,10 +21,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "gvs/comm.h"
 #include "gvs/err.h"
-#include "gvs/mem.h"
-#include "gvs/proto.h"
 #include "gvs/spin.h"
 #include "remote_be.h"
 
