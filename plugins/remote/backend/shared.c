@@ -330,6 +330,10 @@ int remote_be_memcpy_shared(struct gvs_call *call,
      * on the session's reader, which must never block.  A signal says
      * when a stream-ordered copy is done: it replaces waiting.  A store
      * comes after the wait, which only a copy with a reply may do. */
+    if (flags & ~(uint32_t)(GVS_REMOTE_SHARED_ON_STREAM |
+                            GVS_REMOTE_SHARED_WAIT | GVS_REMOTE_SHARED_SIGNAL |
+                            GVS_REMOTE_SHARED_STORE))
+        return GVS_E_PROTO;
     uint32_t signal = flags & GVS_REMOTE_SHARED_SIGNAL;
     uint32_t store = flags & GVS_REMOTE_SHARED_STORE;
     const uint32_t on = GVS_REMOTE_SHARED_ON_STREAM;
