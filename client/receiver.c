@@ -42,7 +42,6 @@ struct client_pending {
     long long sent_ns;    /* when it was sent, under a stat_slot */
     int rc;               /* the waiter's result */
     int taken;            /* the receiver has begun to read the reply */
-    int forgotten;        /* nobody waits: the reply is dropped */
     /* The split gvs_client_expect_into announced, and whether tail got
      * the reply's last tail_len bytes. */
     int announced;
@@ -268,20 +267,18 @@ int gvs_client_wait_into(struct gvs_client *c, uint64_t id,
     return rc;
 }
 
-int gvs_client_forget(struct gvs_client *c, uint64_t id)
+int gvs_client_withdraw(struct gvs_client *c, uint64_t id)
 {
     pthread_mutex_lock(&c->wlock);
-    struct client_pending *p = *find(c, id), *mine = NULL;
-    int rc = 0;
-    if (p == NULL || p->dst != NULL || p->forgotten)
-        rc = unusable(c);
-    else if (p->kept != NULL)
-        mine = unlink_id(c, id);
-    else
-        p->forgotten = 1; /* the receiver frees it */
+    struct client_pending *p = *find(c, id);
+    int rc = p == NULL ? unusable(c)
+             : p->dst != NULL || p->taken ? GVS_E_INVAL
+                                          : 0;
+    if (rc == 0)
+        unlink_id(c, id);
     pthread_mutex_unlock(&c->wlock);
-    if (mine != NULL)
-        pending_free(mine);
+    if (rc == 0)
+        pending_free(p);
     return rc;
 }
 
@@ -366,12 +363,6 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
     p->taken = 1;
     p->bytes = GVS_FRAME_HDR_LEN + (uint64_t)h->len;
     int into;
-    if (p->forgotten) {
-        unlink_id(c, h->id);
-        pthread_mutex_unlock(&c->wlock);
-        pending_free(p);
-        return drop(conn, h->len);
-    }
     if (p->dst != NULL) {
         int split = splits(p, h->len, gvs_buf_max(p->dst));
         unlink_id(c, h->id);
@@ -396,17 +387,10 @@ static int take_reply(struct gvs_client *c, struct gvs_conn *conn,
         gvs_buf_free(b);
         return rc;
     }
-    /* The wait, or its forgetting, may have come while the body was
-     * read. */
+    /* The wait may have come while the body was read. */
     pthread_mutex_lock(&c->wlock);
     p->kept = b;
     p->into = into;
-    if (p->forgotten) {
-        unlink_id(c, h->id);
-        pthread_mutex_unlock(&c->wlock);
-        pending_free(p);
-        return 0;
-    }
     if (p->dst == NULL) {
         pthread_mutex_unlock(&c->wlock);
         return 0;

@@ -268,7 +268,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
         gvsd_session_fail(s, GVSD_END_MALFORMED, rc);
         return;
     }
-    if (noreply)
+    if (noreply || call.answered)
         return;
     rc = check_tail(s, out, &call);
     if (rc < 0) {

@@ -120,10 +120,11 @@ void gvs_client_unlock(struct gvs_client *c);
 int gvs_client_send_locked(struct gvs_client *c, uint16_t plugin,
                            uint16_t op, uint32_t flags,
                            const struct iovec *iov, int n, uint64_t *id);
-/* The caller will not wait for request id's reply (it learnt what it
- * needed otherwise): the reply is dropped, now or when it comes.  0, or
- * GVS_E_INVAL for an id not awaited or already waited for. */
-int gvs_client_forget(struct gvs_client *c, uint64_t id);
+/* Request id's reply will not come: the server said so otherwise (a
+ * word in shared memory), and its entry goes.  0, or GVS_E_INVAL for an
+ * id not awaited, already waited for, or whose reply has come after
+ * all (the caller then waits for it). */
+int gvs_client_withdraw(struct gvs_client *c, uint64_t id);
 /* Waits for request id's reply and moves its body into reply (reset
  * first).  GVS_E_TOOBIG if it does not fit reply's maximum (the
  * connection stays usable), GVS_E_CLOSED / GVS_E_PROTO when broken. */

@@ -106,6 +106,10 @@ struct gvs_call {
     uint16_t op;         /* the operation being served */
     uint32_t lane;       /* the client thread the request comes from */
     int noreply;         /* the client does not wait: out is discarded */
+    /* Set by a handler whose client learnt the outcome otherwise and was
+     * told that no reply comes (a word in shared memory: remote_be.h,
+     * STORE): none is sent, out is discarded.  0 on entry. */
+    int answered;
     struct gvs_session *session; /* for host->notify */
     /* Bytes the handler owns, sent after out's as the rest of the reply
      * body without being copied into out (a bulk reply sent straight from

@@ -31,7 +31,7 @@
 
 #define GVS_FRAME_MAGIC 0x31535647u /* "GVS1" */
 #define GVS_FRAME_HDR_LEN 28u
-#define GVS_PROTO_VERSION 6u
+#define GVS_PROTO_VERSION 7u
 /* Largest body accepted by default: a bulk chunk plus its arguments. */
 #define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
 /* Bulk data is cut into chunks of this size so no frame exceeds the max. */

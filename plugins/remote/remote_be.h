@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 11u
+#define GVS_REMOTE_BE_VERSION 12u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -153,21 +153,36 @@ struct gvs_remote_node {
  *                    lane holds a failure latched under the copy's API
  *                    (an earlier posted op's): its reply, or the next
  *                    reply of that API on the lane, answers it, so a
- *                    client waiting for the word asks.  A client's values leave that bit clear.
+ *                    client waiting for the word asks.  A
+ *                    client's values leave the top three bits clear.
  *                    STORE, with ON_STREAM and WAIT, not posted: a
- *                    synchronous copy waited for by the word before its
- *                    reply (frontend/signal.c).  The worker makes the
- *                    copy, waits for the stream, writes the device's
- *                    output (DEVICE_OUTPUT), stores the value itself,
- *                    then replies as ever.  SIGNAL_ASK is added also when
- *                    output was written since the last such store: the
- *                    client then waits for the reply, which follows that
+ *                    synchronous copy answered by the word, its reply
+ *                    sent only when asked for (frontend/signal.c).  The
+ *                    worker makes the copy, waits for the stream, writes
+ *                    the device's output (DEVICE_OUTPUT), then stores
+ *                    the value itself, with SIGNAL_ASK when the copy
+ *                    failed, a failure is latched, or output was written
+ *                    since the last such store, and replies only then:
+ *                    the reply answers the failure and follows the
  *                    output, so that the output is written before the
- *                    copy returns, as natively; else it returns at the
- *                    word and drops the reply (gvs_client_forget).  The
- *                    GPU's write could not tell: CUDA writes device
- *                    printf output only inside a synchronizing call.
- *                    len 0 with WAIT waits for the
+ *                    copy returns, as natively.  Else no reply comes:
+ *                    the client returns at the word.  A client that
+ *                    stops polling (the stream is busy) first swaps the
+ *                    value with SIGNAL_GAVE_UP into the word; a worker
+ *                    that finds that there replies instead of storing.
+ *                    But while no device code can still write output
+ *                    (every kernel launched ended, its output sent:
+ *                    backend/quiet.h) and no failure is latched, the
+ *                    worker does not wait: it enqueues the copy, swaps
+ *                    the value with SIGNAL_GPU into the word (unless
+ *                    the client gave up first), and enqueues the GPU's
+ *                    write of the value (SIGNAL's way); no reply comes.
+ *                    A client that finds SIGNAL_GPU when it stops
+ *                    polling asks for the stream to be waited for (len
+ *                    0 with WAIT), which answers the copy.  CUDA writes
+ *                    device printf output only inside a synchronizing
+ *                    call, which the GPU's write is not: hence the
+ *                    wait otherwise.  len 0 with WAIT waits for the
  *                    stream (ON_STREAM), else the device: what a word
  *                    that does not come waits for */
 enum {
@@ -176,8 +191,15 @@ enum {
     GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
     GVS_REMOTE_SHARED_STORE = 8u,     /* the word stored after a wait */
 };
-/* Added to a SIGNAL's value: a failure is latched, ask for it. */
+/* Added to a SIGNAL's or STORE's value: a failure is latched, ask for
+ * it (STORE: the reply comes). */
 #define GVS_REMOTE_SIGNAL_ASK 0x80000000u
+/* Added by the client to a STORE's value in its word: it stopped
+ * polling and waits for the reply. */
+#define GVS_REMOTE_SIGNAL_GAVE_UP 0x40000000u
+/* Added by the worker to a STORE's value in its word: the copy and the
+ * GPU's write of the value behind it are enqueued; no reply comes. */
+#define GVS_REMOTE_SIGNAL_GPU 0x20000000u
 enum { GVS_REMOTE_SHARED_H2D = 1u, GVS_REMOTE_SHARED_D2H = 2u };
 enum { GVS_REMOTE_SHARE_FD = 0u, GVS_REMOTE_SHARE_AREA = 1u };
 
@@ -224,6 +246,17 @@ struct gvs_remote_be {
      * stdout and stderr so far (device printf, assert messages), ahead
      * of the reply the caller is about to send. */
     void (*output_flush)(void);
+    /* Whether device code may still have output to write (a synchronous
+     * copy the GPU answers alone then could return before it): called
+     * before each launch of a kernel or graph on the context key (the
+     * plugin's nonzero name for it), and around each synchronization of
+     * a whole context: settle_begin before it, settled after its handler
+     * wrote the reply (whose result must be success, the plugin's code)
+     * and the output it made visible was flushed. */
+    void (*device_code)(uintptr_t key);
+    uint64_t (*settle_begin)(void);
+    void (*settled)(struct gvs_call *call, uintptr_t key, uint64_t begin,
+                    int32_t success);
 
     /* Lanes ------------------------------------------------------------ */
     /* The lane of call, created on first use; NULL when out of memory

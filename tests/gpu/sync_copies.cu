@@ -1,8 +1,11 @@
 // Synchronous copies of page-locked memory on the legacy stream: each
 // returns with its bytes in place, also behind a kernel that holds the
-// stream for 20 ms (through gvs, a copy posted and waited for by a word
-// the GPU writes, past the time the caller polls for it), and a copy to
-// the device has read the program's buffer when it returns.
+// stream for 20 ms (through gvs, a copy answered by a word the worker
+// stores, past the time the caller polls for it), and a copy to the
+// device has read the program's buffer when it returns.  Then, with no
+// kernel launched since a cudaDeviceSynchronize (through gvs, a copy
+// the GPU's write alone answers), copies behind a blocking stream's
+// tens of milliseconds of copies: done with it, bytes in place.
 #include "check.h"
 
 __global__ void slow_fill(int *v, int n, int x, long long cycles)
@@ -62,6 +65,48 @@ int main()
         CHECK(cudaFree(d));
         CHECK(cudaFreeHost(h));
     }
+    const size_t big = (size_t)256 << 20, small = (size_t)64 << 10;
+    const int n = (int)(small / sizeof(int));
+    char *a, *b;
+    int *h, *d;
+    cudaStream_t s;
+    CHECK(cudaMalloc(&a, big));
+    CHECK(cudaMalloc(&b, big));
+    CHECK(cudaMallocHost(&h, small));
+    CHECK(cudaMalloc(&d, small));
+    CHECK(cudaStreamCreate(&s));
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++)
+            h[i] = 50 * round + i;
+        CHECK(cudaMemcpy(d, h, small, cudaMemcpyHostToDevice));
+        CHECK(cudaDeviceSynchronize());
+        for (int i = 0; i < 100; i++)
+            CHECK(cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, s));
+        for (int i = 0; i < n; i++)
+            h[i] = -1;
+        CHECK(cudaMemcpy(h, d, small, cudaMemcpyDeviceToHost));
+        cudaError_t q = cudaStreamQuery(s);
+        printf("behind a blocking stream's copies: %d wrong, stream %s\n",
+               wrong(h, n, 50 * round),
+               q == cudaSuccess ? "done" : cudaGetErrorString(q));
+        for (int i = 0; i < 100; i++)
+            CHECK(cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, s));
+        for (int i = 0; i < n; i++)
+            h[i] = 7 * round + i;
+        CHECK(cudaMemcpy(d, h, small, cudaMemcpyHostToDevice));
+        q = cudaStreamQuery(s);
+        for (int i = 0; i < n; i++)
+            h[i] = -1;
+        CHECK(cudaMemcpy(h, d, small, cudaMemcpyDeviceToHost));
+        printf("to the device behind them: %d wrong, stream %s\n",
+               wrong(h, n, 7 * round),
+               q == cudaSuccess ? "done" : cudaGetErrorString(q));
+    }
+    CHECK(cudaStreamDestroy(s));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(d));
+    CHECK(cudaFreeHost(h));
     printf("done\n");
     return 0;
 }

@@ -40,6 +40,17 @@ static int op_peer(struct gvs_call *c)
     return rc < 0 ? rc : gvs_buf_put_u32(c->out, peer_value(s));
 }
 
+static int op_quiet(struct gvs_call *c)
+{
+    uint32_t quiet;
+    int rc = gvs_buf_get_u32(c->in, &quiet);
+    if (rc == 0)
+        rc = gvs_buf_expect_end(c->in);
+    if (rc == 0)
+        c->answered = quiet == 1;
+    return rc;
+}
+
 static int op_echo(struct gvs_call *c)
 {
     size_t len = gvs_buf_len(c->in);
@@ -306,6 +317,7 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_AWAIT, 0, "AWAIT", op_await},
     {ECHO_OP_BULK_NOTE, GVS_OP_ASYNC_OK, "BULK_NOTE", op_bulk_note},
     {ECHO_OP_NOTIFY_BYTES, 0, "NOTIFY_BYTES", op_notify_bytes},
+    {ECHO_OP_QUIET, 0, "QUIET", op_quiet},
     GVS_OP_END,
 };
 

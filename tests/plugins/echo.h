@@ -53,6 +53,9 @@ enum echo_op {
     ECHO_OP_BULK_NOTE = 19,
     /* Any bytes: sent back as one ECHO_NOTE_BYTES, then an empty reply. */
     ECHO_OP_NOTIFY_BYTES = 20,
+    /* u32 1 to answer otherwise (no reply is sent), 0 to reply: as a
+     * STORE copy answered by its word (remote_be.h). */
+    ECHO_OP_QUIET = 21,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

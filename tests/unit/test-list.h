@@ -179,7 +179,7 @@
     TEST_ENTRY(client_shm_idle_reading_free)                                 \
     TEST_ENTRY(client_stats)                                                 \
     TEST_ENTRY(client_pipelining)                                            \
-    TEST_ENTRY(client_forget)                                                \
+    TEST_ENTRY(client_withdraw)                                              \
     TEST_ENTRY(client_server_killed)                                         \
     TEST_ENTRY(client_shm_server_killed)                                     \
     TEST_ENTRY(client_reply_mismatch)                                        \

@@ -222,17 +222,25 @@ int cuda_be_ctx_destroy(struct gvs_call *call)
     return c.rc;
 }
 
+/* The context a CTX_SYNCHRONIZE on this thread waited for (NULL: none)
+ * and the launches it covers, from the handler to its after_blocking
+ * (remote_be.h, settled). */
+static _Thread_local CUcontext settle_ctx;
+static _Thread_local uint64_t settle_begin;
+
 /* Request: u64 id, 0 for the lane's current context.  Reply: i32. */
 int cuda_be_ctx_synchronize(struct gvs_call *call)
 {
     struct apigen_call c = {call->out, call->in, 0};
     uint64_t id;
-    CUcontext ctx, saved = NULL;
+    CUcontext ctx = NULL, saved = NULL;
     apigen_get_u64(&c, &id);
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
+    uint64_t begin = cuda_be_remote->settle_begin();
     if (r == CUDA_SUCCESS && id == 0) {
+        (void)CUDA_DRV(cuCtxGetCurrent)(&ctx);
         r = CUDA_DRV(cuCtxSynchronize)();
     } else if (r == CUDA_SUCCESS && (r = cuda_be_ctx(id, &ctx)) ==
                                         CUDA_SUCCESS) {
@@ -242,6 +250,8 @@ int cuda_be_ctx_synchronize(struct gvs_call *call)
             r = CUDA_DRV(cuCtxSynchronize)();
         (void)CUDA_DRV(cuCtxSetCurrent)(saved);
     }
+    settle_ctx = r == CUDA_SUCCESS ? ctx : NULL;
+    settle_begin = begin;
     apigen_put_i32(&c, r);
     return c.rc;
 }
@@ -262,6 +272,10 @@ void cuda_be_posted_failure(struct gvs_call *call, int r)
 void cuda_be_after_blocking(struct gvs_call *call)
 {
     cuda_be_remote->output_flush();
+    if (call->op == CUDA_OP_CTX_SYNCHRONIZE && settle_ctx != NULL)
+        cuda_be_remote->settled(call, (uintptr_t)settle_ctx, settle_begin,
+                                CUDA_SUCCESS);
+    settle_ctx = NULL;
     if (call->op != CUDA_OP_HOSTMEM_SHARE)
         cuda_be_remote->report_latched(call, CUDA_PLUGIN_ID, CUDA_SUCCESS);
 }

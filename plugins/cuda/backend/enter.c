@@ -45,6 +45,11 @@ CUresult cuda_be_enter(struct gvs_call *call)
         if (r != CUDA_SUCCESS)
             return r;
     }
+    /* For the layer's view of device output (remote_be.h, device_code);
+     * without a context nothing launches. */
+    if (ctx != NULL &&
+        (call->op == CUDA_OP_LAUNCH || call->op == CUDA_OP_cuGraphLaunch))
+        cuda_be_remote->device_code((uintptr_t)ctx);
     if (ctx == thread_ctx && !moved)
         return CUDA_SUCCESS;
     CUresult r = CUDA_DRV(cuCtxSetCurrent)(ctx);

@@ -24,6 +24,7 @@ void cudart_be_posted_failure(struct gvs_call *call, int r)
 void cudart_be_after_blocking(struct gvs_call *call)
 {
     be_remote->output_flush();
+    be_lane_settled(call);
     if (call->op == CUDART_OP_cudaDeviceReset)
         be_remote->latch_clear(call);
     else if (call->op != CUDART_OP_HOSTMEM_SHARE)

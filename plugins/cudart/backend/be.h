@@ -155,6 +155,10 @@ struct be_lane *be_lane(struct gvs_call *call);
  * failure to become current (cudaErrorMemoryAllocation if it has no
  * state) is the call's result. */
 cudaError_t cudart_be_enter(struct gvs_call *call);
+/* After a blocking op's reply and output flush: a cudaDeviceSynchronize
+ * that entered tells the layer what it waited for (remote_be.h,
+ * settled). */
+void be_lane_settled(struct gvs_call *call);
 /* Frees every lane's runtime state. */
 void be_lanes_free(struct be_session *s);
 

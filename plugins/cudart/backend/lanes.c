@@ -26,6 +26,36 @@ struct be_lane *be_lane(struct gvs_call *call)
     return rl->slot[CUDART_PLUGIN_ID];
 }
 
+/* The count of launches a cudaDeviceSynchronize on this thread waits
+ * for, from its entry to its after_blocking (remote_be.h, settled); and
+ * whether it entered. */
+static _Thread_local uint64_t settle_begin;
+static _Thread_local int settling;
+
+/* Launches and whole-device synchronizations, for the layer's view of
+ * device output (remote_be.h, device_code).  A device's contexts are one
+ * here: the runtime's primary one. */
+static void note_device_code(const struct gvs_call *call,
+                             const struct be_lane *l)
+{
+    uintptr_t key = (uintptr_t)l->device + 1;
+    if (call->op == CUDART_OP_LAUNCH || call->op == CUDART_OP_LAUNCH_EX ||
+        call->op == CUDART_OP_cudaGraphLaunch)
+        be_remote->device_code(key);
+    settling = call->op == CUDART_OP_cudaDeviceSynchronize;
+    if (settling)
+        settle_begin = be_remote->settle_begin();
+}
+
+void be_lane_settled(struct gvs_call *call)
+{
+    struct be_lane *l = be_lane(call);
+    if (settling && l != NULL && call->op == CUDART_OP_cudaDeviceSynchronize)
+        be_remote->settled(call, (uintptr_t)l->device + 1, settle_begin,
+                           cudaSuccess);
+    settling = 0;
+}
+
 /* The driver plugin's handlers on the same thread move its current
  * context: the device is made current again after one ran. */
 cudaError_t cudart_be_enter(struct gvs_call *call)
@@ -34,6 +64,7 @@ cudaError_t cudart_be_enter(struct gvs_call *call)
     int moved = be_remote->context_moved(CUDART_PLUGIN_ID);
     if (l == NULL)
         return cudaErrorMemoryAllocation;
+    note_device_code(call, l);
     /* The lane's capture mode is the layer's, the thread's too. */
     int mode = be_remote->lane(call)->capture_mode;
     int *thread_mode = be_remote->thread_capture_mode();

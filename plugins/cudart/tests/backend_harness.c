@@ -74,6 +74,15 @@ static int host_area(struct gvs_session *session, void **base, size_t *len)
     return 0;
 }
 
+void *harness_area(size_t *len)
+{
+    *len = sizeof(area);
+    return area;
+}
+
+/* The last call's gvs_call.answered. */
+static int answered;
+
 /* The plugin keeps a pointer to it while the session is open. */
 static struct gvs_host_api host = {.abi = GVS_PLUGIN_ABI,
                                    .log = host_log,
@@ -151,7 +160,9 @@ static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
             struct gvs_call c = {.in = in, .out = out, .state = st,
                                  .id = 1, .op = op, .lane = 1,
                                  .noreply = noreply == 1};
-            return o->fn(&c);
+            int rc = o->fn(&c);
+            answered = c.answered;
+            return rc;
         }
     return 1000;
 }
@@ -167,6 +178,11 @@ int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
 {
     return layer != NULL ? call_of(layer, layer_state, op, in, out, noreply)
                          : 1000;
+}
+
+int harness_answered(void)
+{
+    return answered;
 }
 
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out)

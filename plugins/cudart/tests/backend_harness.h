@@ -101,6 +101,13 @@ int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
 /* call_noreply(op, in, out, 0). */
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out);
 
+/* Whether the last call's handler answered otherwise: no reply would be
+ * sent (gvs_call.answered). */
+int harness_answered(void);
+
+/* The session's data area (host->area), as the worker maps it. */
+void *harness_area(size_t *len);
+
 /* The reply's leading i32 (a cudaError_t), or -1000 when it has none. */
 int32_t result_of(struct gvs_buf *out);
 

@@ -8,10 +8,12 @@
  * usage: backend_streams PLUGIN.so [--mock]
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "backend_harness.h"
 #include "cudart_ops.h"
+#include "remote_be.h"
 #include "remote_ops.h"
 #include "gvs/err.h"
 #include "gvs/proto.h"
@@ -381,6 +383,78 @@ static int store_shared_copy(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* A STORE copy of len bytes between dev and the shared region's bytes
+ * at offset 4096, its word at offset 0 to take value. */
+static void store_request(struct gvs_buf *in, uint64_t client, uint64_t dev,
+                          uint32_t value)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u32(in, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT |
+                            GVS_REMOTE_SHARED_STORE);
+    gvs_buf_put_u32(in, GVS_REMOTE_SHARED_H2D);
+    gvs_buf_put_u64(in, dev);
+    gvs_buf_put_u64(in, client + 4096);
+    gvs_buf_put_u64(in, 64);
+    gvs_buf_put_u64(in, client);
+    gvs_buf_put_u32(in, value);
+}
+
+/* A STORE copy of memory shared from the data area: a success is
+ * answered by its word alone (no reply); a failure stores the value
+ * with SIGNAL_ASK and replies; a client that gave up polling (its word
+ * holds the value with SIGNAL_GAVE_UP) gets the reply and its word
+ * stays; a value with either of those bits is refused. */
+static int stored_word(struct gvs_buf *in, struct gvs_buf *out)
+{
+    const uint64_t client = 0x7f0000000000ull;
+    size_t len;
+    _Atomic uint32_t *word = harness_area(&len);
+    uint64_t dev = 0;
+    int32_t r;
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, GVS_REMOTE_SHARE_AREA);
+    gvs_buf_put_u64(in, 0);
+    gvs_buf_put_u64(in, client);
+    gvs_buf_put_u64(in, len);
+    CHECK_EQ(call(CUDART_OP_HOSTMEM_SHARE, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 4096);
+    CHECK_EQ(call(CUDART_OP_cudaMalloc, in, out), 0);
+    CHECK(gvs_buf_get_i32(out, &r) == 0 && r == 0);
+    CHECK(gvs_buf_get_u64(out, &dev) == 0 && dev != 0);
+
+    store_request(in, client, dev, 7);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
+    CHECK_EQ(harness_answered(), 1);
+    CHECK_EQ(atomic_load(word), 7u);
+
+    atomic_store(word, 8u | GVS_REMOTE_SIGNAL_GAVE_UP);
+    store_request(in, client, dev, 8);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
+    CHECK_EQ(harness_answered(), 0);
+    CHECK_EQ(result_of(out), 0);
+    CHECK_EQ(atomic_load(word), 8u | GVS_REMOTE_SIGNAL_GAVE_UP);
+
+    store_request(in, client, BOGUS, 9);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
+    CHECK_EQ(harness_answered(), 0);
+    CHECK_EQ(result_of(out), INVALID_VALUE);
+    CHECK_EQ(atomic_load(word), 9u | GVS_REMOTE_SIGNAL_ASK);
+
+    store_request(in, client, dev, 10u | GVS_REMOTE_SIGNAL_ASK);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), GVS_E_PROTO);
+    store_request(in, client, dev, 10u | GVS_REMOTE_SIGNAL_GAVE_UP);
+    CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), GVS_E_PROTO);
+
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, client);
+    CHECK_EQ(call(CUDART_OP_HOSTMEM_UNSHARE, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    return 0;
+}
+
 /* A posted device-to-host copy sent without a reply (its pieces one
  * after the other) that fails (no device memory there): its token comes
  * back alone, so that the client waits for no bytes, and the failure is
@@ -414,6 +488,7 @@ int main(int argc, char **argv)
         CHECK(posted_shared_copy(in, out) == 0);
         CHECK(signal_shared_copy(in, out) == 0);
         CHECK(store_shared_copy(in, out) == 0);
+        CHECK(stored_word(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
     }
     harness_close();

@@ -8,9 +8,11 @@
  * echo_attrs writes it into its output, so the test sees every
  * attribute's fields after the trip through the frontend and backend.
  * say and complain write on stdout and stderr, as CUDA does when it
- * flushes device printf output and assert messages.
+ * flushes device printf output and assert messages; writes_seen counts
+ * the stream writes enqueued through the driver's entry point.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,16 @@ static void run_say(dim3 grid, dim3 block, void **args)
     printf("mock device says %d\n", *(int *)args[0]);
 }
 
+/* How many stream writes the driver's entry point enqueued (a copy the
+ * GPU answers alone), which the kernel writes_seen reports. */
+static _Atomic unsigned long long writes;
+
+static void run_writes_seen(dim3 grid, dim3 block, void **args)
+{
+    (void)grid, (void)block;
+    **(unsigned long long **)args[0] = atomic_load(&writes);
+}
+
 static void run_complain(dim3 grid, dim3 block, void **args)
 {
     (void)grid, (void)block;
@@ -138,6 +150,7 @@ static const struct mock_kernel kernels[] = {
     {"_Z10echo_attrsPi", 1, {0}, {8}, run_echo_attrs},
     {"_Z3sayi", 1, {0}, {4}, run_say},
     {"_Z8complaini", 1, {0}, {4}, run_complain},
+    {"_Z11writes_seenPy", 1, {0}, {8}, run_writes_seen},
 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
@@ -393,6 +406,7 @@ static CUresult mock_cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
         return CUDA_ERROR_INVALID_VALUE;
     }
     *w = (struct mock_write){(uint32_t *)(uintptr_t)addr, value};
+    atomic_fetch_add(&writes, 1);
     if (cudaLaunchHostFunc((cudaStream_t)stream, mock_write_run, w) !=
         cudaSuccess) {
         free(w);

@@ -267,9 +267,8 @@ __global__ void say(int) {}
 
 // Synchronous copies the tables prove valid, of shared page-locked memory
 // and through the staging region, return at a word the worker stores
-// once each is done, before its reply, which they drop: no reply waited
-// for where threads may poll (GVS_SPIN_US not 0), one each where they may
-// not.  A failure latched meanwhile (a posted launch on a stream that is
+// once each is done, and no reply comes for them where threads may poll
+// (GVS_SPIN_US not 0); one each is waited for where they may not.  A failure latched meanwhile (a posted launch on a stream that is
 // gone) is the copy's to answer, once, and device output comes before
 // the copy returns.  (The mock's legacy stream runs its work at once: a
 // copy held behind a busy stream is tests/gpu/sync_copies.cu's.)
@@ -286,12 +285,20 @@ static void signalled()
     OK(cudaMalloc(&d, n));
     pattern(h, n, 21);
     struct stats s0 = now();
+    OK(cudaDeviceSynchronize());
+    struct stats s1 = now();
+    uint64_t sync_reply = s1.bytes_received - s0.bytes_received;
+    s0 = now();
     OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
     OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
-    struct stats s1 = now();
+    s1 = now();
     CHECK(memcmp(h, back, n) == 0);
     CHECK_EQ(s1.round_trips - s0.round_trips, polls ? 0 : 2);
     CHECK_EQ(s1.posts - s0.posts, 0);
+    // Whatever came for the copies came before this reply.
+    OK(cudaDeviceSynchronize());
+    if (polls)
+        CHECK_EQ(now().bytes_received - s1.bytes_received, sync_reply);
     // Pageable, through the staging region: a chunk each way.
     pattern(page, n, 22);
     s0 = now();
@@ -361,6 +368,53 @@ static void signalled()
     OK(cudaFreeHost(h));
     OK(cudaFreeHost(back));
     free(page);
+}
+
+// One of the mock backend's kernels: the stream writes the worker had
+// the driver enqueue so far, into *out.
+__global__ void writes_seen(unsigned long long *) {}
+
+static unsigned long long writes_now(unsigned long long *out)
+{
+    unsigned long long v = 0;
+    writes_seen<<<1, 1>>>(out);
+    OK(cudaMemcpy(&v, out, sizeof(v), cudaMemcpyDeviceToHost));
+    return v;
+}
+
+// Once every kernel launched has ended and its output was sent (a
+// cudaDeviceSynchronize after the last launch), a synchronous copy of
+// shared memory is answered by the GPU's write behind it, the worker not
+// waiting: one stream write each.  After a launch the worker waits, and
+// writes the word itself.
+static void answered_by_gpu()
+{
+    const char *spin = getenv("GVS_SPIN_US");
+    int polls = spin == NULL || strcmp(spin, "0") != 0;
+    const size_t n = (size_t)64 << 10;
+    unsigned char *h, *back;
+    unsigned long long *counter;
+    void *d;
+    OK(cudaMallocHost((void **)&h, n));
+    OK(cudaMallocHost((void **)&back, n));
+    OK(cudaMalloc(&d, n));
+    OK(cudaMalloc((void **)&counter, sizeof(*counter)));
+    pattern(h, n, 31);
+    unsigned long long w0 = writes_now(counter);
+    OK(cudaDeviceSynchronize());
+    OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(h, back, n) == 0);
+    unsigned long long w1 = writes_now(counter);
+    CHECK_EQ(w1 - w0, polls && is_shared(h) && is_shared(back) ? 2u : 0u);
+    memset(back, 0, n);
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(h, back, n) == 0);
+    CHECK_EQ(writes_now(counter) - w1, 0u);
+    OK(cudaFree(counter));
+    OK(cudaFree(d));
+    OK(cudaFreeHost(h));
+    OK(cudaFreeHost(back));
 }
 
 static void *copier(void *arg)
@@ -541,6 +595,7 @@ int main(int argc, char **argv)
     if (shared) {
         staged_overlap();
         signalled();
+        answered_by_gpu();
     }
 
     // Threads copy at once: one has the staging region, the others send

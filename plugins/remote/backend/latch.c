@@ -26,18 +26,24 @@ int remote_be_latched(struct gvs_call *call, uint16_t plugin)
     return l != NULL && l->latched_plugin == plugin;
 }
 
+int remote_be_reply_result(const struct gvs_call *call, int32_t *result)
+{
+    *result = 0;
+    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t))
+        return 0;
+    const uint8_t *p = gvs_buf_ptr(call->out);
+    *result = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                        (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    return 1;
+}
+
 void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success)
 {
     struct gvs_remote_lane *l = remote_be_lane(call);
-    if (l == NULL || l->latched_plugin != plugin)
-        return;
-    if (call->noreply || gvs_buf_len(call->out) < sizeof(int32_t))
-        return;
-    const uint8_t *p = gvs_buf_ptr(call->out);
-    int32_t result = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                               (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-    if (result != success)
+    int32_t result;
+    if (l == NULL || l->latched_plugin != plugin ||
+        !remote_be_reply_result(call, &result) || result != success)
         return;
     /* The reply's data is dropped with its success; a tail with it. */
     gvs_buf_reset(call->out);

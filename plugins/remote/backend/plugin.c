@@ -4,6 +4,7 @@
 #include "gvs/err.h"
 #include "gvs/plugin.h"
 #include "output.h"
+#include "quiet.h"
 #include "remote_be_gen.h"
 #include "remote_ops.h"
 #include "state.h"
@@ -18,6 +19,9 @@ struct gvs_handles *remote_be_handles(void)
 static const struct gvs_remote_be api = {
     .version = GVS_REMOTE_BE_VERSION,
     .output_flush = remote_be_output_flush,
+    .device_code = remote_be_device_code,
+    .settle_begin = remote_be_settle_begin,
+    .settled = remote_be_settled,
     .lane = remote_be_lane,
     .lanes_each = remote_be_lanes_each,
     .context_moved = remote_be_context_moved,

@@ -12,6 +12,7 @@
  */
 #include "state.h"
 #include "output.h"
+#include "quiet.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -307,6 +308,47 @@ static int output_written(void)
     return atomic_exchange(&told, w) != w;
 }
 
+/* Swaps that cannot fail for a client that only polls: a word changing
+ * under every one is the client's doing, answered by the reply. */
+#define STORE_TRIES 64
+
+/* Puts v into the client's word at addr, a STORE's whose value is
+ * value: 1, or 0 when the word is in no region or the client gave up
+ * polling (SIGNAL_GAVE_UP) first: the reply then answers. */
+static int swap_in(uint64_t addr, uint32_t value, uint32_t v)
+{
+    uint64_t unused;
+    _Atomic uint32_t *w = word_at(addr, &unused);
+    if (w == NULL)
+        return 0;
+    uint32_t old = atomic_load_explicit(w, memory_order_relaxed);
+    for (int i = 0; i < STORE_TRIES; i++) {
+        if (old == (value | GVS_REMOTE_SIGNAL_GAVE_UP))
+            return 0;
+        if (atomic_compare_exchange_weak_explicit(w, &old, v,
+                                                  memory_order_release,
+                                                  memory_order_relaxed))
+            return 1;
+    }
+    return 0;
+}
+
+/* Stores a STORE copy's value: 1 when the client learns the outcome
+ * there and no reply is due; 0 when the reply answers (remote_be.h,
+ * STORE): the value asks, or swap_in could not. */
+static int store_outcome(uint64_t addr, uint32_t value, int ask)
+{
+    return swap_in(addr, value, ask ? value | GVS_REMOTE_SIGNAL_ASK : value) &&
+           !ask;
+}
+
+/* Marks a STORE copy enqueued with the GPU's write to come (SIGNAL_GPU):
+ * 1, or 0 when swap_in could not: the copy then goes as any STORE. */
+static int mark_gpu(uint64_t addr, uint32_t value)
+{
+    return swap_in(addr, value, value | GVS_REMOTE_SIGNAL_GPU);
+}
+
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn)
 {
@@ -337,20 +379,35 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     uint32_t signal = flags & GVS_REMOTE_SHARED_SIGNAL;
     uint32_t store = flags & GVS_REMOTE_SHARED_STORE;
     const uint32_t on = GVS_REMOTE_SHARED_ON_STREAM;
+    const uint32_t mine = GVS_REMOTE_SIGNAL_ASK | GVS_REMOTE_SIGNAL_GAVE_UP |
+                          GVS_REMOTE_SIGNAL_GPU;
     if (signal ? flags != (on | signal)
-        : store ? call->noreply || flags != (on | GVS_REMOTE_SHARED_WAIT |
-                                              store)
+        : store ? call->noreply ||
+                      flags != (on | GVS_REMOTE_SHARED_WAIT | store) ||
+                      (value & mine) != 0
                 : call->noreply && flags != on)
         return GVS_E_PROTO;
+    /* A store that no device output can still come before, with no
+     * failure latched to answer, is answered by the GPU's write behind
+     * the copy: the worker does not wait (remote_be.h, STORE). */
+    int gpu = store && remote_be_quiet() &&
+              !remote_be_latched(call, pn->plugin);
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
         uint64_t base;
+        int h2d = kind == GVS_REMOTE_SHARED_H2D;
         pthread_rwlock_rdlock(&lock);
         struct region *r = containing(addr, len ? len : 1, &base);
+        void *host = r != NULL ? (uint8_t *)r->p + (addr - base) : NULL;
         e = r == NULL ? pn->invalid
-                      : pn->copy(call, stream, flags & ~(signal | store),
-                                 kind == GVS_REMOTE_SHARED_H2D, dev,
-                                 (uint8_t *)r->p + (addr - base), len);
+                      : pn->copy(call, stream,
+                                 gpu ? on : flags & ~(signal | store), h2d,
+                                 dev, host, len);
+        /* The client gave up polling before the mark: it waits for the
+         * reply, which comes after the wait, as a STORE's. */
+        if (gpu && e == pn->success && !(gpu = mark_gpu(word, value)))
+            e = pn->copy(call, stream, on | GVS_REMOTE_SHARED_WAIT, h2d, 0,
+                         host, 0);
         pthread_rwlock_unlock(&lock);
     }
     /* Posted: the failure is the lane's next synchronizing call's, as a
@@ -366,15 +423,11 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     if (signal)
         signal_word(call, pn, stream, word,
                     ask ? value | GVS_REMOTE_SIGNAL_ASK : value, copied);
-    if (store) {
-        uint64_t unused;
-        _Atomic uint32_t *w = word_at(word, &unused);
-        if (output_written())
-            ask = 1;
-        if (w != NULL)
-            atomic_store_explicit(
-                w, ask ? value | GVS_REMOTE_SIGNAL_ASK : value,
-                memory_order_release);
+    if (store && gpu && copied) {
+        signal_word(call, pn, stream, word, value, 1);
+        call->answered = 1;
+    } else if (store) {
+        call->answered = store_outcome(word, value, ask || output_written());
     }
     apigen_put_i32(&c, e);
     return c.rc;

@@ -90,6 +90,9 @@ void remote_be_latch(struct gvs_call *call, uint16_t plugin, int32_t code);
 int remote_be_latched(struct gvs_call *call, uint16_t plugin);
 void remote_be_report_latched(struct gvs_call *call, uint16_t plugin,
                               int32_t success);
+/* The leading i32 of call's reply (an API's result) in *result: 1, or 0
+ * when it has none (posted, or too short). */
+int remote_be_reply_result(const struct gvs_call *call, int32_t *result);
 void remote_be_latch_clear(struct gvs_call *call);
 
 /* callbacks.c */

@@ -136,7 +136,8 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
 _Atomic uint32_t *remote_fe_staging_words(const struct gvs_remote_shared *sh);
 
 /* signal.c: words the GPU writes after posted copies (remote_be.h,
- * SIGNAL).  value: a fresh value for one, SIGNAL_ASK clear, never 0.
+ * SIGNAL), or the worker (or the GPU) after synchronous ones (STORE).
+ * value: a fresh value for one, the top three bits clear, never 0.
  * wait: polls w until it holds value (with or without SIGNAL_ASK),
  * spinning for spin_ns, then napping REMOTE_FE_SIGNAL_NAP_NS between
  * looks until poll_ns: what w holds then, or 0 when value did not
@@ -145,6 +146,17 @@ _Atomic uint32_t *remote_fe_staging_words(const struct gvs_remote_shared *sh);
 uint32_t remote_fe_signal_value(void);
 uint32_t remote_fe_signal_wait(_Atomic uint32_t *w, uint32_t value,
                                long long spin_ns, long long poll_ns);
+/* The outcome of STORE request id of sh's API, sent on cl for stream
+ * with word w to take value: 1 with the API's result in *result when no
+ * reply comes (the word said success, or the GPU's write of it was
+ * marked to come but did not while the caller polled: the worker's wait
+ * for the stream answers); 0 when the reply answers, which the caller
+ * then waits for: the word asks, or it did not come while the caller
+ * polled (gvs_spin_busy_ns()) and the worker was told so
+ * (SIGNAL_GAVE_UP). */
+int remote_fe_stored(const struct gvs_remote_shared *sh,
+                     struct gvs_client *cl, uint64_t id, uint64_t stream,
+                     _Atomic uint32_t *w, uint32_t value, int32_t *result);
 /* A synchronous copy between the device and len bytes of shared memory
  * at host, on stream, which the API's tables proved valid: posted with
  * a word, which it then waits for (signal.c's comment).  1 with the

@@ -1,21 +1,23 @@
 /* Words that say a copy is done (remote_be.h, SIGNAL and STORE), in the
  * staging region's page of words (staging.c): their values, the wait for
  * one, and the synchronous copy of shared memory that waits for one
- * before its reply.
+ * instead of its reply.
  *
  * A synchronous copy between the device and page-locked memory shared
  * with the backend, proven valid by the API's tables, names a word of
  * its own (STORE): the worker makes the copy, waits for the stream,
- * writes the device's output, stores the word, then replies.  The call
- * returns at the word and drops the reply: the reply's way back (its
- * writing, the ring, the client's reading and waking) is gone from the
- * copy's time.  (The GPU could write the word itself, sooner still, but
- * then device printf output, which CUDA writes only inside a
- * synchronizing call, would come after the copy returned.)  A word with
- * SIGNAL_ASK (a failure, or output written), or one that does not come
- * while the call may poll (the stream is busy), has the call wait for
- * the reply instead, which answers the failure and follows the
- * output. */
+ * writes the device's output, then stores the word, and replies only
+ * when the word asks for it.  The call returns at the word: no reply's
+ * way back (its writing, the ring, the client's reading and waking) is
+ * in the copy's time, nor in the next call's (the client's receiver
+ * reading it meanwhile, the worker writing it).  (The GPU could
+ * write the word itself, sooner still, but then device printf output,
+ * which CUDA writes only inside a synchronizing call, would come after
+ * the copy returned.)  A word with SIGNAL_ASK (a failure, or output
+ * written) has the call wait for the reply, which answers the failure
+ * and follows the output; so does a word that does not come while the
+ * call may poll (the stream is busy), once the call has told the worker
+ * so in the word (SIGNAL_GAVE_UP). */
 #include "remote_fe.h"
 
 #include <stdatomic.h>
@@ -49,7 +51,9 @@ uint32_t remote_fe_signal_value(void)
 {
     uint32_t v;
     do
-        v = (atomic_fetch_add(&last_value, 1) + 1) & ~GVS_REMOTE_SIGNAL_ASK;
+        v = (atomic_fetch_add(&last_value, 1) + 1) &
+            ~(GVS_REMOTE_SIGNAL_ASK | GVS_REMOTE_SIGNAL_GAVE_UP |
+              GVS_REMOTE_SIGNAL_GPU);
     while (v == 0);
     return v;
 }
@@ -74,6 +78,52 @@ uint32_t remote_fe_signal_wait(_Atomic uint32_t *w, uint32_t value,
             nanosleep(&nap, NULL);
         }
     }
+}
+
+/* The worker's wait for stream, which a word in a shared region (w)
+ * names: the result of what the stream ran. */
+static int32_t wait_stream(const struct gvs_remote_shared *sh,
+                           uint64_t stream, _Atomic uint32_t *w)
+{
+    struct gvs_buf *req = gvs_buf_new(64);
+    int32_t e = sh->api->nomem;
+    if (req != NULL &&
+        remote_fe_shared_copy_request(
+            req, stream, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
+            1, 0, (const void *)w, 0) == 0)
+        e = remote_fe_round_trip(sh, sh->copy, req);
+    gvs_buf_free(req);
+    return e;
+}
+
+int remote_fe_stored(const struct gvs_remote_shared *sh,
+                     struct gvs_client *cl, uint64_t id, uint64_t stream,
+                     _Atomic uint32_t *w, uint32_t value, int32_t *result)
+{
+    long long ns = gvs_spin_busy_ns();
+    uint32_t seen = remote_fe_signal_wait(w, value, ns, ns);
+    if (seen == 0) {
+        /* The worker stores, or marks the GPU's write to come, unless it
+         * finds this: one of the swaps comes first. */
+        uint32_t old = atomic_load(w);
+        while ((old & ~GVS_REMOTE_SIGNAL_ASK) != value) {
+            if (old == (value | GVS_REMOTE_SIGNAL_GPU)) {
+                /* No reply comes; the stream tells how the copy went. */
+                if (gvs_client_withdraw(cl, id) != 0)
+                    return 0;
+                *result = wait_stream(sh, stream, w);
+                return 1;
+            }
+            if (atomic_compare_exchange_weak(w, &old,
+                                             value | GVS_REMOTE_SIGNAL_GAVE_UP))
+                return 0;
+        }
+        seen = old;
+    }
+    if ((seen & GVS_REMOTE_SIGNAL_ASK) || gvs_client_withdraw(cl, id) != 0)
+        return 0;
+    *result = sh->api->success;
+    return 1;
 }
 
 static int take_word(void)
@@ -153,13 +203,9 @@ int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
         *result = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
         return 1;
     }
-    uint32_t seen = remote_fe_signal_wait(w, value, spin, spin);
-    if (seen != 0 && !(seen & GVS_REMOTE_SIGNAL_ASK) &&
-        gvs_client_forget(cl, id) == 0)
-        *result = api->success;
-    else
+    if (!remote_fe_stored(sh, cl, id, stream, w, value, result))
         *result = remote_fe_result(sh, cl, id);
-    /* The worker stored the word before it replied: it is free. */
+    /* The worker is done with the word before it replies: it is free. */
     give_word(i);
     return 1;
 }

@@ -24,11 +24,11 @@
  *
  * Any other copy the API proved valid (to the device synchronously, from
  * the device either way) names each chunk's word too, which the worker
- * stores once the chunk is done and the device's output written, before
- * it replies (remote_be.h, STORE): the copy polls the word and drops the
- * reply, unless the word says SIGNAL_ASK (a failure, or output), when it
- * waits for the reply.  Where nothing may poll (gvs_spin_busy_ns() 0) it
- * waits for the replies.
+ * stores once the chunk is done and the device's output written
+ * (remote_be.h, STORE): the copy polls the word, and waits for the reply
+ * only when the word says SIGNAL_ASK (a failure, or output) or does not
+ * come while it polls (signal.c).  Where nothing may poll
+ * (gvs_spin_busy_ns() 0) it waits for the replies.
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
@@ -249,19 +249,20 @@ static int wait_chunk(struct pipeline *p, size_t i)
 }
 
 /* Chunk i of a copy whose words the worker stores: done at its word,
- * its reply dropped, unless the word asks (a failure, or output
- * written) or does not come while the copy may poll; then its reply is
- * collected.  1 when it succeeded. */
+ * unless the word asks (a failure, or output written) or does not come
+ * while the copy may poll; then its reply is collected.  1 when it
+ * succeeded. */
 static int await_chunk(struct pipeline *p, size_t i)
 {
-    long long ns = gvs_spin_busy_ns();
-    uint32_t seen = remote_fe_signal_wait(word_of(slot_index(p, i)),
-                                          p->values[i % STAGING_SLOTS], ns,
-                                          ns);
-    if (seen != 0 && !(seen & GVS_REMOTE_SIGNAL_ASK) &&
-        gvs_client_forget(p->cl, p->ids[i % STAGING_SLOTS]) == 0)
-        return p->e == p->sh->api->success;
-    return wait_chunk(p, i);
+    const struct gvs_remote_api *api = p->sh->api;
+    int32_t e;
+    if (!remote_fe_stored(p->sh, p->cl, p->ids[i % STAGING_SLOTS],
+                          p->stream, word_of(slot_index(p, i)),
+                          p->values[i % STAGING_SLOTS], &e))
+        return wait_chunk(p, i);
+    if (e != api->success && p->e == api->success)
+        p->e = e;
+    return e == api->success && p->e == api->success;
 }
 
 /* Every chunk sent is waited for, even after a failure, now or (later)
