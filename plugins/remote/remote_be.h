@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 12u
+#define GVS_REMOTE_BE_VERSION 13u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -238,6 +238,9 @@ struct gvs_remote_pinner {
      * success when it cannot (the layer then uses host_func). */
     int32_t (*signal)(struct gvs_call *call, uint64_t stream, uint64_t dev,
                       uint32_t value);
+    /* The name the plugin gives device_code for the context of call's
+     * lane (entered by copy before). */
+    uintptr_t (*context_key)(struct gvs_call *call);
 };
 
 struct gvs_remote_be {
@@ -257,6 +260,9 @@ struct gvs_remote_be {
     uint64_t (*settle_begin)(void);
     void (*settled)(struct gvs_call *call, uintptr_t key, uint64_t begin,
                     int32_t success);
+    /* Called before a non-blocking stream is made: a wait on the legacy
+     * stream no longer covers every stream's work. */
+    void (*stream_unordered)(void);
 
     /* Lanes ------------------------------------------------------------ */
     /* The lane of call, created on first use; NULL when out of memory

@@ -3,9 +3,10 @@
 // stream for 20 ms (through gvs, a copy answered by a word the worker
 // stores, past the time the caller polls for it), and a copy to the
 // device has read the program's buffer when it returns.  Then, with no
-// kernel launched since a cudaDeviceSynchronize (through gvs, a copy
-// the GPU's write alone answers), copies behind a blocking stream's
-// tens of milliseconds of copies: done with it, bytes in place.
+// kernel launched since a cudaDeviceSynchronize, or since a copy on the
+// legacy stream behind the last kernel (through gvs, a copy the GPU's
+// write alone answers), copies behind a blocking stream's tens of
+// milliseconds of copies: done with it, bytes in place.
 #include "check.h"
 
 __global__ void slow_fill(int *v, int n, int x, long long cycles)
@@ -79,7 +80,12 @@ int main()
         for (int i = 0; i < n; i++)
             h[i] = 50 * round + i;
         CHECK(cudaMemcpy(d, h, small, cudaMemcpyHostToDevice));
-        CHECK(cudaDeviceSynchronize());
+        if (round == 1) {
+            slow_fill<<<1, 256>>>(d, n, 50 * round, (long long)khz * 5);
+            CHECK(cudaMemcpy(h, d, small, cudaMemcpyDeviceToHost));
+        } else {
+            CHECK(cudaDeviceSynchronize());
+        }
         for (int i = 0; i < 100; i++)
             CHECK(cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, s));
         for (int i = 0; i < n; i++)

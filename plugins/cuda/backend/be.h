@@ -249,6 +249,9 @@ extern const struct gvs_remote_be *cuda_be_remote;
 /* Every op's first step (cuda.api): the driver is there, and the lane's
  * current context is the calling thread's. */
 CUresult cuda_be_enter(struct gvs_call *call);
+/* The layer's name for the context of call's lane (remote_be.h,
+ * device_code): the context, 0 for none. */
+uintptr_t cuda_be_context_key(struct gvs_call *call);
 
 struct cuda_be_session {
     const struct gvs_host_api *host;

@@ -19,6 +19,16 @@ static void load(void)
 /* The context this thread last made current for a lane. */
 static _Thread_local CUcontext thread_ctx;
 
+uintptr_t cuda_be_context_key(struct gvs_call *call)
+{
+    struct gvs_remote_lane *l = cuda_be_remote->lane(call);
+    CUcontext ctx = NULL;
+    if (l == NULL || l->context == 0 ||
+        cuda_be_ctx(l->context, &ctx) != CUDA_SUCCESS)
+        return 0;
+    return (uintptr_t)ctx;
+}
+
 CUresult cuda_be_enter(struct gvs_call *call)
 {
     pthread_once(&once, load);

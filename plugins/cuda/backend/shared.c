@@ -118,6 +118,7 @@ const struct gvs_remote_pinner cuda_be_pinner = {
     .host_free = host_free,
     .host_func = host_func,
     .signal = signal_word,
+    .context_key = cuda_be_context_key,
 };
 
 int cuda_be_hostmem_share(struct gvs_call *call)

@@ -158,6 +158,8 @@ int cuda_be_stream_create(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
+    if (flags & CU_STREAM_NON_BLOCKING)
+        cuda_be_remote->stream_unordered();
     if (r == CUDA_SUCCESS)
         r = CUDA_DRV(cuStreamCreateWithPriority)(&s, flags, prio);
     r = enter_object(GVS_RH_STREAM, s, r, stream_destroy, &id);

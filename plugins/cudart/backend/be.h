@@ -159,6 +159,9 @@ cudaError_t cudart_be_enter(struct gvs_call *call);
  * that entered tells the layer what it waited for (remote_be.h,
  * settled). */
 void be_lane_settled(struct gvs_call *call);
+/* The layer's name for the context of call's lane (remote_be.h,
+ * device_code), 0 without lane state. */
+uintptr_t be_lane_key(struct gvs_call *call);
 /* Frees every lane's runtime state. */
 void be_lanes_free(struct be_session *s);
 

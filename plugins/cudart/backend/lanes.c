@@ -32,16 +32,27 @@ struct be_lane *be_lane(struct gvs_call *call)
 static _Thread_local uint64_t settle_begin;
 static _Thread_local int settling;
 
+/* The layer's name for a lane's context (remote_be.h, device_code): a
+ * device's contexts are one here, the runtime's primary one. */
+static uintptr_t lane_key(const struct be_lane *l)
+{
+    return (uintptr_t)l->device + 1;
+}
+
+uintptr_t be_lane_key(struct gvs_call *call)
+{
+    struct be_lane *l = be_lane(call);
+    return l != NULL ? lane_key(l) : 0;
+}
+
 /* Launches and whole-device synchronizations, for the layer's view of
- * device output (remote_be.h, device_code).  A device's contexts are one
- * here: the runtime's primary one. */
+ * device output. */
 static void note_device_code(const struct gvs_call *call,
                              const struct be_lane *l)
 {
-    uintptr_t key = (uintptr_t)l->device + 1;
     if (call->op == CUDART_OP_LAUNCH || call->op == CUDART_OP_LAUNCH_EX ||
         call->op == CUDART_OP_cudaGraphLaunch)
-        be_remote->device_code(key);
+        be_remote->device_code(lane_key(l));
     settling = call->op == CUDART_OP_cudaDeviceSynchronize;
     if (settling)
         settle_begin = be_remote->settle_begin();
@@ -51,8 +62,7 @@ void be_lane_settled(struct gvs_call *call)
 {
     struct be_lane *l = be_lane(call);
     if (settling && l != NULL && call->op == CUDART_OP_cudaDeviceSynchronize)
-        be_remote->settled(call, (uintptr_t)l->device + 1, settle_begin,
-                           cudaSuccess);
+        be_remote->settled(call, lane_key(l), settle_begin, cudaSuccess);
     settling = 0;
 }
 

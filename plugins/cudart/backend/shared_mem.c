@@ -129,6 +129,7 @@ const struct gvs_remote_pinner be_pinner = {
     .host_free = host_free,
     .host_func = host_func,
     .signal = signal_word,
+    .context_key = be_lane_key,
 };
 
 int cudart_be_hostmem_share(struct gvs_call *call)

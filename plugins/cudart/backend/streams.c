@@ -77,6 +77,8 @@ int cudart_be_stream_create(struct gvs_call *call)
     uint64_t id = 0;
     cudaError_t e = t != NULL ? cudart_be_enter(call)
                               : cudaErrorMemoryAllocation;
+    if (flags & cudaStreamNonBlocking)
+        be_remote->stream_unordered();
     if (e == cudaSuccess)
         e = cudaStreamCreateWithPriority(&s, flags, priority);
     if (e == cudaSuccess && gvs_handles_add(t, BE_H_STREAM, s, &id) < 0) {

@@ -382,35 +382,53 @@ static unsigned long long writes_now(unsigned long long *out)
     return v;
 }
 
-// Once every kernel launched has ended and its output was sent (a
-// cudaDeviceSynchronize after the last launch), a synchronous copy of
-// shared memory is answered by the GPU's write behind it, the worker not
-// waiting: one stream write each.  After a launch the worker waits, and
-// writes the word itself.
+// Once every kernel launched has ended and its output was sent, a
+// synchronous copy of shared memory is answered by the GPU's write
+// behind it, the worker not waiting: one stream write each.  That holds
+// after a cudaDeviceSynchronize, and after a copy on the legacy stream
+// that the worker waited for, unless a non-blocking stream was made (the
+// legacy stream does not wait for its work).  After a launch the worker
+// waits, and writes the word itself.  (writes_now launches, then copies
+// from the device: that copy waits, and settles its launch.)
 static void answered_by_gpu()
 {
     const char *spin = getenv("GVS_SPIN_US");
-    int polls = spin == NULL || strcmp(spin, "0") != 0;
     const size_t n = (size_t)64 << 10;
     unsigned char *h, *back;
     unsigned long long *counter;
     void *d;
     OK(cudaMallocHost((void **)&h, n));
     OK(cudaMallocHost((void **)&back, n));
+    unsigned long long gpu = (spin == NULL || strcmp(spin, "0") != 0) &&
+                             is_shared(h) && is_shared(back);
     OK(cudaMalloc(&d, n));
     OK(cudaMalloc((void **)&counter, sizeof(*counter)));
     pattern(h, n, 31);
     unsigned long long w0 = writes_now(counter);
-    OK(cudaDeviceSynchronize());
     OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
     OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
     CHECK(memcmp(h, back, n) == 0);
     unsigned long long w1 = writes_now(counter);
-    CHECK_EQ(w1 - w0, polls && is_shared(h) && is_shared(back) ? 2u : 0u);
+    CHECK_EQ(w1 - w0, 2 * gpu);
+    writes_seen<<<1, 1>>>(counter);
     memset(back, 0, n);
     OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
     CHECK(memcmp(h, back, n) == 0);
-    CHECK_EQ(writes_now(counter) - w1, 0u);
+    unsigned long long w2 = writes_now(counter);
+    CHECK_EQ(w2 - w1, gpu);
+    cudaStream_t nb;
+    OK(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
+    writes_seen<<<1, 1>>>(counter);
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    unsigned long long w3 = writes_now(counter);
+    CHECK_EQ(w3 - w2, 0u);
+    OK(cudaDeviceSynchronize());
+    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(h, back, n) == 0);
+    CHECK_EQ(writes_now(counter) - w3, gpu);
+    OK(cudaStreamDestroy(nb));
     OK(cudaFree(counter));
     OK(cudaFree(d));
     OK(cudaFreeHost(h));
@@ -582,6 +600,11 @@ int main(int argc, char **argv)
     OK(cudaGetDeviceProperties(&prop, 0));
     CHECK(prop.canMapHostMemory == shared);
 
+    // Before any test makes a non-blocking stream.
+    if (shared) {
+        await_staging();
+        answered_by_gpu();
+    }
     graph_copies();
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);
@@ -595,7 +618,6 @@ int main(int argc, char **argv)
     if (shared) {
         staged_overlap();
         signalled();
-        answered_by_gpu();
     }
 
     // Threads copy at once: one has the staging region, the others send

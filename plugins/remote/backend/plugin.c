@@ -22,6 +22,7 @@ static const struct gvs_remote_be api = {
     .device_code = remote_be_device_code,
     .settle_begin = remote_be_settle_begin,
     .settled = remote_be_settled,
+    .stream_unordered = remote_be_stream_unordered,
     .lane = remote_be_lane,
     .lanes_each = remote_be_lanes_each,
     .context_moved = remote_be_context_moved,

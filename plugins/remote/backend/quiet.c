@@ -11,6 +11,8 @@
 
 static _Atomic uint64_t launched, settled;
 static _Atomic uintptr_t launch_key;
+/* A non-blocking stream was made: legacy waits settle nothing more. */
+static atomic_int unordered;
 
 void remote_be_device_code(uintptr_t key)
 {
@@ -27,17 +29,34 @@ uint64_t remote_be_settle_begin(void)
     return atomic_load(&launched);
 }
 
-void remote_be_settled(struct gvs_call *call, uintptr_t key, uint64_t begin,
-                       int32_t success)
+/* The launches up to begin are quiet, if all were key's. */
+static void settle(uintptr_t key, uint64_t begin)
 {
-    int32_t result;
     uintptr_t k = atomic_load(&launch_key);
-    if ((k != 0 && k != key) || !remote_be_reply_result(call, &result) ||
-        result != success)
+    if (k != 0 && k != key)
         return;
     uint64_t s = atomic_load(&settled);
     while (s < begin && !atomic_compare_exchange_weak(&settled, &s, begin))
         ;
+}
+
+void remote_be_settled(struct gvs_call *call, uintptr_t key, uint64_t begin,
+                       int32_t success)
+{
+    int32_t result;
+    if (remote_be_reply_result(call, &result) && result == success)
+        settle(key, begin);
+}
+
+void remote_be_settled_legacy(uintptr_t key, uint64_t begin)
+{
+    if (!atomic_load(&unordered))
+        settle(key, begin);
+}
+
+void remote_be_stream_unordered(void)
+{
+    atomic_store(&unordered, 1);
 }
 
 int remote_be_quiet(void)

@@ -342,6 +342,13 @@ static int store_outcome(uint64_t addr, uint32_t value, int ask)
            !ask;
 }
 
+/* The legacy stream's wire handle in both APIs: 0, or cudaStreamLegacy
+ * and CU_STREAM_LEGACY, which are 1. */
+static int is_legacy(uint64_t stream)
+{
+    return stream == 0 || stream == 1;
+}
+
 /* Marks a STORE copy enqueued with the GPU's write to come (SIGNAL_GPU):
  * 1, or 0 when swap_in could not: the copy then goes as any STORE. */
 static int mark_gpu(uint64_t addr, uint32_t value)
@@ -392,6 +399,7 @@ int remote_be_memcpy_shared(struct gvs_call *call,
      * the copy: the worker does not wait (remote_be.h, STORE). */
     int gpu = store && remote_be_quiet() &&
               !remote_be_latched(call, pn->plugin);
+    uint64_t begin = remote_be_settle_begin();
     int32_t e = pn->direction;
     if (kind == GVS_REMOTE_SHARED_H2D || kind == GVS_REMOTE_SHARED_D2H) {
         uint64_t base;
@@ -428,6 +436,8 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         call->answered = 1;
     } else if (store) {
         call->answered = store_outcome(word, value, ask || output_written());
+        if (copied && is_legacy(stream) && pn->context_key != NULL)
+            remote_be_settled_legacy(pn->context_key(call), begin);
     }
     apigen_put_i32(&c, e);
     return c.rc;
