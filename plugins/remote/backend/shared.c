@@ -435,7 +435,9 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         signal_word(call, pn, stream, word, value, 1);
         call->answered = 1;
     } else if (store) {
-        call->answered = store_outcome(word, value, ask || output_written());
+        /* Flushed whatever ask says: the settling below counts on it. */
+        int out = output_written();
+        call->answered = store_outcome(word, value, ask || out);
         if (copied && is_legacy(stream) && pn->context_key != NULL)
             remote_be_settled_legacy(pn->context_key(call), begin);
     }
