@@ -111,6 +111,13 @@ int32_t remote_fe_shared_finish(struct gvs_client *cl,
  * of remote_fe_shared_map; the backend's result. */
 int32_t remote_fe_shared_unmap(const struct gvs_remote_shared *sh, void *p,
                                size_t size);
+/* One copy between device memory and shared memory (MEMCPY_SHARED with
+ * flags), waited for: the API's result.  Of no bytes with WAIT, the
+ * worker's wait for the stream (ON_STREAM) or the device; host, in a
+ * shared region, only names the region then. */
+int32_t remote_fe_shared_copy(const struct gvs_remote_shared *sh,
+                              uint64_t stream, unsigned flags, int h2d,
+                              uint64_t dev, const void *host, size_t len);
 /* Encodes one copy request (remote_be.h's wire form) into req, reset
  * first; host lies in shared memory.  0 or GVS_E_NOMEM. */
 int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,

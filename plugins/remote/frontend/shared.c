@@ -283,10 +283,9 @@ int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
     return rc;
 }
 
-/* One copy between device memory and shared memory, waited for. */
-static int32_t shared_copy(const struct gvs_remote_shared *sh,
-                           uint64_t stream, unsigned flags, int h2d,
-                           uint64_t dev, const void *host, size_t len)
+int32_t remote_fe_shared_copy(const struct gvs_remote_shared *sh,
+                              uint64_t stream, unsigned flags, int h2d,
+                              uint64_t dev, const void *host, size_t len)
 {
     struct gvs_buf *req = gvs_buf_new(64);
     int32_t e = sh->api->nomem;
@@ -340,7 +339,8 @@ gvs_remote_shared_try_copy(const struct gvs_remote_shared *sh,
             len > 0 &&
             remote_fe_signalled_copy(sh, stream, h2d, dev, host, len, &e))
             return e;
-        return shared_copy(sh, stream, flags, h2d, dev, host, len);
+        return remote_fe_shared_copy(sh, stream, flags, h2d, dev, host,
+                                     len);
     }
     int32_t posted;
     if (!h2d && flags == GVS_REMOTE_SHARED_ON_STREAM &&

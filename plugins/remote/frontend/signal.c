@@ -80,22 +80,6 @@ uint32_t remote_fe_signal_wait(_Atomic uint32_t *w, uint32_t value,
     }
 }
 
-/* The worker's wait for stream, which a word in a shared region (w)
- * names: the result of what the stream ran. */
-static int32_t wait_stream(const struct gvs_remote_shared *sh,
-                           uint64_t stream, _Atomic uint32_t *w)
-{
-    struct gvs_buf *req = gvs_buf_new(64);
-    int32_t e = sh->api->nomem;
-    if (req != NULL &&
-        remote_fe_shared_copy_request(
-            req, stream, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
-            1, 0, (const void *)w, 0) == 0)
-        e = remote_fe_round_trip(sh, sh->copy, req);
-    gvs_buf_free(req);
-    return e;
-}
-
 int remote_fe_stored(const struct gvs_remote_shared *sh,
                      struct gvs_client *cl, uint64_t id, uint64_t stream,
                      _Atomic uint32_t *w, uint32_t value, int32_t *result)
@@ -111,7 +95,10 @@ int remote_fe_stored(const struct gvs_remote_shared *sh,
                 /* No reply comes; the stream tells how the copy went. */
                 if (gvs_client_withdraw(cl, id) != 0)
                     return 0;
-                *result = wait_stream(sh, stream, w);
+                *result = remote_fe_shared_copy(
+                    sh, stream,
+                    GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT, 1,
+                    0, (const void *)w, 0);
                 return 1;
             }
             if (atomic_compare_exchange_weak(w, &old,

@@ -201,11 +201,8 @@ static void send_chunk(struct pipeline *p, size_t i)
 static int32_t wait_for(struct pipeline *p, uint64_t stream, unsigned flags,
                         unsigned slot)
 {
-    int32_t e = p->sh->api->nomem;
-    if (remote_fe_shared_copy_request(p->req, stream, flags, 1, 0,
-                                      region + slot * STAGING_SLOT, 0) == 0)
-        e = remote_fe_round_trip(p->sh, p->sh->copy, p->req);
-    return e;
+    return remote_fe_shared_copy(p->sh, stream, flags, 1, 0,
+                                 region + slot * STAGING_SLOT, 0);
 }
 
 /* Frees chunk i's slot of an earlier copy's posted chunk: once its word
