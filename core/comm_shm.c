@@ -8,13 +8,15 @@
  *
  * Waiting (shm_conn.c): a side sleeps on the futex of the peer's
  * counter, and is woken only when it said it sleeps, so the fast path
- * makes no system call; after each slice the socket is checked, so that
- * a peer that died without closing (SIGKILL) is noticed within a slice.
- * An idle connection wakes once a second (64 idle sessions cost gvsd a
- * fraction of a percent of one core).
+ * makes no system call.  A peer that dies without closing (SIGKILL) is
+ * noticed by the connection's watcher (shm_watch.h), a thread asleep on
+ * the socket that the first slice's look starts in each process: it
+ * wakes the sleepers at once, so that they sleep up to 10 s between
+ * looks of their own, and an idle session costs no wake-up.
  * An orderly close sets the closer's flag in the region and wakes every
- * sleeper, so it is noticed at once (or, when the flag lands between a
- * sleeper's check and its sleep, within a slice).
+ * sleeper, so it is noticed at once (the closer's shutdown of the socket
+ * wakes the watchers of both sides too, for a sleeper that the flag
+ * reached between its check and its sleep).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,14 +36,25 @@
 #include "gvs/spin.h"
 #include "shm_conn.h"
 #include "shm_ring.h"
+#include "shm_watch.h"
+
+/* A connection: the rings, and the watcher of its socket.  c->priv
+ * points at s, the first member. */
+struct shm_sock {
+    struct shm_conn s;
+    struct shm_watch watch;
+};
 
 /* Passed descriptors may wait on the socket: only a hang-up or an
  * error says the peer has gone or shut it down. */
-static void check_socket(struct gvs_conn *c, struct shm_conn *s)
+static int check_socket(struct gvs_conn *c, struct shm_conn *s)
 {
     struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
         atomic_store(&s->peer_gone, 1);
+        return 0;
+    }
+    return gvs_shm_watch_ensure(&((struct shm_sock *)s)->watch);
 }
 
 static int futex_sleep(struct shm_conn *s, struct gvs_shm_ring *r,
@@ -64,12 +77,13 @@ static void shm_shutdown(struct gvs_conn *c)
 
 static void shm_close(struct gvs_conn *c, int copy)
 {
-    struct shm_conn *s = c->priv;
+    struct shm_sock *x = c->priv;
     if (!copy)
         shm_shutdown(c);
-    munmap(s->base, s->len);
+    gvs_shm_watch_end(&x->watch);
+    munmap(x->s.base, x->s.len);
     close(c->fd);
-    gvs_free(s);
+    gvs_free(x);
 }
 
 
@@ -109,18 +123,19 @@ static int conn_new(int sock, uint8_t *base, uint32_t ring_size, int side,
                     struct gvs_conn **out)
 {
     struct gvs_conn *c = gvs_conn_alloc(&shm_ops);
-    struct shm_conn *s = gvs_calloc(1, sizeof(*s));
-    if (c == NULL || s == NULL) {
+    struct shm_sock *x = gvs_calloc(1, sizeof(*x));
+    if (c == NULL || x == NULL) {
         gvs_free(c);
-        gvs_free(s);
+        gvs_free(x);
         munmap(base, gvs_shm_region_size(ring_size));
         close(sock);
         return GVS_E_NOMEM;
     }
-    gvs_shmconn_init(s, base, gvs_shm_region_size(ring_size), base,
+    gvs_shmconn_init(&x->s, base, gvs_shm_region_size(ring_size), base,
                      ring_size, side, &shm_waits);
+    gvs_shm_watch_init(&x->watch, sock, &x->s);
     c->fd = sock;
-    c->priv = s;
+    c->priv = &x->s;
     gvs_unix_peer(sock, c->peer, sizeof(c->peer));
     *out = c;
     return 0;

@@ -45,7 +45,7 @@
 #include "shm_ring.h"
 
 #define GVS_IVS_MAGIC 0x49535647u /* "GVSI" */
-#define GVS_IVS_VERSION 2u
+#define GVS_IVS_VERSION 3u
 #define GVS_IVS_PAGE 4096u
 #define GVS_IVS_SLOTS_MAX GVS_IVSHMEM_SLOTS_MAX
 #define GVS_IVS_SLOTS_DEFAULT 16u
@@ -70,6 +70,15 @@ struct gvs_ivs_slot {
     alignas(64) _Atomic uint32_t state;
     /* beat[GVS_SHM_C2S]: the client's; beat[GVS_SHM_S2C]: gvsd's. */
     alignas(64) _Atomic uint32_t beat[2];
+    /* gvsd's side of an idle connection dozes on a futex instead of
+     * polling (comm_ivshmem.c): `dozing` counts its threads asleep on
+     * `doze`, which gvsd's listener, looking at every slot each tick,
+     * moves and wakes once the client's counters moved; `looked` counts
+     * the listener's looks, and only a side that sees it move dozes.  A
+     * guest that writes these only slows its own connection. */
+    alignas(64) _Atomic uint32_t doze;
+    _Atomic uint32_t dozing;
+    _Atomic uint32_t looked;
 };
 
 _Static_assert(sizeof(struct gvs_ivs_header) <= GVS_IVS_PAGE, "header");
@@ -97,7 +106,9 @@ int gvs_ivs_layout(uint32_t slots, uint32_t ring_size, uint64_t area,
 /* How long a polled wait sleeps before its next look, once the
  * connection has been quiet for quiet_ns: a 32nd of it, from 20 us up to
  * 25 ms.  So a wait ends at most about 3% (or 20 us) after what it
- * waited for happened, and an idle session costs a look every 25 ms. */
+ * waited for happened.  gvsd's side dozes instead once the step reaches
+ * the listener's tick (20 ms), so that an idle session costs gvsd a
+ * wake-up a second, not a look every 25 ms. */
 long long gvs_ivs_poll_step_ns(long long quiet_ns);
 
 #endif

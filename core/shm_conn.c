@@ -7,7 +7,12 @@
  * transport checks whether its peer is still there, then twice as long
  * each time nothing came, up to SLEEP_SLICE_MAX_NS: a peer that died
  * without closing is noticed within a slice (or the transport's own
- * liveness period), and an idle connection wakes once a second.
+ * liveness period), and an idle connection wakes once a second.  Where
+ * the transport has something that wakes the sleepers when the peer
+ * goes (shm://'s watcher), the slices grow to SLEEP_SLICE_WATCHED_NS:
+ * an idle connection then wakes once in 10 s, a look that only matters
+ * if the watcher's wake-ups all came between a sleeper's look and its
+ * sleep.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -19,11 +24,14 @@
 
 #define SLEEP_SLICE_NS 100000000LL
 #define SLEEP_SLICE_MAX_NS 1000000000LL
+#define SLEEP_SLICE_WATCHED_NS 10000000000LL
 
-/* The slice after one that ended with nothing to do. */
-static long long next_slice(long long slice)
+/* The slice after one that ended with nothing to do; watched: the
+ * transport's check_peer said the peer's end will wake us. */
+static long long next_slice(long long slice, int watched)
 {
-    return slice < SLEEP_SLICE_MAX_NS / 2 ? 2 * slice : SLEEP_SLICE_MAX_NS;
+    long long max = watched ? SLEEP_SLICE_WATCHED_NS : SLEEP_SLICE_MAX_NS;
+    return slice < max / 2 ? 2 * slice : max;
 }
 
 /* Whether the peer has ended the stream.  Acquire: what it sent before
@@ -84,8 +92,7 @@ static int wait_room(struct gvs_conn *c, struct shm_conn *s, size_t len)
         if (gvs_now_ns() < spin_until) {
             gvs_cpu_relax();
         } else if (s->waits->sleep(s, &s->out, slice) == GVS_E_TIMEOUT) {
-            s->waits->check_peer(c, s);
-            slice = next_slice(slice);
+            slice = next_slice(slice, s->waits->check_peer(c, s));
         }
     }
     gvs_shm_ring_want(&s->out, 0);
@@ -150,8 +157,7 @@ int gvs_shmconn_recv_some(struct gvs_conn *c, void *p, size_t len,
                 slice = left;
         }
         if (s->waits->sleep(s, &s->in, slice) == GVS_E_TIMEOUT) {
-            s->waits->check_peer(c, s);
-            idle_slice = next_slice(idle_slice);
+            idle_slice = next_slice(idle_slice, s->waits->check_peer(c, s));
         }
     }
 }
@@ -171,8 +177,7 @@ int gvs_shmconn_wait_readable(struct gvs_conn *c)
     while (!atomic_load(&s->down) && !peer_ended(s) &&
            !gvs_shm_ring_unread(&s->in)) {
         if (gvs_shm_ring_sleep_unread(&s->in, slice) == GVS_E_TIMEOUT) {
-            s->waits->check_peer(c, s);
-            slice = next_slice(slice);
+            slice = next_slice(slice, s->waits->check_peer(c, s));
         }
     }
     return 0;

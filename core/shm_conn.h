@@ -25,8 +25,10 @@ struct shm_conn_waits {
     int (*sleep)(struct shm_conn *s, struct gvs_shm_ring *r,
                  long long timeout_ns);
     /* After a sleep that timed out: sets s->peer_gone once the peer is
-     * found gone without closing. */
-    void (*check_peer)(struct gvs_conn *c, struct shm_conn *s);
+     * found gone without closing.  Returns 1 when something else will
+     * wake this side's sleepers should the peer go (shm_watch.h), so
+     * that they may sleep longer; 0 when only these looks notice it. */
+    int (*check_peer)(struct gvs_conn *c, struct shm_conn *s);
 };
 
 struct shm_conn {
@@ -39,7 +41,6 @@ struct shm_conn {
     atomic_int down;      /* ended here: every call fails */
     atomic_int peer_gone; /* the peer has gone without closing */
     const struct shm_conn_waits *waits;
-    void *ext; /* the transport's own state */
 };
 
 /* Sets s up over the region whose control block is at ctl_base (rings of

@@ -17,9 +17,18 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val,
     return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
 }
 
-static void wake(_Atomic uint32_t *word)
+void gvs_shm_futex_wake(_Atomic uint32_t *word)
 {
     futex(word, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+int gvs_shm_futex_wait(_Atomic uint32_t *word, uint32_t val,
+                       long long timeout_ns)
+{
+    struct timespec ts = {.tv_sec = timeout_ns / 1000000000,
+                          .tv_nsec = timeout_ns % 1000000000};
+    long rc = futex(word, FUTEX_WAIT, val, &ts);
+    return rc < 0 && errno == ETIMEDOUT ? GVS_E_TIMEOUT : 0;
 }
 
 size_t gvs_shm_region_size(uint32_t ring_size)
@@ -92,7 +101,7 @@ static void wake_peer(_Atomic uint32_t *word, _Atomic uint32_t *flag)
 {
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(flag, memory_order_relaxed))
-        wake(word);
+        gvs_shm_futex_wake(word);
 }
 
 /* Consumer: wake_peer for a producer that sleeps, once the tail has
@@ -107,7 +116,7 @@ static void wake_producer(struct gvs_shm_ring *r)
     uint32_t want = atomic_load_explicit(&r->ctl->producer_want,
                                          memory_order_relaxed);
     if ((int32_t)(r->pos - want) >= 0)
-        wake(&r->ctl->tail);
+        gvs_shm_futex_wake(&r->ctl->tail);
 }
 
 int gvs_shm_ring_read(struct gvs_shm_ring *r, void *p, size_t len,
@@ -164,14 +173,11 @@ void gvs_shm_ring_publish(struct gvs_shm_ring *r)
 static int sleep_on(_Atomic uint32_t *word, _Atomic uint32_t *flag,
                     uint32_t blocked, long long timeout_ns)
 {
-    struct timespec ts = {.tv_sec = timeout_ns / 1000000000,
-                          .tv_nsec = timeout_ns % 1000000000};
     atomic_fetch_add_explicit(flag, 1, memory_order_seq_cst);
     atomic_thread_fence(memory_order_seq_cst);
-    long rc = futex(word, FUTEX_WAIT, blocked, &ts);
-    int e = errno;
+    int rc = gvs_shm_futex_wait(word, blocked, timeout_ns);
     atomic_fetch_sub_explicit(flag, 1, memory_order_relaxed);
-    return rc < 0 && e == ETIMEDOUT ? GVS_E_TIMEOUT : 0;
+    return rc;
 }
 
 int gvs_shm_ring_sleep(struct gvs_shm_ring *r, long long timeout_ns)
@@ -209,7 +215,7 @@ int gvs_shm_ring_sleep_unread(struct gvs_shm_ring *r, long long timeout_ns)
 void gvs_shm_wake_all(struct gvs_shm_ctl *ctl)
 {
     for (int i = 0; i < 2; i++) {
-        wake(&ctl->ring[i].head);
-        wake(&ctl->ring[i].tail);
+        gvs_shm_futex_wake(&ctl->ring[i].head);
+        gvs_shm_futex_wake(&ctl->ring[i].tail);
     }
 }

@@ -160,4 +160,11 @@ int gvs_shm_ring_sleep_unread(struct gvs_shm_ring *r, long long timeout_ns);
  * (closing: they then find the closed flag). */
 void gvs_shm_wake_all(struct gvs_shm_ctl *ctl);
 
+/* A futex on a word of memory that processes share (not _PRIVATE):
+ * sleeps while *word holds val, until a wake-up or timeout_ns (GVS_E_TIMEOUT),
+ * else 0; wakes every sleeper on word. */
+int gvs_shm_futex_wait(_Atomic uint32_t *word, uint32_t val,
+                       long long timeout_ns);
+void gvs_shm_futex_wake(_Atomic uint32_t *word);
+
 #endif

@@ -62,7 +62,8 @@ __attribute__((constructor)) static void thread_init(void)
     pthread_atfork(fork_prepare, NULL, NULL);
 }
 
-int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name)
+static int start(void *(*fn)(void *), void *arg, const char *name,
+                 pthread_t *joinable)
 {
     struct thread_start *s = gvs_malloc(sizeof(*s));
     if (s == NULL)
@@ -76,11 +77,12 @@ int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name)
         gvs_free(s);
         return GVS_E_NOMEM;
     }
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (joinable == NULL)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     atomic_fetch_add(&starting, 1);
-    int rc = pthread_create(&th, &attr, trampoline, s);
+    int rc = pthread_create(joinable ? joinable : &th, &attr, trampoline, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc == 0)
@@ -88,4 +90,15 @@ int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name)
     started();
     gvs_free(s);
     return GVS_E_NOMEM;
+}
+
+int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name)
+{
+    return start(fn, arg, name, NULL);
+}
+
+int gvs_thread_start_joinable(void *(*fn)(void *), void *arg, const char *name,
+                              pthread_t *out)
+{
+    return start(fn, arg, name, out);
 }

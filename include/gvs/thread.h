@@ -1,6 +1,8 @@
 #ifndef GVS_THREAD_H
 #define GVS_THREAD_H
 
+#include <pthread.h>
+
 /* Threads that gvs starts inside a user's program (the client's
  * receiver, flusher, keepalive and notify threads, a frontend's
  * helpers). */
@@ -13,5 +15,10 @@
  * one still being set up by the C library or a sanitizer runtime, whose
  * locks it would inherit held. */
 int gvs_thread_start(void *(*fn)(void *), void *arg, const char *name);
+
+/* gvs_thread_start's thread, joinable: *out is for pthread_join, which
+ * the caller owes it. */
+int gvs_thread_start_joinable(void *(*fn)(void *), void *arg, const char *name,
+                              pthread_t *out);
 
 #endif

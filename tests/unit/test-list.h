@@ -71,6 +71,7 @@
     TEST_ENTRY(shm_concurrent)                                               \
     TEST_ENTRY(shm_peer_closed)                                              \
     TEST_ENTRY(shm_peer_killed)                                              \
+    TEST_ENTRY(shm_idle_peer_killed)                                         \
     TEST_ENTRY(shm_recv_timeout)                                             \
     TEST_ENTRY(shm_bad_setup)                                                \
     TEST_ENTRY(shm_bad_counter)                                              \
@@ -88,6 +89,7 @@
     TEST_ENTRY(ivshmem_slots)                                                \
     TEST_ENTRY(ivshmem_no_answer)                                            \
     TEST_ENTRY(ivshmem_poll_step)                                            \
+    TEST_ENTRY(ivshmem_doze)                                                 \
     TEST_ENTRY(ivshmem_wait_late)                                            \
     TEST_ENTRY(ivshmem_area)                                                 \
     TEST_ENTRY(ivshmem_hostile)                                              \

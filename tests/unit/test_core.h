@@ -36,6 +36,19 @@ struct test_connector {
 int test_connector_start(struct test_connector *k, const char *uri);
 void test_connector_join(struct test_connector *k);
 
+/* A gvs_conn_recv of one byte on a thread of its own: start, then join
+ * for its result (rc) and when it returned (at_ns, gvs_now_ns). */
+struct test_receiver {
+    struct gvs_conn *conn;
+    int rc;
+    long long at_ns;
+    pthread_t thread;
+};
+
+/* 0, or -1 if no thread could be made. */
+int test_receiver_start(struct test_receiver *k, struct gvs_conn *c);
+void test_receiver_join(struct test_receiver *k);
+
 /* len pseudo-random bytes of the pattern seed names. */
 void test_fill(uint8_t *p, size_t len, uint32_t seed);
 

@@ -43,6 +43,26 @@ void test_connector_join(struct test_connector *k)
     pthread_join(k->thread, NULL);
 }
 
+static void *receive(void *arg)
+{
+    struct test_receiver *k = arg;
+    char b;
+    k->rc = gvs_conn_recv(k->conn, &b, 1);
+    k->at_ns = gvs_now_ns();
+    return NULL;
+}
+
+int test_receiver_start(struct test_receiver *k, struct gvs_conn *c)
+{
+    *k = (struct test_receiver){.conn = c, .rc = 1};
+    return pthread_create(&k->thread, NULL, receive, k) == 0 ? 0 : -1;
+}
+
+void test_receiver_join(struct test_receiver *k)
+{
+    pthread_join(k->thread, NULL);
+}
+
 void test_fill(uint8_t *p, size_t len, uint32_t seed)
 {
     uint32_t x = seed;

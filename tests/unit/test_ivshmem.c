@@ -329,6 +329,115 @@ TEST_IMPL(ivshmem_wait_late)
     return 0;
 }
 
+/* gvsd's loop: a look at the slots every tick, until stopped.  While it
+ * runs the listener does not block, and pair_on must not be called. */
+struct looker {
+    struct gvs_listener *l;
+    pthread_t th;
+    atomic_int stop;
+};
+
+static void *look(void *arg)
+{
+    struct looker *k = arg;
+    struct gvs_conn *c;
+    while (!atomic_load(&k->stop)) {
+        if (gvs_accept(k->l, &c) == 0)
+            gvs_conn_close(c);
+        usleep(20000);
+    }
+    return NULL;
+}
+
+static int looker_start(struct looker *k, struct gvs_listener *l)
+{
+    k->l = l;
+    atomic_store(&k->stop, 0);
+    ASSERT_EQ(fcntl(gvs_listener_fd(l), F_SETFL, O_NONBLOCK), 0);
+    ASSERT_EQ(pthread_create(&k->th, NULL, look, k), 0);
+    return 0;
+}
+
+static int looker_stop(struct looker *k)
+{
+    atomic_store(&k->stop, 1);
+    pthread_join(k->th, NULL);
+    ASSERT_EQ(fcntl(gvs_listener_fd(k->l), F_SETFL, 0), 0);
+    return 0;
+}
+
+static int pause_then(struct test_receiver *w, struct gvs_conn *g,
+                      struct gvs_conn *c, uint8_t *region, int dozes)
+{
+    ASSERT_EQ(test_receiver_start(w, g), 0);
+    usleep(1500000);
+    ASSERT_EQ(atomic_load(&slot_of(region, 0)->dozing), (uint32_t)dozes);
+    long long sent = gvs_now_ns();
+    ASSERT_EQ(gvs_conn_send(c, "x", 1), 0);
+    test_receiver_join(w);
+    ASSERT_EQ(w->rc, 0);
+    ASSERT_LT(w->at_ns - sent, 100000000LL);
+    ASSERT_EQ(atomic_load(&slot_of(region, 0)->dozing), 0u);
+    return 0;
+}
+
+/* An idle gvsd side dozes on its slot's futex while the listener looks,
+ * and the look that finds the client's request wakes it within a tick
+ * or so; it does not doze while no look comes (it would sleep its whole
+ * slice), and its own shutdown or the client's close wakes it too. */
+TEST_IMPL(ivshmem_doze)
+{
+    char uri[160], path[108];
+    struct gvs_listener *l;
+    struct gvs_conn *c, *g;
+    struct looker k;
+    size_t len;
+    ivs_uri(uri, sizeof(uri), path, sizeof(path), "doze");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    ASSERT_EQ(pair_on(l, uri, &c, &g), 0);
+    uint8_t *region = map_region(path, &len);
+    ASSERT(region != NULL);
+    ASSERT_EQ(looker_start(&k, l), 0);
+    struct test_receiver w;
+    ASSERT_EQ(pause_then(&w, g, c, region, 1), 0);
+
+    /* Its own shutdown, from another thread. */
+    ASSERT_EQ(test_receiver_start(&w, g), 0);
+    usleep(1500000);
+    ASSERT_EQ(atomic_load(&slot_of(region, 0)->dozing), 1u);
+    long long t0 = gvs_now_ns();
+    gvs_conn_shutdown(g);
+    test_receiver_join(&w);
+    ASSERT_EQ(w.rc, GVS_E_CLOSED);
+    ASSERT_LT(w.at_ns - t0, 100000000LL);
+    gvs_conn_close(g);
+    gvs_conn_close(c);
+
+    /* The client's close. */
+    ASSERT_EQ(looker_stop(&k), 0);
+    ASSERT_EQ(pair_on(l, uri, &c, &g), 0);
+    ASSERT_EQ(looker_start(&k, l), 0);
+    ASSERT_EQ(test_receiver_start(&w, g), 0);
+    usleep(1500000);
+    ASSERT_EQ(atomic_load(&slot_of(region, 0)->dozing), 1u);
+    t0 = gvs_now_ns();
+    gvs_conn_close(c);
+    test_receiver_join(&w);
+    ASSERT_EQ(w.rc, GVS_E_CLOSED);
+    ASSERT_LT(w.at_ns - t0, 100000000LL);
+    gvs_conn_close(g);
+
+    /* No look: polled waits, as before there was a listener to wake. */
+    ASSERT_EQ(looker_stop(&k), 0);
+    ASSERT_EQ(pair_on(l, uri, &c, &g), 0);
+    ASSERT_EQ(pause_then(&w, g, c, region, 0), 0);
+    gvs_conn_close(c);
+    gvs_conn_close(g);
+    munmap(region, len);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
 /* No gvsd looks at the region (its listener never accepts): the client
  * withdraws its claim at the connect timeout. */
 TEST_IMPL(ivshmem_no_answer)

@@ -169,21 +169,6 @@ TEST_IMPL(shm_concurrent)
     return 0;
 }
 
-struct blocked {
-    struct gvs_conn *c;
-    int rc;
-    long long done_ms;
-};
-
-static void *blocked_recv(void *arg)
-{
-    struct blocked *k = arg;
-    char x;
-    k->rc = gvs_conn_recv(k->c, &x, 1);
-    k->done_ms = now_ms();
-    return NULL;
-}
-
 /* An orderly close delivers what was sent before it, then the end, to a
  * receiver already asleep; a shutdown wakes this process's own sleeper. */
 TEST_IMPL(shm_peer_closed)
@@ -204,28 +189,26 @@ TEST_IMPL(shm_peer_closed)
 
     /* The peer's close wakes a receiver asleep on the ring. */
     ASSERT_EQ(shm_pair("close2", &l, &a, &b), 0);
-    struct blocked k = {b, 1, 0};
-    pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, blocked_recv, &k), 0);
+    struct test_receiver k;
+    ASSERT_EQ(test_receiver_start(&k, b), 0);
     usleep(50000);
-    long long closed_at = now_ms();
+    long long closed_at = gvs_now_ns();
     gvs_conn_close(a);
-    pthread_join(t, NULL);
+    test_receiver_join(&k);
     ASSERT_EQ(k.rc, GVS_E_CLOSED);
-    ASSERT_LT(k.done_ms - closed_at, 150);
+    ASSERT_LT(k.at_ns - closed_at, 150000000LL);
 
     /* gvs_conn_shutdown from another thread: our sleeper returns. */
     gvs_conn_close(b);
     gvs_listener_close(l, 0);
     ASSERT_EQ(shm_pair("close3", &l, &a, &b), 0);
-    k = (struct blocked){b, 1, 0};
-    ASSERT_EQ(pthread_create(&t, NULL, blocked_recv, &k), 0);
+    ASSERT_EQ(test_receiver_start(&k, b), 0);
     usleep(50000);
-    closed_at = now_ms();
+    closed_at = gvs_now_ns();
     gvs_conn_shutdown(b);
-    pthread_join(t, NULL);
+    test_receiver_join(&k);
     ASSERT_EQ(k.rc, GVS_E_CLOSED);
-    ASSERT_LT(k.done_ms - closed_at, 150);
+    ASSERT_LT(k.at_ns - closed_at, 150000000LL);
     ASSERT_EQ(gvs_conn_recv(a, got, 1), GVS_E_CLOSED);
     gvs_conn_close(b);
     gvs_conn_close(a);
@@ -251,9 +234,9 @@ TEST_IMPL(shm_peer_closed)
     return 0;
 }
 
-/* A child connects, sends `sends` bytes of junk, sleeps 100 ms and
- * SIGKILLs itself: no close, no flag; only its socket ends. */
-static pid_t doomed_peer(const char *uri)
+/* A child connects, sends "last", sleeps ms milliseconds and SIGKILLs
+ * itself: no close, no flag; only its socket ends. */
+static pid_t doomed_peer(const char *uri, unsigned ms)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -264,7 +247,7 @@ static pid_t doomed_peer(const char *uri)
         _exit(1);
     if (gvs_conn_send(c, "last", 4) != 0)
         _exit(2);
-    usleep(100000);
+    usleep(ms * 1000);
     raise(SIGKILL);
     _exit(3);
 }
@@ -279,7 +262,7 @@ TEST_IMPL(shm_peer_killed)
     ASSERT_EQ(gvs_listen(uri, &l), 0);
 
     /* A receiver: the bytes sent before the death, then the end. */
-    pid_t pid = doomed_peer(uri);
+    pid_t pid = doomed_peer(uri, 100);
     ASSERT_GE(pid, 0);
     ASSERT_EQ(gvs_accept(l, &c), 0);
     ASSERT_EQ(gvs_conn_recv(c, got, 4), 0);
@@ -291,7 +274,7 @@ TEST_IMPL(shm_peer_killed)
     gvs_conn_close(c);
 
     /* A sender waiting for room the dead peer will never make. */
-    pid = doomed_peer(uri);
+    pid = doomed_peer(uri, 100);
     ASSERT_GE(pid, 0);
     ASSERT_EQ(gvs_accept(l, &c), 0);
     size_t big = (size_t)32 << 20;
@@ -304,6 +287,62 @@ TEST_IMPL(shm_peer_killed)
     ASSERT_EQ(waitpid(pid, NULL, 0), pid);
     gvs_conn_close(c);
     free(p);
+    gvs_listener_close(l, 0);
+    return 0;
+}
+
+/* Threads of this process named name. */
+static int threads_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(comm, sizeof(comm), f) != NULL &&
+            strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n')
+            n++;
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* A peer killed after 3 s of quiet: the receiver's sleeps have grown
+ * long by then (shm_conn.c), and the watcher of the socket wakes it at
+ * once, not at the end of a sleep (3.5 s after the start, where the
+ * sleeps stopped at 1 s). */
+TEST_IMPL(shm_idle_peer_killed)
+{
+    char uri[160], got[4];
+    struct gvs_listener *l;
+    struct gvs_conn *c;
+    shm_uri(uri, sizeof(uri), NULL, 0, "idlekill");
+    ASSERT_EQ(gvs_listen(uri, &l), 0);
+    pid_t pid = doomed_peer(uri, 3000);
+    ASSERT_GE(pid, 0);
+    ASSERT_EQ(gvs_accept(l, &c), 0);
+    ASSERT_EQ(gvs_conn_recv(c, got, 4), 0);
+    ASSERT_MEM_EQ(got, "last", 4);
+    long long t0 = now_ms();
+    /* The first sleep that ends with nothing starts the watcher. */
+    ASSERT_EQ(threads_named("gvs-shm-watch"), 0);
+    ASSERT_EQ(gvs_conn_set_timeout(c, 500), 0);
+    ASSERT_EQ(gvs_conn_recv(c, got, 1), GVS_E_TIMEOUT);
+    ASSERT_EQ(threads_named("gvs-shm-watch"), 1);
+    ASSERT_EQ(gvs_conn_set_timeout(c, 0), 0);
+    ASSERT_EQ(gvs_conn_recv(c, got, 1), GVS_E_CLOSED);
+    long long dt = now_ms() - t0;
+    ASSERT_GE(dt, 2800);
+    ASSERT_LT(dt, 3300);
+    ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+    gvs_conn_close(c);
+    ASSERT_EQ(threads_named("gvs-shm-watch"), 0);
     gvs_listener_close(l, 0);
     return 0;
 }
