@@ -1,6 +1,7 @@
 /* The session's lanes (remote_be.h): an open-addressed table on the
  * lane id, at most half full. */
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "gvs/err.h"
 #include "gvs/mem.h"
@@ -69,13 +70,33 @@ static struct gvs_remote_lane *add(uint32_t id)
     return l;
 }
 
+/* The lane a thread found last, while `generation` stays what it was
+ * then: a handler asks for its call's lane several times (a copy five),
+ * and a lane thread serves one lane for many calls, so most asks take
+ * neither the lock, which every thread of the worker shares, nor the
+ * table.  Lanes live until remote_be_lanes_free, which moves the
+ * generation. */
+static _Atomic uint32_t generation;
+static _Thread_local struct {
+    uint32_t id, generation;
+    struct gvs_remote_lane *lane;
+} last;
+
 struct gvs_remote_lane *remote_be_lane(struct gvs_call *call)
 {
+    uint32_t g = atomic_load_explicit(&generation, memory_order_acquire);
+    if (last.lane != NULL && last.id == call->lane && last.generation == g)
+        return last.lane;
     pthread_mutex_lock(&lock);
     struct gvs_remote_lane *l = lookup(call->lane);
     if (l == NULL)
         l = add(call->lane);
     pthread_mutex_unlock(&lock);
+    if (l != NULL) {
+        last.id = call->lane;
+        last.generation = g;
+        last.lane = l;
+    }
     return l;
 }
 
@@ -102,6 +123,7 @@ void remote_be_lanes_free(void)
     gvs_free(table);
     table = NULL;
     count = cap = 0;
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     pthread_mutex_unlock(&lock);
 }
 

@@ -10,13 +10,17 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* Request and reply buffers of the generated calls, one pair per thread,
- * kept between calls. */
+ * kept between calls; and a second pair for the copies of shared memory
+ * (remote_fe_copy_buf), which a generated call's own code may make
+ * while its pair is in use. */
 static pthread_key_t bufs_key;
 static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
 
 struct bufs {
     struct gvs_buf *req;
     struct gvs_buf *rep;
+    struct gvs_buf *copy_req;
+    struct gvs_buf *copy_rep;
 };
 
 static void bufs_free(void *p)
@@ -24,6 +28,8 @@ static void bufs_free(void *p)
     struct bufs *b = p;
     gvs_buf_free(b->req);
     gvs_buf_free(b->rep);
+    gvs_buf_free(b->copy_req);
+    gvs_buf_free(b->copy_rep);
     gvs_free(b);
 }
 
@@ -45,12 +51,24 @@ static struct bufs *thread_bufs(void)
      * reply over the maximum would break the connection. */
     b->req = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
     b->rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
-    if (b->req == NULL || b->rep == NULL ||
-        pthread_setspecific(bufs_key, b) != 0) {
+    b->copy_req = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    b->copy_rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    if (b->req == NULL || b->rep == NULL || b->copy_req == NULL ||
+        b->copy_rep == NULL || pthread_setspecific(bufs_key, b) != 0) {
         bufs_free(b);
         return NULL;
     }
     return b;
+}
+
+struct gvs_buf *remote_fe_copy_buf(int reply)
+{
+    struct bufs *b = thread_bufs();
+    if (b == NULL)
+        return NULL;
+    struct gvs_buf *buf = reply ? b->copy_rep : b->copy_req;
+    gvs_buf_reset(buf);
+    return buf;
 }
 
 EXPORT int gvs_remote_send_locked(const struct gvs_remote_api *api,

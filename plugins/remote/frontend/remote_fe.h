@@ -63,6 +63,12 @@ int remote_fe_posted_pending(const void *host, size_t len);
 void remote_fe_posted_wait(const void *host, size_t len);
 void remote_fe_posted_forget(const void *host, size_t len);
 
+/* call.c: this thread's request (reply 0) or reply buffer of the
+ * copies of shared memory, emptied; kept between copies (a copy
+ * allocates nothing), NULL when out of memory.  A copy's request may be
+ * reused once it was sent; its reply once its result was read. */
+struct gvs_buf *remote_fe_copy_buf(int reply);
+
 /* shared.c: one request of sh's API with req as its body, its reply a
  * result only: the API's result. */
 int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,

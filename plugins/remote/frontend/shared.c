@@ -199,7 +199,7 @@ int32_t remote_fe_result(const struct gvs_remote_shared *sh,
                          struct gvs_client *cl, uint64_t id)
 {
     const struct gvs_remote_api *api = sh->api;
-    struct gvs_buf *rep = gvs_buf_new(64);
+    struct gvs_buf *rep = remote_fe_copy_buf(1);
     int rc = rep != NULL ? gvs_client_wait(cl, id, rep) : GVS_E_NOMEM;
     int32_t e;
     if (rc < 0) {
@@ -210,7 +210,6 @@ int32_t remote_fe_result(const struct gvs_remote_shared *sh,
         if (apigen_end(&c) < 0)
             e = api->unknown;
     }
-    gvs_buf_free(rep);
     return e;
 }
 
@@ -287,12 +286,11 @@ int32_t remote_fe_shared_copy(const struct gvs_remote_shared *sh,
                               uint64_t stream, unsigned flags, int h2d,
                               uint64_t dev, const void *host, size_t len)
 {
-    struct gvs_buf *req = gvs_buf_new(64);
+    struct gvs_buf *req = remote_fe_copy_buf(0);
     int32_t e = sh->api->nomem;
     if (req != NULL && remote_fe_shared_copy_request(req, stream, flags, h2d,
                                                      dev, host, len) == 0)
         e = remote_fe_round_trip(sh, sh->copy, req);
-    gvs_buf_free(req);
     return e;
 }
 
@@ -302,13 +300,12 @@ static int32_t shared_post(const struct gvs_remote_shared *sh,
                            uint64_t stream, int h2d, uint64_t dev,
                            const void *host, size_t len)
 {
-    struct gvs_buf *req = gvs_buf_new(64);
+    struct gvs_buf *req = remote_fe_copy_buf(0);
     int32_t e = sh->api->nomem;
     if (req != NULL &&
         remote_fe_shared_copy_request(req, stream, GVS_REMOTE_SHARED_ON_STREAM,
                                       h2d, dev, host, len) == 0)
         e = remote_fe_post(sh, sh->copy_posted, req);
-    gvs_buf_free(req);
     return e;
 }
 

@@ -179,12 +179,11 @@ int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
         return 0;
     _Atomic uint32_t *w = word_at(words, i);
     uint32_t value = remote_fe_signal_value();
-    struct gvs_buf *req = gvs_buf_new(64);
+    struct gvs_buf *req = remote_fe_copy_buf(0);
     uint64_t id;
     int rc = req != NULL ? send(sh, cl, req, stream, h2d, dev, host, len, w,
                                 value, &id)
                          : GVS_E_NOMEM;
-    gvs_buf_free(req);
     if (rc < 0) {
         give_word(i);
         *result = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
