@@ -316,7 +316,8 @@ static int threads_named(const char *name)
 /* A peer killed after 3 s of quiet: the receiver's sleeps have grown
  * long by then (shm_conn.c), and the watcher of the socket wakes it at
  * once, not at the end of a sleep (3.5 s after the start, where the
- * sleeps stopped at 1 s). */
+ * sleeps stopped at 1 s).  The lower bound only says the receiver did
+ * not return before the death (a late start of the clock moves it). */
 TEST_IMPL(shm_idle_peer_killed)
 {
     char uri[160], got[4];
@@ -338,7 +339,7 @@ TEST_IMPL(shm_idle_peer_killed)
     ASSERT_EQ(gvs_conn_set_timeout(c, 0), 0);
     ASSERT_EQ(gvs_conn_recv(c, got, 1), GVS_E_CLOSED);
     long long dt = now_ms() - t0;
-    ASSERT_GE(dt, 2800);
+    ASSERT_GE(dt, 2000);
     ASSERT_LT(dt, 3300);
     ASSERT_EQ(waitpid(pid, NULL, 0), pid);
     gvs_conn_close(c);
