@@ -19,10 +19,9 @@
  * moved (an idle session costs gvsd a wake-up a second, where its looks
  * cost 3-4% of a core for 15 sessions on the project's VMs; the first
  * request after a pause waits up to a tick, as it waited up to a look);
- * and each
- * side learns of the other's death from a heartbeat (GVS_IVS_BEAT_MS,
- * GVS_IVS_DEAD_MS), beaten by a thread of the process that uses the
- * connection.  Memory is not shared by descriptor (no GVS_CONN_CAP_FDS)
+ * and each side learns of the other's death from a heartbeat
+ * (GVS_IVS_BEAT_MS, GVS_IVS_DEAD_MS), beaten by a thread of the process
+ * that uses the connection.  Memory is not shared by descriptor (no GVS_CONN_CAP_FDS)
  * but placed in the slot's data area (GVS_CONN_CAP_AREA), which both
  * sides map.
  */
