@@ -44,6 +44,7 @@
 
 #include "comm_impl.h"
 #include "gvs/err.h"
+#include "gvs/farmap.h"
 #include "gvs/mem.h"
 #include "gvs/spin.h"
 #include "ivshmem.h"
@@ -843,8 +844,8 @@ static int ivs_connect(const struct gvs_uri *u, struct gvs_conn **out)
         e = errno;
     else if (st.st_size >= (off_t)GVS_IVS_PAGE &&
              (uint64_t)st.st_size <= GVS_IVSHMEM_REGION_MAX &&
-             (map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-                         MAP_SHARED, fd, 0)) == MAP_FAILED)
+             (map = gvs_mmap_far((size_t)st.st_size, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED, fd, 0)) == MAP_FAILED)
         e = errno;
     close(fd);
     if (map == MAP_FAILED)

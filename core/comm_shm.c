@@ -32,6 +32,7 @@
 
 #include "comm_impl.h"
 #include "gvs/err.h"
+#include "gvs/farmap.h"
 #include "gvs/mem.h"
 #include "gvs/spin.h"
 #include "shm_conn.h"
@@ -214,7 +215,7 @@ static int map_region(const struct gvs_shm_setup *m, int mfd, uint8_t **base)
     if (fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) ||
         (uint64_t)st.st_size != len || seals < 0 || (seals & need) != need)
         return GVS_E_PROTO;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    void *p = gvs_mmap_far(len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (p == MAP_FAILED)
         return GVS_E_IO;
     *base = p;

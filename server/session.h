@@ -150,8 +150,10 @@ struct gvs_session {
     _Atomic int inflight;   /* jobs queued or running, read without the
                              * lock by the reader's spin */
     size_t outstanding;     /* bytes read and not yet served */
-    struct gvsd_job *spare; /* served jobs kept for reuse */
+    struct gvsd_job *spare; /* served jobs kept for reuse, large ones */
     int nspare;
+    struct gvsd_job *spare_small; /* and small ones, latest first */
+    size_t spare_small_bytes;
     struct gvsd_lane_thread lanes[GVSD_LANE_THREADS];
     int nlanes;
     int executor_running;

@@ -7,6 +7,7 @@
     TEST_ENTRY(err_names)                                                    \
     /* core/mem */                                                           \
     TEST_ENTRY(mem_fail_after)                                               \
+    TEST_ENTRY(mem_farmap)                                                   \
     /* core/buf */                                                           \
     TEST_ENTRY(buf_roundtrip)                                                \
     TEST_ENTRY(buf_truncation)                                               \

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include "gvs/farmap.h"
 #include "gvs/mem.h"
 #include "gvs/u64map.h"
 
@@ -117,8 +118,8 @@ gvs_remote_host_alloc(void **pp, size_t size, unsigned int flags,
     h.shared = sh != NULL && remote_fe_shared_possible(sh) &&
                remote_fe_shared_map(sh, size, &p, &h.dev) == sh->api->success;
     if (!h.shared) {
-        p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        p = gvs_mmap_far(size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return GVS_RHOST_NOMEM;
     }

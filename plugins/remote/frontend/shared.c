@@ -12,6 +12,7 @@
 
 #include "gvs/comm.h"
 #include "gvs/err.h"
+#include "gvs/farmap.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "remote_be.h"
@@ -127,8 +128,8 @@ int32_t remote_fe_shared_start_locked(const struct gvs_remote_shared *sh,
         return area_start_locked(sh, cl, len, out);
     int fd = make_memfd(len);
     void *m = fd < 0 ? MAP_FAILED
-                     : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-                            fd, 0);
+                     : gvs_mmap_far(len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                    fd, 0);
     if (m == MAP_FAILED) {
         if (fd >= 0)
             close(fd);
