@@ -244,6 +244,7 @@ void gvsd_serve(struct gvs_session *s, struct gvsd_job *j,
                             .op = j->h.op,
                             .lane = j->h.lane,
                             .noreply = noreply,
+                            .next_same = j->next_same,
                             .session = s};
     atomic_fetch_add(&s->calls, 1);
     gvsd_stats_add_call((int)(s->open[j->slot] - s->plugins->p));

@@ -164,6 +164,7 @@ static struct gvsd_job *job_recycle_locked(struct gvs_session *s,
 {
     gvs_buf_reset(j->in);
     j->held = NULL;
+    j->next_same = 0;
     if (gvs_buf_capacity(j->in) <= SMALL_JOB) {
         if (s->spare_small_bytes + small_cost(j) > SPARE_SMALL_BYTES)
             return j;
@@ -335,6 +336,9 @@ static void *lane_main(void *arg)
             continue;
         }
         int ordered = j->ordered;
+        const struct gvsd_job *n = t->jobs.head;
+        j->next_same = n != NULL && ordered && n->ordered && n->op == j->op &&
+                       n->slot == j->slot && j->op != NULL;
         serve_unlocked(s, j, t->out);
         if (ordered && --t->ordered == 0)
             pthread_cond_broadcast(&s->drained);

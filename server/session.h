@@ -73,6 +73,7 @@ struct gvsd_job {
     struct gvsd_lane_thread *held; /* such a blocking job, in this lane
                                     * thread's count until its reply is
                                     * on its way */
+    int next_same; /* gvs_call.next_same */
 };
 
 struct gvsd_jobs {

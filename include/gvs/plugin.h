@@ -15,7 +15,7 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 11u
+#define GVS_PLUGIN_ABI 12u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -117,6 +117,12 @@ struct gvs_call {
      * until the handler's thread serves its next request. */
     const void *out_tail;
     size_t out_tail_len;
+    /* 1 when the next request this thread serves is already here and is
+     * this plugin's same op, on the same lane and ordered as this one
+     * (nothing of another lane runs in between): the handler may leave
+     * work for that request to finish (a batch), which it then must.
+     * 0 when not, or not known. */
+    int next_same;
     /* A handler that returns a negative code may say here which field,
      * limit or handle was wrong ("callback 7 is not this session's");
      * gvsd logs it with the session's close.  Empty on entry. */

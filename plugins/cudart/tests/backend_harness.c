@@ -152,14 +152,16 @@ void harness_close(void)
 }
 
 static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
-                   struct gvs_buf *in, struct gvs_buf *out, int noreply)
+                   struct gvs_buf *in, struct gvs_buf *out, int noreply,
+                   int next_same)
 {
     gvs_buf_reset(out);
     for (const struct gvs_op *o = p->ops; o->op != 0; o++)
         if (o->op == op) {
             struct gvs_call c = {.in = in, .out = out, .state = st,
                                  .id = 1, .op = op, .lane = 1,
-                                 .noreply = noreply == 1};
+                                 .noreply = noreply == 1,
+                                 .next_same = next_same};
             int rc = o->fn(&c);
             answered = c.answered;
             return rc;
@@ -170,14 +172,21 @@ static int call_of(const struct gvs_plugin *p, void *st, uint16_t op,
 int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                  int noreply)
 {
-    return call_of(plugin, state, op, in, out, noreply);
+    return call_of(plugin, state, op, in, out, noreply, 0);
+}
+
+int call_followed(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                  int noreply)
+{
+    return call_of(plugin, state, op, in, out, noreply, 1);
 }
 
 int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                        int noreply)
 {
-    return layer != NULL ? call_of(layer, layer_state, op, in, out, noreply)
-                         : 1000;
+    return layer != NULL
+               ? call_of(layer, layer_state, op, in, out, noreply, 0)
+               : 1000;
 }
 
 int harness_answered(void)

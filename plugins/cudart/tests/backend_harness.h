@@ -98,6 +98,11 @@ int call_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
 int call_layer_noreply(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
                        int noreply);
 
+/* call_noreply, the call marked as followed by one of the same op
+ * (gvs_call.next_same). */
+int call_followed(uint16_t op, struct gvs_buf *in, struct gvs_buf *out,
+                  int noreply);
+
 /* call_noreply(op, in, out, 0). */
 int call(uint16_t op, struct gvs_buf *in, struct gvs_buf *out);
 

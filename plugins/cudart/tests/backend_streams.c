@@ -26,6 +26,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t noted = PTHREAD_COND_INITIALIZER;
 static uint64_t run_id, bytes_token;
 static int nwaiting, gone;
+/* The tokens of the D2H_BYTES seen, in order. */
+static uint64_t tokens[8];
+static int ntokens;
 
 static int host_notify(struct gvs_session *session, uint16_t plugin_id,
                        uint16_t op, const void *body, size_t len)
@@ -40,7 +43,8 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
     if (ok && op == REMOTE_OP_CALLBACK_RUN)
         ok = gvs_buf_get_i32(b, &status) == 0 && status == 0 &&
              gvs_buf_get_u8(b, &keep) == 0 && keep == 0;
-    ok = ok && gvs_buf_expect_end(b) == 0;
+    /* D2H_BYTES: the token, then the copy's bytes. */
+    ok = ok && (op == REMOTE_OP_D2H_BYTES || gvs_buf_expect_end(b) == 0);
     gvs_buf_free(b);
     (void)session;
     pthread_mutex_lock(&lock);
@@ -50,8 +54,11 @@ static int host_notify(struct gvs_session *session, uint16_t plugin_id,
         run_id = id;
     else if (op == REMOTE_OP_CALLBACK_WAITING)
         nwaiting++;
-    else if (op == REMOTE_OP_D2H_BYTES)
+    else if (op == REMOTE_OP_D2H_BYTES) {
         bytes_token = id;
+        if (ntokens < 8)
+            tokens[ntokens++] = id;
+    }
     pthread_cond_broadcast(&noted);
     int rc = gone ? GVS_E_CLOSED : 0;
     pthread_mutex_unlock(&lock);
@@ -475,6 +482,76 @@ static int posted_d2h_failure(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+static int post_d2h(uint64_t stream, uint64_t dev, uint64_t token,
+                    int followed, struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_u64(in, dev);
+    gvs_buf_put_u64(in, 16);
+    gvs_buf_put_u64(in, token);
+    return followed ? call_followed(CUDART_OP_MEMCPY_POSTED, in, out, 1)
+                    : call_noreply(CUDART_OP_MEMCPY_POSTED, in, out, 1);
+}
+
+/* Tokens seen once the device is idle (their host functions ran). */
+static int tokens_seen(struct gvs_buf *in, struct gvs_buf *out)
+{
+    if (call(CUDART_OP_cudaDeviceSynchronize, in, out) != 0 ||
+        result_of(out) != 0)
+        return -1;
+    pthread_mutex_lock(&lock);
+    int n = ntokens;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* Posted device-to-host copies that follow one another on a stream
+ * share one host function (remote posted.c): while gvsd says the next
+ * request is another one (next_same), a copy's bytes wait for the batch,
+ * which goes on the stream with a copy not so followed, or before the
+ * first copy on another stream; the bytes come in order. */
+static int posted_d2h_batch(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t dev = 0, stream = 0;
+    int32_t r;
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 4096);
+    CHECK_EQ(call(CUDART_OP_cudaMalloc, in, out), 0);
+    CHECK(gvs_buf_get_i32(out, &r) == 0 && r == 0);
+    CHECK(gvs_buf_get_u64(out, &dev) == 0 && dev != 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u32(in, 0);
+    gvs_buf_put_i32(in, 0);
+    CHECK_EQ(call(CUDART_OP_STREAM_CREATE, in, out), 0);
+    CHECK(result_of(out) == 0 && gvs_buf_get_u64(out, &stream) == 0);
+    pthread_mutex_lock(&lock);
+    ntokens = 0;
+    pthread_mutex_unlock(&lock);
+
+    CHECK_EQ(post_d2h(0, dev, 1, 1, in, out), 0);
+    CHECK_EQ(post_d2h(0, dev + 16, 2, 1, in, out), 0);
+    CHECK_EQ(tokens_seen(in, out), 0);
+    CHECK_EQ(post_d2h(stream, dev + 32, 3, 1, in, out), 0);
+    CHECK_EQ(tokens_seen(in, out), 2);
+    CHECK_EQ(post_d2h(stream, dev + 48, 4, 0, in, out), 0);
+    CHECK_EQ(tokens_seen(in, out), 4);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(tokens[i], (uint64_t)i + 1);
+    /* One that fails (no device memory there) still ends the batch: its
+     * token comes alone, the batch's bytes behind the stream (in either
+     * order: no bytes wait for a token of none), the failure with the
+     * next synchronizing call. */
+    CHECK_EQ(post_d2h(0, dev, 5, 1, in, out), 0);
+    CHECK_EQ(post_d2h(0, BOGUS, 6, 0, in, out), 0);
+    CHECK_EQ(call(CUDART_OP_cudaDeviceSynchronize, in, out), 0);
+    CHECK(result_of(out) != 0);
+    CHECK_EQ(tokens_seen(in, out), 6);
+    CHECK(tokens[4] != tokens[5]);
+    CHECK_EQ(tokens[4] + tokens[5], (uint64_t)11);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
@@ -490,6 +567,7 @@ int main(int argc, char **argv)
         CHECK(store_shared_copy(in, out) == 0);
         CHECK(stored_word(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
+        CHECK(posted_d2h_batch(in, out) == 0);
     }
     harness_close();
     gvs_buf_free(in);

@@ -496,6 +496,22 @@ static void posted_copies()
     OK(cudaFreeHost(pin2));
     OK(cudaFree(dev3));
 
+    // Small copies back to back, on two streams in turn and then on one
+    // (the backend sends the bytes of those that follow one another on a
+    // stream from one host function): each lands where it belongs.
+    unsigned char pattern[4096];
+    for (size_t i = 0; i < sizeof(pattern); i++)
+        pattern[i] = (unsigned char)(i * 7 + 3);
+    OK(cudaMemcpy(dev, pattern, sizeof(pattern), cudaMemcpyHostToDevice));
+    memset(pin, 0, sizeof(pattern));
+    OK(cudaLaunchHostFunc(s, slow_mark, (void *)7));
+    for (int i = 0; i < 256; i++)
+        OK(cudaMemcpyAsync(pin + 16 * i, dev + 16 * i, 16,
+                           cudaMemcpyDeviceToHost, i < 64 && i % 2 ? t : s));
+    OK(cudaStreamSynchronize(t));
+    OK(cudaStreamSynchronize(s));
+    CHECK(memcmp(pin, pattern, sizeof(pattern)) == 0);
+
     // Errors CUDA reports at once are reported at once.
     CHECK(cudaMemcpyAsync(pin, (void *)(uintptr_t)0x10, 16,
                           cudaMemcpyDeviceToHost, s) == cudaErrorInvalidValue);
