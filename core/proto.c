@@ -77,6 +77,25 @@ int gvs_frame_sendv(struct gvs_conn *c, struct gvs_frame_hdr *h,
     return r;
 }
 
+int gvs_frames_sendv(struct gvs_conn *c, struct gvs_frame_hdr *hs,
+                     const struct iovec *bodies, int n)
+{
+    uint8_t hdr[GVS_FRAMES_MAX][GVS_FRAME_HDR_LEN];
+    struct iovec v[2 * GVS_FRAMES_MAX];
+    if (n < 1 || n > GVS_FRAMES_MAX || hs == NULL || bodies == NULL)
+        return GVS_E_INVAL;
+    for (int i = 0; i < n; i++)
+        if (bodies[i].iov_len > UINT32_MAX)
+            return GVS_E_TOOBIG;
+    for (int i = 0; i < n; i++) {
+        hs[i].len = (uint32_t)bodies[i].iov_len;
+        gvs_frame_hdr_encode(&hs[i], hdr[i]);
+        v[2 * i] = (struct iovec){hdr[i], GVS_FRAME_HDR_LEN};
+        v[2 * i + 1] = bodies[i];
+    }
+    return gvs_conn_sendv(c, v, 2 * n);
+}
+
 int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
                    const struct gvs_buf *body)
 {

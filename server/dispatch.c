@@ -109,6 +109,38 @@ int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
     return rc < 0 ? GVS_E_CLOSED : 0;
 }
 
+int gvsd_notify_many(struct gvs_session *s, uint16_t plugin, uint16_t op,
+                     const struct iovec *bodies, int n)
+{
+    struct gvs_frame_hdr h[GVS_FRAMES_MAX];
+    if (s == NULL || plugin == 0 || bodies == NULL || n < 1 ||
+        n > GVS_FRAMES_MAX)
+        return GVS_E_INVAL;
+    uint64_t len = 0;
+    for (int i = 0; i < n; i++) {
+        if (bodies[i].iov_len > 0 && bodies[i].iov_base == NULL)
+            return GVS_E_INVAL;
+        if (bodies[i].iov_len > UINT32_MAX)
+            return GVS_E_TOOBIG;
+        len += GVS_FRAME_HDR_LEN + (uint64_t)bodies[i].iov_len;
+    }
+    pthread_mutex_lock(&s->send_lock);
+    int rc = GVS_E_CLOSED;
+    if (!s->closed) {
+        for (int i = 0; i < n; i++)
+            h[i] = (struct gvs_frame_hdr){.plugin = plugin,
+                                          .op = op,
+                                          .flags = GVS_F_NOTIFY,
+                                          .id = ++s->notify_id};
+        gvsd_stats_add_out(len);
+        rc = gvs_frames_sendv(s->conn, h, bodies, n);
+        if (rc < 0)
+            s->closed = 1;
+    }
+    pthread_mutex_unlock(&s->send_lock);
+    return rc < 0 ? GVS_E_CLOSED : 0;
+}
+
 /* A local peer running as root or as gvsd's own user operates gvsd and
  * sees every session in the status; anyone else sees only its own
  * (docs/security.md, "What gvs status and the metrics reveal"). */

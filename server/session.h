@@ -249,9 +249,11 @@ void gvsd_session_fail(struct gvs_session *s, enum gvsd_end why, int rc);
  * counted and logged with the session's end. */
 void gvsd_session_why(struct gvs_session *s, enum gvsd_end why);
 
-/* Host API notify (include/gvs/plugin.h). */
+/* Host API notify and notify_many (include/gvs/plugin.h). */
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len);
+int gvsd_notify_many(struct gvs_session *s, uint16_t plugin, uint16_t op,
+                     const struct iovec *bodies, int n);
 
 /* host.c: host API session_info, report_memory, peer, report_gpu_memory
  * and report_gpu_uuid. */

@@ -11,11 +11,12 @@
 #define GVS_PLUGIN_H
 
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 12u
+#define GVS_PLUGIN_ABI 13u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
@@ -85,6 +86,11 @@ struct gvs_host_api {
      * wait for the waiting thread (a launch queued behind the callback).
      * Any thread. */
     void (*await_client)(struct gvs_session *session, int begin);
+    /* As notify, n notifications of one op at once (1 to
+     * GVS_FRAMES_MAX, include/gvs/proto.h), body i bodies[i], sent in
+     * one write, in order. */
+    int (*notify_many)(struct gvs_session *session, uint16_t plugin,
+                       uint16_t op, const struct iovec *bodies, int n);
 };
 
 /* Device ordinals report_gpu_memory is shown for. */

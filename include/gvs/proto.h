@@ -75,6 +75,14 @@ int gvs_frame_hdr_decode(const uint8_t in[GVS_FRAME_HDR_LEN], size_t max,
  * together. */
 int gvs_frame_sendv(struct gvs_conn *c, struct gvs_frame_hdr *h,
                     const struct iovec *iov, int n);
+/* Most frames gvs_frames_sendv sends at once. */
+#define GVS_FRAMES_MAX 32
+/* Sends n frames (1 to GVS_FRAMES_MAX), frame i with header hs[i] (its
+ * len set) and body bodies[i], in one sendv call: GVS_E_INVAL for n out
+ * of range, GVS_E_TOOBIG for a body longer than a frame's length field
+ * holds. */
+int gvs_frames_sendv(struct gvs_conn *c, struct gvs_frame_hdr *hs,
+                     const struct iovec *bodies, int n);
 /* Sends one frame with the unread bytes of body (NULL: empty body). */
 int gvs_frame_send(struct gvs_conn *c, struct gvs_frame_hdr *h,
                    const struct gvs_buf *body);

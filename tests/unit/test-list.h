@@ -38,6 +38,7 @@
     TEST_ENTRY(proto_hello_limits)                                           \
     TEST_ENTRY(proto_hello_bitflips)                                         \
     TEST_ENTRY(proto_frame_roundtrip)                                        \
+    TEST_ENTRY(proto_frames_sendv)                                           \
     TEST_ENTRY(proto_frame_recv_errors)                                      \
     TEST_ENTRY(proto_frame_split)                                            \
     /* core/comm */                                                          \

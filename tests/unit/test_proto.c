@@ -345,6 +345,52 @@ TEST_IMPL(proto_frame_roundtrip)
     return 0;
 }
 
+/* Several frames in one write: each as if sent alone, in order; counts
+ * and lengths out of range refused before anything is sent. */
+TEST_IMPL(proto_frames_sendv)
+{
+    struct pair p;
+    ASSERT_EQ(open_pair(&p, "frames"), 0);
+    struct gvs_buf *body = gvs_buf_new(1 << 20);
+    struct gvs_frame_hdr h[3] = {
+        {.plugin = 3, .op = 78, .flags = GVS_F_NOTIFY, .id = 1},
+        {.plugin = 3, .op = 78, .flags = GVS_F_NOTIFY, .id = 2, .len = 99},
+        {.plugin = 3, .op = 79, .flags = GVS_F_NOTIFY, .id = 3}};
+    struct iovec v[3] = {{(void *)"first", 5}, {NULL, 0}, {(void *)"3rd", 3}};
+    ASSERT_EQ(gvs_frames_sendv(p.a, h, v, 3), 0);
+    ASSERT_EQ(h[0].len, 5);
+    ASSERT_EQ(h[1].len, 0);
+    const char *want[3] = {"first", "", "3rd"};
+    for (int i = 0; i < 3; i++) {
+        struct gvs_frame_hdr r;
+        ASSERT_EQ(gvs_frame_recv(p.b, GVS_FRAME_MAX_DEFAULT, &r, body), 0);
+        ASSERT_U64_EQ(r.id, (uint64_t)i + 1);
+        ASSERT_EQ(r.op, i == 2 ? 79 : 78);
+        ASSERT_EQ(r.flags, GVS_F_NOTIFY);
+        ASSERT_EQ(gvs_buf_len(body), strlen(want[i]));
+        ASSERT_MEM_EQ(gvs_buf_ptr(body), want[i], strlen(want[i]));
+        ASSERT_EQ(gvs_buf_consume(body, gvs_buf_len(body)), 0);
+    }
+    struct iovec many[GVS_FRAMES_MAX + 1];
+    struct gvs_frame_hdr hs[GVS_FRAMES_MAX + 1];
+    memset(many, 0, sizeof(many));
+    memset(hs, 0, sizeof(hs));
+    ASSERT_EQ(gvs_frames_sendv(p.a, hs, many, 0), GVS_E_INVAL);
+    ASSERT_EQ(gvs_frames_sendv(p.a, hs, many, GVS_FRAMES_MAX + 1),
+              GVS_E_INVAL);
+    ASSERT_EQ(gvs_frames_sendv(p.a, hs, NULL, 1), GVS_E_INVAL);
+    many[1] = (struct iovec){(void *)"x", (size_t)UINT32_MAX + 1};
+    ASSERT_EQ(gvs_frames_sendv(p.a, hs, many, 2), GVS_E_TOOBIG);
+    /* Nothing of the refused calls went out: the next frame is next. */
+    ASSERT_EQ(gvs_frames_sendv(p.a, hs, many, 1), 0);
+    struct gvs_frame_hdr r;
+    ASSERT_EQ(gvs_frame_recv(p.b, GVS_FRAME_MAX_DEFAULT, &r, body), 0);
+    ASSERT_EQ(r.len, 0);
+    gvs_buf_free(body);
+    close_pair(&p);
+    return 0;
+}
+
 /* Header and body read apart: a body too big for its buffer, or not
  * wanted, is skipped and the stream stays in step. */
 TEST_IMPL(proto_frame_split)

@@ -67,6 +67,7 @@ struct posted {
 /* Copies one host function sends at most: a batch holds its buffers
  * until the stream reaches it, and the next batch needs free ones. */
 #define BATCH_MAX 16u
+_Static_assert(BATCH_MAX <= GVS_FRAMES_MAX, "a batch's bytes in one write");
 
 /* The lane thread's copies on one stream whose host function is not on
  * the stream yet, oldest first. */
@@ -190,13 +191,16 @@ static void give_back(struct posted *p)
 }
 
 /* On CUDA's callback thread, once the stream has reached the end of a
- * batch's copies: their bytes to the client, in order. */
+ * batch's copies: their bytes to the client, in order, in one write. */
 static void send_bytes(void *arg)
 {
+    struct iovec v[BATCH_MAX] = {{0}};
+    int n = 0;
+    for (struct posted *p = arg; p != NULL && n < (int)BATCH_MAX; p = p->next)
+        v[n++] = (struct iovec){p->buf, HEAD + p->len};
+    (void)remote_be_notify_many(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES, v, n);
     for (struct posted *p = arg, *next; p != NULL; p = next) {
         next = p->next;
-        (void)remote_be_notify(REMOTE_PLUGIN_ID, REMOTE_OP_D2H_BYTES, p->buf,
-                               HEAD + p->len);
         give_back(p);
     }
 }

@@ -64,6 +64,10 @@ void remote_be_notify_stop(void);
  * Callable from any thread, CUDA's callback threads included. */
 int remote_be_notify(uint16_t plugin, uint16_t op, const void *body,
                      size_t len);
+/* As remote_be_notify, n notifications of op (1 to GVS_FRAMES_MAX) in
+ * one write where the host can. */
+int remote_be_notify_many(uint16_t plugin, uint16_t op,
+                          const struct iovec *bodies, int n);
 void *remote_be_user_object_new(uint16_t plugin, uint16_t op,
                                 uint64_t callback, uint64_t *id);
 void remote_be_user_object_destructor(void *record);

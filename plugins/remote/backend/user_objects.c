@@ -54,12 +54,30 @@ void remote_be_notify_stop(void)
 int remote_be_notify(uint16_t plugin, uint16_t op, const void *body,
                      size_t len)
 {
+    struct iovec v = {(void *)(uintptr_t)body, len};
+    return remote_be_notify_many(plugin, op, &v, 1);
+}
+
+int remote_be_notify_many(uint16_t plugin, uint16_t op,
+                          const struct iovec *bodies, int n)
+{
     int rc = GVS_E_CLOSED;
     pthread_mutex_lock(&lock);
     if (!stopped) {
         notifying++;
         pthread_mutex_unlock(&lock);
-        rc = host->notify(session, plugin, op, body, len);
+        if (n > 1 && host->notify_many != NULL) {
+            rc = host->notify_many(session, plugin, op, bodies, n);
+        } else {
+            /* A host without notify_many (a test's) gets them one by
+             * one, each tried whatever the one before gave. */
+            rc = 0;
+            for (int i = 0; i < n; i++) {
+                int r = host->notify(session, plugin, op, bodies[i].iov_base,
+                                     bodies[i].iov_len);
+                rc = rc < 0 ? rc : r;
+            }
+        }
         pthread_mutex_lock(&lock);
         if (--notifying == 0)
             pthread_cond_broadcast(&idle);
