@@ -94,19 +94,8 @@ static void reply(struct gvs_session *s, const struct gvs_frame_hdr *req,
 int gvsd_notify(struct gvs_session *s, uint16_t plugin, uint16_t op,
                 const void *body, size_t len)
 {
-    if (s == NULL || plugin == 0 || (len > 0 && body == NULL))
-        return GVS_E_INVAL;
-    if (len > UINT32_MAX)
-        return GVS_E_TOOBIG;
-    pthread_mutex_lock(&s->send_lock);
-    struct gvs_frame_hdr h = {.plugin = plugin,
-                              .op = op,
-                              .flags = GVS_F_NOTIFY,
-                              .id = ++s->notify_id};
-    struct iovec iov = {(void *)body, len};
-    int rc = send_locked(s, &h, &iov, 1);
-    pthread_mutex_unlock(&s->send_lock);
-    return rc < 0 ? GVS_E_CLOSED : 0;
+    struct iovec iov = {(void *)(uintptr_t)body, len};
+    return gvsd_notify_many(s, plugin, op, &iov, 1);
 }
 
 int gvsd_notify_many(struct gvs_session *s, uint16_t plugin, uint16_t op,

@@ -18,11 +18,11 @@
  * here and is another posted copy (gvs_call.next_same), a copy joins the
  * thread's open batch, and the host function goes on the stream behind
  * the batch's last copy, before anything else the lane does.  A host
- * function costs CUDA's callback thread more than the copy (26 us per
- * 4-byte copy over tcp, each with its own); the batch's copies' bytes
- * still go as one D2H_BYTES each.  Nothing of another lane passes the
- * batch meanwhile: its copies are ordered jobs (server/executor.c), whose
- * lane thread others wait for.
+ * function costs CUDA's callback thread more than the copy (29 us per
+ * 4-byte copy over tcp, each with its own); each copy's bytes are still
+ * a D2H_BYTES of their own, the batch's sent in one write.  Nothing of
+ * another lane passes the batch meanwhile: its copies are ordered jobs
+ * (server/executor.c), whose lane thread others wait for.
  *
  * The buffers are kept for reuse, in two sizes; a copy that finds none
  * free and no room for another is refused with the API's "not supported",
