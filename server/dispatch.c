@@ -25,8 +25,8 @@ void gvsd_session_fail(struct gvs_session *s, enum gvsd_end why, int rc)
     pthread_mutex_lock(&s->lock);
     int first = !s->failed;
     if (first) {
-        s->failed = 1;
         s->fail_rc = rc;
+        s->failed = 1;
     }
     pthread_cond_broadcast(&s->room);
     pthread_mutex_unlock(&s->lock);

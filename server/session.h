@@ -179,7 +179,11 @@ struct gvs_session {
     int reading_done; /* the reader has stopped: the executor ends once
                        * its queue is empty */
     int executor_done; /* idle lane threads end */
-    int failed;        /* closing on an error: queued jobs are dropped */
+    /* Closing on an error: queued jobs are dropped.  Set under lock,
+     * after fail_rc; atomic so that the reader looks at it without the
+     * lock once a request, which the serving thread would otherwise
+     * wait for. */
+    atomic_int failed;
     int fail_rc;
     int ended;         /* end_reason is set */
     enum gvsd_end end_reason; /* why the session ends, the first given */

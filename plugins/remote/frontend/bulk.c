@@ -8,7 +8,6 @@
 #include "remote_fe.h"
 
 #include "gvs/err.h"
-#include "gvs/mem.h"
 #include "gvs/proto.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -20,11 +19,6 @@
 #define D2H_WINDOW 4u
 /* A piece's reply ahead of its bytes: i32 result, u32 length. */
 #define D2H_HEAD 8u
-/* A piece's request without its bytes (an API's header, two sides of an
- * array copy and a box fit many times over). */
-#define REQUEST_MAX 512u
-/* A piece's reply without its bytes: a result, or a bad reply. */
-#define REPLY_MAX ((size_t)64 << 10)
 
 static int32_t failure(const struct gvs_remote_api *api, int rc)
 {
@@ -45,8 +39,8 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
     int32_t e = api->client(&cl);
     if (e != api->success)
         return e;
-    struct gvs_buf *hdr = gvs_buf_new(REQUEST_MAX);
-    struct gvs_buf *rep = gvs_buf_new(REPLY_MAX);
+    struct gvs_buf *hdr = remote_fe_bulk_buf(0);
+    struct gvs_buf *rep = remote_fe_bulk_buf(1);
     int rc = hdr != NULL && rep != NULL ? 0 : GVS_E_NOMEM;
     int posted = o->post_op != 0 && o->pieces == 1;
     uint64_t id = 0;
@@ -90,8 +84,6 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
         if (apigen_end(&c) < 0)
             e = api->unknown;
     }
-    gvs_buf_free(hdr);
-    gvs_buf_free(rep);
     return e;
 }
 
@@ -140,13 +132,10 @@ EXPORT int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o)
     int32_t e = api->client(&cl);
     if (e != api->success)
         return e;
-    struct gvs_buf *req = gvs_buf_new(REQUEST_MAX);
-    struct gvs_buf *rep = gvs_buf_new(REPLY_MAX);
-    if (req == NULL || rep == NULL) {
-        gvs_buf_free(req);
-        gvs_buf_free(rep);
+    struct gvs_buf *req = remote_fe_bulk_buf(0);
+    struct gvs_buf *rep = remote_fe_bulk_buf(1);
+    if (req == NULL || rep == NULL)
         return api->nomem;
-    }
     uint64_t ids[D2H_WINDOW];
     size_t lens[D2H_WINDOW];
     size_t sent = 0, done = 0;
@@ -177,7 +166,5 @@ EXPORT int32_t gvs_remote_bulk_d2h(const struct gvs_remote_d2h *o)
     }
     if (rc < 0)
         e = failure(api, rc);
-    gvs_buf_free(req);
-    gvs_buf_free(rep);
     return e;
 }

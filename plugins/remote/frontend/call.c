@@ -6,13 +6,16 @@
 #include "gvs/mem.h"
 #include "gvs/proto.h"
 #include "gvs_remote.h"
+#include "remote_fe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 /* Request and reply buffers of the generated calls, one pair per thread,
- * kept between calls; and a second pair for the copies of shared memory
+ * kept between calls; a second pair for the copies of shared memory
  * (remote_fe_copy_buf), which a generated call's own code may make
- * while its pair is in use. */
+ * while its pair is in use; and a third for the bulk copies
+ * (remote_fe_bulk_buf), which a failed copy of shared memory falls back
+ * to. */
 static pthread_key_t bufs_key;
 static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
 
@@ -21,6 +24,8 @@ struct bufs {
     struct gvs_buf *rep;
     struct gvs_buf *copy_req;
     struct gvs_buf *copy_rep;
+    struct gvs_buf *bulk_req;
+    struct gvs_buf *bulk_rep;
 };
 
 static void bufs_free(void *p)
@@ -30,6 +35,8 @@ static void bufs_free(void *p)
     gvs_buf_free(b->rep);
     gvs_buf_free(b->copy_req);
     gvs_buf_free(b->copy_rep);
+    gvs_buf_free(b->bulk_req);
+    gvs_buf_free(b->bulk_rep);
     gvs_free(b);
 }
 
@@ -53,22 +60,33 @@ static struct bufs *thread_bufs(void)
     b->rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
     b->copy_req = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
     b->copy_rep = gvs_buf_new(GVS_FRAME_MAX_DEFAULT);
+    b->bulk_req = gvs_buf_new(REMOTE_FE_BULK_REQUEST_MAX);
+    b->bulk_rep = gvs_buf_new(REMOTE_FE_BULK_REPLY_MAX);
     if (b->req == NULL || b->rep == NULL || b->copy_req == NULL ||
-        b->copy_rep == NULL || pthread_setspecific(bufs_key, b) != 0) {
+        b->copy_rep == NULL || b->bulk_req == NULL || b->bulk_rep == NULL ||
+        pthread_setspecific(bufs_key, b) != 0) {
         bufs_free(b);
         return NULL;
     }
     return b;
 }
 
+static struct gvs_buf *emptied(struct gvs_buf *buf)
+{
+    gvs_buf_reset(buf);
+    return buf;
+}
+
 struct gvs_buf *remote_fe_copy_buf(int reply)
 {
     struct bufs *b = thread_bufs();
-    if (b == NULL)
-        return NULL;
-    struct gvs_buf *buf = reply ? b->copy_rep : b->copy_req;
-    gvs_buf_reset(buf);
-    return buf;
+    return b == NULL ? NULL : emptied(reply ? b->copy_rep : b->copy_req);
+}
+
+struct gvs_buf *remote_fe_bulk_buf(int reply)
+{
+    struct bufs *b = thread_bufs();
+    return b == NULL ? NULL : emptied(reply ? b->bulk_rep : b->bulk_req);
 }
 
 EXPORT int gvs_remote_send_locked(const struct gvs_remote_api *api,

@@ -69,6 +69,16 @@ void remote_fe_posted_forget(const void *host, size_t len);
  * reused once it was sent; its reply once its result was read. */
 struct gvs_buf *remote_fe_copy_buf(int reply);
 
+/* call.c: the same for the bulk copies (bulk.c), a pair of their own,
+ * bounded by what a piece's request holds without its bytes (an API's
+ * header, two sides of an array copy and a box fit many times over) and
+ * by what its reply holds without them (a result, or a bad reply): a
+ * copy of a few KiB costs no allocation, which took a quarter of the
+ * client's instructions of a 4 KiB stream-ordered pageable copy. */
+#define REMOTE_FE_BULK_REQUEST_MAX 512u
+#define REMOTE_FE_BULK_REPLY_MAX ((size_t)64 << 10)
+struct gvs_buf *remote_fe_bulk_buf(int reply);
+
 /* shared.c: one request of sh's API with req as its body, its reply a
  * result only: the API's result. */
 int32_t remote_fe_round_trip(const struct gvs_remote_shared *sh, uint16_t op,
