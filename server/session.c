@@ -26,8 +26,9 @@ static void session_lock_init(pthread_mutex_t *m)
 #ifdef __GLIBC__
     pthread_mutexattr_t a;
     if (pthread_mutexattr_init(&a) == 0) {
-        int ok = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) == 0 &&
-                 pthread_mutex_init(m, &a) == 0;
+        int ok =
+            pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) == 0 &&
+            pthread_mutex_init(m, &a) == 0;
         pthread_mutexattr_destroy(&a);
         if (ok)
             return;

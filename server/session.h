@@ -180,9 +180,9 @@ struct gvs_session {
                        * its queue is empty */
     int executor_done; /* idle lane threads end */
     /* Closing on an error: queued jobs are dropped.  Set under lock,
-     * after fail_rc; atomic so that the reader looks at it without the
-     * lock once a request, which the serving thread would otherwise
-     * wait for. */
+     * after fail_rc; atomic so that the reader can look at it for each
+     * request without taking the lock, which the serving thread would
+     * otherwise wait for. */
     atomic_int failed;
     int fail_rc;
     int ended;         /* end_reason is set */
