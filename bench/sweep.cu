@@ -37,20 +37,55 @@ __global__ void scale(float *p, size_t n)
         p[i] = p[i] * 2.0f + 1.0f;
 }
 
-// User + system seconds of pid and of the processes whose parent it is
-// (gvsd's session workers); 0 for none.  Each from the process's
-// CPU-time clock (nanoseconds, its ended threads included) where the
-// kernel lets it be read, else from /proc's ticks: a cell lasts about
-// ten milliseconds, a tick or so, which ticks alone would round to 0,
-// 1 or 2.
-static double proc_cpu_s(long pid)
+// One process's user + system seconds: from its CPU-time clock
+// (nanoseconds, its ended threads included) where the kernel lets it be
+// read, else from /proc's ticks: a cell lasts about ten milliseconds, a
+// tick or so, which ticks alone would round to 0, 1 or 2.  -1 when the
+// process has gone.
+static double one_cpu_s(long pid)
 {
-    if (pid <= 0)
-        return 0;
-    double total = 0, tick = (double)sysconf(_SC_CLK_TCK);
+    clockid_t clk;
+    timespec ts;
+    if (clock_getcpuclockid((pid_t)pid, &clk) == 0 &&
+        clock_gettime(clk, &ts) == 0) {
+        server_clocks++;
+        return ts.tv_sec + ts.tv_nsec * 1e-9;
+    }
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    // After the name's closing parenthesis: utime and stime as the 12th
+    // and 13th fields.
+    char *p = strrchr(buf, ')');
+    unsigned long ut, st;
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        return -1;
+    server_ticks++;
+    return (ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+// pid and the processes whose parent it is (gvsd's session workers),
+// found by a look through /proc: about a millisecond, long enough for
+// gvsd's worker to stop polling and go to sleep, so that the copy timed
+// next would pay its wake-up.  Looked for once, and again only when one
+// of them has gone.
+static long server_pids[64];
+static int server_npids;
+
+static void find_server_pids(long pid)
+{
+    server_npids = 0;
+    server_pids[server_npids++] = pid;
     DIR *d = opendir("/proc");
     if (d == NULL)
-        return 0;
+        return;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         char path[300], buf[1024];
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
@@ -62,30 +97,35 @@ static double proc_cpu_s(long pid)
         size_t n = fread(buf, 1, sizeof(buf) - 1, f);
         fclose(f);
         buf[n] = '\0';
-        // After the name's closing parenthesis: state, ppid, then
-        // utime and stime as the 12th and 13th fields.
         char *p = strrchr(buf, ')');
         long ppid;
-        unsigned long ut, st;
-        if (p == NULL ||
-            sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                   &ppid, &ut, &st) != 3)
-            continue;
-        if (atol(e->d_name) != pid && ppid != pid)
-            continue;
-        clockid_t clk;
-        timespec ts;
-        if (clock_getcpuclockid((pid_t)atol(e->d_name), &clk) == 0 &&
-            clock_gettime(clk, &ts) == 0) {
-            total += ts.tv_sec + ts.tv_nsec * 1e-9;
-            server_clocks++;
-        } else {
-            total += (ut + st) / tick;
-            server_ticks++;
-        }
+        if (p != NULL && sscanf(p + 2, "%*c %ld", &ppid) == 1 &&
+            ppid == pid && server_npids < 64)
+            server_pids[server_npids++] = atol(e->d_name);
     }
     closedir(d);
-    return total;
+}
+
+// User + system seconds of the server and its workers; 0 for none.
+static double proc_cpu_s(long pid)
+{
+    if (pid <= 0)
+        return 0;
+    for (int tries = 0; tries < 2; tries++) {
+        if (server_npids == 0 || tries > 0)
+            find_server_pids(pid);
+        double total = 0;
+        int i;
+        for (i = 0; i < server_npids; i++) {
+            double s = one_cpu_s(server_pids[i]);
+            if (s < 0)
+                break;
+            total += s;
+        }
+        if (i == server_npids)
+            return total;
+    }
+    return 0;
 }
 
 static double cpu_now_s()

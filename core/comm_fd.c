@@ -155,89 +155,40 @@ const struct gvs_conn_ops gvs_fd_conn_ops = {
     .close = fd_close,
 };
 
-/* unix://'s: the socket's operations, descriptors over a socket of
- * their own.  priv is this, allocated with the connection: its read-ahead
- * buffer first, so that the socket's operations find theirs there. */
+/* unix://'s plain sockets: the socket's operations, descriptors over a
+ * socket of their own.  priv is this, allocated with the connection: its
+ * read-ahead buffer first, so that the socket's operations find theirs
+ * there. */
 struct side {
     struct fd_rbuf rbuf;
-    int fd;    /* -1 on a client until the setup came */
-    int error; /* the setup's failure, returned from then on */
+    int fd;
 };
 
-/* The client's setup, ahead of everything gvsd sends. */
-static int side_setup(struct gvs_conn *c, struct side *sd)
-{
-    if (sd->fd >= 0 || sd->error < 0)
-        return sd->error;
-    struct timeval tv;
-    socklen_t len = sizeof(tv);
-    unsigned ms = gvs_connect_timeout_ms();
-    if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0 &&
-        (tv.tv_sec > 0 || tv.tv_usec > 0))
-        ms = (unsigned)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
-    uint64_t tag;
-    int rc = gvs_fdpass_recv_tagged(c->fd, ms, &sd->fd, &tag);
-    if (rc == GVS_E_TIMEOUT)
-        return rc; /* nothing came yet: asked again by the next read */
-    if (rc == 0 && tag != GVS_UNIX_SETUP_TAG) {
-        close(sd->fd);
-        sd->fd = -1;
-        rc = GVS_E_PROTO;
-    }
-    sd->error = rc;
-    return rc;
-}
-
-static int side_recv_some(struct gvs_conn *c, void *p, size_t len, size_t *got)
-{
-    int rc = side_setup(c, c->priv);
-    return rc < 0 ? rc : fd_recv_some(c, p, len, got);
-}
-
-/* The setup's bytes do not count: read here when they came. */
-static int side_readable(struct gvs_conn *c)
-{
-    struct side *sd = c->priv;
-    if (sd->fd < 0 && sd->error == 0) {
-        struct pollfd p = {.fd = c->fd, .events = POLLIN};
-        if (poll(&p, 1, 0) <= 0)
-            return 0;
-        if (side_setup(c, sd) < 0)
-            return 1;
-    }
-    return sd->error < 0 || fd_readable(c);
-}
-
-/* Before anything was read (a client that shares memory before its
- * handshake, when no other thread reads yet), the setup is taken here. */
 static int side_send_fd(struct gvs_conn *c, int fd, uint64_t tag)
 {
-    struct side *sd = c->priv;
-    int rc = side_setup(c, sd);
-    if (rc == 0 && sd->fd < 0)
-        rc = GVS_E_TIMEOUT;
-    return rc < 0 ? rc : gvs_fdpass_send_tagged(sd->fd, fd, tag);
+    const struct side *sd = c->priv;
+    return gvs_fdpass_send_tagged(sd->fd, fd, tag);
 }
 
 static int side_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd, uint64_t *tag)
 {
     const struct side *sd = c->priv;
     *fd = -1;
-    return sd->fd < 0 ? GVS_E_PROTO : gvs_fdpass_recv_tagged(sd->fd, timeout_ms, fd, tag);
+    return gvs_fdpass_recv_tagged(sd->fd, timeout_ms, fd, tag);
 }
 
 static void side_close(struct gvs_conn *c, int copy)
 {
     struct side *sd = c->priv;
-    if (sd != NULL && sd->fd >= 0)
+    if (sd != NULL)
         close(sd->fd);
     fd_close(c, copy);
 }
 
 static const struct gvs_conn_ops side_conn_ops = {
     .sendv = fd_sendv,
-    .recv_some = side_recv_some,
-    .readable = side_readable,
+    .recv_some = fd_recv_some,
+    .readable = fd_readable,
     .set_timeout = fd_set_timeout,
     .shutdown = fd_shutdown,
     .send_fd = side_send_fd,
@@ -254,8 +205,7 @@ int gvs_fd_conn_new_side(int fd, int side, struct gvs_conn **out)
         gvs_free(c);
         gvs_free(sd);
         close(fd);
-        if (side >= 0)
-            close(side);
+        close(side);
         return GVS_E_NOMEM;
     }
     sd->fd = side;

@@ -147,7 +147,8 @@ int gvs_fdpass_recv_tagged(int sock, unsigned timeout_ms, int *fd, uint64_t *tag
 }
 
 /* SO_RCVTIMEO bounds the wait; the socket is left without one. */
-int gvs_fdpass_recv_setup(int sock, void *m, size_t len, int *mfd, const char *what)
+int gvs_fdpass_recv_setup(int sock, void *m, size_t len, size_t *got, int *mfd,
+                          const char *what)
 {
     unsigned ms = gvs_connect_timeout_ms();
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
@@ -173,8 +174,10 @@ int gvs_fdpass_recv_setup(int sock, void *m, size_t len, int *mfd, const char *w
                           ms);
     else if (n < 0)
         r = gvs_comm_fail(GVS_E_CONNECT, e, "receive the %s setup", what);
-    else if (n != (ssize_t)len || nfds != 1 || cut)
+    else if ((got == NULL && n != (ssize_t)len) || nfds != 1 || cut)
         r = gvs_comm_fail(GVS_E_PROTO, 0, "malformed %s setup", what);
+    else if (got != NULL)
+        *got = (size_t)n;
     if (r < 0 && *mfd >= 0) {
         close(*mfd);
         *mfd = -1;

@@ -89,15 +89,28 @@ extern const struct gvs_conn_ops gvs_fd_conn_ops;
 /* Wraps a connected socket; closes fd on failure. */
 int gvs_fd_conn_new(int fd, struct gvs_conn **out);
 
-/* unix://'s: the same, passing descriptors (GVS_CONN_CAP_FDS) over side,
- * a unix socket of their own (comm_fdpass.c); closes both on failure.
- * gvsd's side of an accepted connection makes a socket pair and sends one
- * end first of all, as the 8-byte GVS_UNIX_SETUP_TAG message
- * (gvs_fdpass_send); a client's connection is made with side -1 and takes
- * it before the first byte it reads, within the receive timeout then set
- * (else the connect timeout).  Anything else first is GVS_E_PROTO. */
+/* unix://'s plain sockets: the same, passing descriptors
+ * (GVS_CONN_CAP_FDS) over side, a unix socket of their own
+ * (comm_fdpass.c); closes both on failure. */
 int gvs_fd_conn_new_side(int fd, int side, struct gvs_conn **out);
+
+/* What gvsd sends first of all on an accepted unix:// connection, with
+ * one descriptor (gvs_fdpass_send): either the 16-byte struct
+ * gvs_shm_setup and the region's memfd, the frames then going through
+ * shm://'s rings (unless $GVS_UNIX_RINGS is 0 in gvsd), or this 8-byte
+ * tag and one end of a socket pair, the frames then going through the
+ * socket and the descriptors the client shares through the pair.  The
+ * client waits for it within the connect timeout. */
 #define GVS_UNIX_SETUP_TAG 0x0000000155535647ULL /* "GVSU", version 1 */
+
+/* shm://'s rings over a connected unix socket (comm_shm.c), unix://'s
+ * too: gvsd's side makes the region and sends its setup; the client's
+ * maps the region that setup m passed in mfd (closed).  Both take sock,
+ * closed on failure. */
+struct gvs_shm_setup;
+int gvs_shm_conn_serve(int sock, struct gvs_conn **out);
+int gvs_shm_conn_join(int sock, const struct gvs_shm_setup *m, int mfd,
+                      struct gvs_conn **out);
 
 /* accept4(SOCK_CLOEXEC) on a listening socket: GVS_E_TIMEOUT when
  * interrupted (EINTR, or a connection aborted before it was taken),
@@ -134,10 +147,12 @@ int gvs_fdpass_send_tagged(int sock, int fd, uint64_t tag);
  * descriptor that came closed); GVS_E_TIMEOUT, GVS_E_CLOSED, GVS_E_IO. */
 int gvs_fdpass_recv_tagged(int sock, unsigned timeout_ms, int *fd, uint64_t *tag);
 
-/* A client's wait, within the connect timeout, for the len-byte setup
- * message the server sends at accept with one descriptor (*fd); the
- * errors name what is set up ("shared memory"). */
-int gvs_fdpass_recv_setup(int sock, void *m, size_t len, int *fd, const char *what);
+/* A client's wait, within the connect timeout, for the setup message the
+ * server sends at accept with one descriptor (*fd): len bytes, or with
+ * got, up to len bytes, how many in *got.  The errors name what is set
+ * up ("shared memory"). */
+int gvs_fdpass_recv_setup(int sock, void *m, size_t len, size_t *got, int *fd,
+                          const char *what);
 
 /* Connect timeout: $GVS_CONNECT_TIMEOUT_MS when it is a positive
  * decimal number, else GVS_CONNECT_TIMEOUT_MS_DEFAULT. */

@@ -1,5 +1,6 @@
 /*
- * shm:///path: the frame stream of a client on gvsd's host goes through
+ * shm:///path, and unix:///path unless gvsd's $GVS_UNIX_RINGS is 0
+ * (comm_unix.c): the frame stream of a client on gvsd's host goes through
  * two shared-memory rings (shm_ring.h) instead of a socket.  The unix
  * socket at the path carries the setup (the region's memfd, passed by
  * gvsd with SCM_RIGHTS), then only the descriptors the client passes
@@ -176,15 +177,12 @@ static int send_setup(int sock, int mfd, uint32_t ring_size)
     return r > 0 ? 0 : r == 0 ? GVS_E_TIMEOUT : GVS_E_IO;
 }
 
-static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
+int gvs_shm_conn_serve(int sock, struct gvs_conn **out)
 {
-    int sock, mfd;
+    int mfd;
     uint8_t *base;
     uint32_t ring_size = GVS_SHM_RING_DEFAULT;
-    int r = gvs_fd_accept(l->fd, &sock);
-    if (r < 0)
-        return r;
-    r = make_region(ring_size, &mfd, &base);
+    int r = make_region(ring_size, &mfd, &base);
     if (r == 0) {
         r = send_setup(sock, mfd, ring_size);
         close(mfd);
@@ -196,6 +194,13 @@ static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
         return r;
     }
     return conn_new(sock, base, ring_size, GVS_SHM_S2C, out);
+}
+
+static int shm_accept(struct gvs_listener *l, struct gvs_conn **out)
+{
+    int sock;
+    int r = gvs_fd_accept(l->fd, &sock);
+    return r < 0 ? r : gvs_shm_conn_serve(sock, out);
 }
 
 /* Client side. ------------------------------------------------------ */
@@ -222,24 +227,33 @@ static int map_region(const struct gvs_shm_setup *m, int mfd, uint8_t **base)
     return 0;
 }
 
-static int shm_connect(const struct gvs_uri *u, struct gvs_conn **out)
+int gvs_shm_conn_join(int sock, const struct gvs_shm_setup *m, int mfd,
+                      struct gvs_conn **out)
 {
-    int sock, mfd;
-    struct gvs_shm_setup m;
     uint8_t *base = NULL;
-    int r = gvs_unix_connect_fd(u->path, &sock);
-    if (r < 0)
-        return r;
-    r = gvs_fdpass_recv_setup(sock, &m, sizeof(m), &mfd, "shared memory");
-    if (r == 0) {
-        r = map_region(&m, mfd, &base);
-        close(mfd);
-    }
+    int r = map_region(m, mfd, &base);
+    close(mfd);
     if (r < 0) {
         close(sock);
         return r;
     }
-    return conn_new(sock, base, m.ring_size, GVS_SHM_C2S, out);
+    return conn_new(sock, base, m->ring_size, GVS_SHM_C2S, out);
+}
+
+static int shm_connect(const struct gvs_uri *u, struct gvs_conn **out)
+{
+    int sock, mfd;
+    struct gvs_shm_setup m;
+    int r = gvs_unix_connect_fd(u->path, &sock);
+    if (r < 0)
+        return r;
+    r = gvs_fdpass_recv_setup(sock, &m, sizeof(m), NULL, &mfd,
+                              "shared memory");
+    if (r < 0) {
+        close(sock);
+        return r;
+    }
+    return gvs_shm_conn_join(sock, &m, mfd, out);
 }
 
 static int shm_listen(const struct gvs_uri *u, struct gvs_listener **out)

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include "comm_impl.h"
 #include "gvs/err.h"
 #include "gvs/mem.h"
+#include "shm_ring.h"
 
 /* Identity of the socket file we created, so close unlinks only ours. */
 struct unix_listener {
@@ -140,12 +142,23 @@ static int unix_listen(const struct gvs_uri *u, struct gvs_listener **out)
     return gvs_unix_listen(u, &gvs_transport_unix, out);
 }
 
+/* $GVS_UNIX_RINGS, read at each accept: 0 keeps unix:// connections on
+ * the socket (the frames' copies through the kernel, a system call and
+ * a wake-up each way); anything else gives them shm://'s rings. */
+static int unix_rings(void)
+{
+    const char *s = getenv("GVS_UNIX_RINGS");
+    return s == NULL || strcmp(s, "0") != 0;
+}
+
 static int unix_accept(struct gvs_listener *l, struct gvs_conn **out)
 {
     int fd, pair[2];
     int r = gvs_fd_accept(l->fd, &fd);
     if (r < 0)
         return r;
+    if (unix_rings())
+        return gvs_shm_conn_serve(fd, out);
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
         close(fd);
         return GVS_E_IO;
@@ -194,14 +207,31 @@ int gvs_unix_connect_fd(const char *path, int *fd)
     return 0;
 }
 
-/* The setup is read with the first bytes the client reads (comm_fd.c):
- * a connection waits for gvsd to accept it no longer than it did. */
+/* Rings or a plain socket, as gvsd's setup says (GVS_UNIX_SETUP_TAG). */
 static int unix_connect(const struct gvs_uri *u, struct gvs_conn **out)
 {
-    int fd;
+    int fd, passed;
+    union {
+        uint64_t tag;
+        struct gvs_shm_setup shm;
+    } m;
+    size_t got = 0;
     int r = gvs_unix_connect_fd(u->path, &fd);
-    if (r == 0)
-        r = gvs_fd_conn_new_side(fd, -1, out);
+    if (r < 0)
+        return r;
+    r = gvs_fdpass_recv_setup(fd, &m, sizeof(m), &got, &passed,
+                              "connection");
+    if (r == 0 && got == sizeof(m.shm))
+        return gvs_shm_conn_join(fd, &m.shm, passed, out);
+    if (r == 0 && (got != sizeof(m.tag) || m.tag != GVS_UNIX_SETUP_TAG)) {
+        close(passed);
+        r = gvs_comm_fail(GVS_E_PROTO, 0, "malformed connection setup");
+    }
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    r = gvs_fd_conn_new_side(fd, passed, out);
     if (r == 0)
         gvs_unix_peer(fd, (*out)->peer, sizeof((*out)->peer));
     return r;

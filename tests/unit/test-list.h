@@ -96,6 +96,7 @@
     TEST_ENTRY(ivshmem_area)                                                 \
     TEST_ENTRY(ivshmem_hostile)                                              \
     TEST_ENTRY(unix_fd_pass)                                                 \
+    TEST_ENTRY(unix_plain_fd_pass)                                           \
     TEST_ENTRY(unix_fd_timeout)                                              \
     TEST_ENTRY(unix_setup_hostile)                                           \
     TEST_ENTRY(tcp_fd_unsupported)                                           \

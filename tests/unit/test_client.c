@@ -273,10 +273,10 @@ TEST_IMPL(client_silent_server)
     struct gvs_client *c;
     char conf[300], path[300], expect[400];
     ASSERT_EQ(test_gvsd_init(&g), 0);
-    ASSERT_EQ(gvs_listen(g.unix_uri, &l), 0);
+    ASSERT_EQ(gvs_listen(g.tcp_uri, &l), 0);
     /* The server comes from the config file's "server" key. */
     snprintf(conf, sizeof(conf), "server = %s\nhandshake_timeout_ms = 300\n",
-             g.unix_uri);
+             g.tcp_uri);
     ASSERT_EQ(test_write_file(&g, "gvs.conf", conf, path, sizeof(path)), 0);
     unsetenv("GVS_SERVER");
     setenv("GVS_CONFIG", path, 1);
@@ -291,9 +291,9 @@ TEST_IMPL(client_silent_server)
     ASSERT_GE(took, 250);
     snprintf(expect, sizeof(expect),
              "gvs: cannot use server %s: handshake failed: timed out\n",
-             g.unix_uri);
+             g.tcp_uri);
     ASSERT_STR_EQ(err, expect);
-    ASSERT_STR_EQ(gvs_client_server(), g.unix_uri);
+    ASSERT_STR_EQ(gvs_client_server(), g.tcp_uri);
     gvs_listener_close(l, 0);
     test_gvsd_stop(&g);
     return 0;

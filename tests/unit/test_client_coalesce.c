@@ -139,12 +139,14 @@ static void fake_serve(struct gvs_listener *l)
     }
 }
 
-/* Starts the hand-played server on g's unix socket; g->pid is its pid,
- * so test_gvsd_stop ends it. */
+/* Starts the hand-played server on g's unix socket, a plain one (writes
+ * to shm://'s rings are not coalesced); g->pid is its pid, so
+ * test_gvsd_stop ends it. */
 static int start_fake(struct test_gvsd *g)
 {
     struct gvs_listener *l;
     memset(g, 0, sizeof(*g));
+    setenv("GVS_UNIX_RINGS", "0", 1);
     ASSERT_EQ(test_gvsd_init(g), 0);
     ASSERT_EQ(gvs_listen(g->unix_uri, &l), 0);
     fflush(NULL);
@@ -323,12 +325,14 @@ static int count_notes(uint64_t *notes, uint64_t *sum)
 }
 
 /* BURST posted NOTEs then a COUNT against gvsd: every note served; the
- * writes it took in *writes. */
+ * writes it took in *writes.  unix on a plain socket (writes to shm://'s
+ * rings are not coalesced). */
 static int burst_on(enum transport t, uint64_t *writes)
 {
     struct test_gvsd g;
     struct gvs_client_stats st;
     uint64_t notes, sum;
+    setenv("GVS_UNIX_RINGS", "0", 1);
     ASSERT_EQ(start_echo_server(&g, t), 0);
     for (uint32_t i = 1; i <= BURST; i++)
         ASSERT_EQ(post_u32(ECHO_OP_NOTE, i, 1), 0);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -55,11 +56,11 @@ static int memfd_with(const char *text)
     return fd;
 }
 
-/* Sends tag_len bytes of the tag with nfds copies of fd, as a hostile
- * peer would. */
-static int send_tag(int sock, uint64_t tag, int fd, int nfds, size_t tag_len)
+/* Sends len bytes at p with nfds copies of fd, as a hostile peer
+ * would. */
+static int send_bytes(int sock, const void *p, size_t len, int fd, int nfds)
 {
-    struct iovec iov = {&tag, tag_len};
+    struct iovec iov = {(void *)p, len};
     union {
         char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
@@ -76,7 +77,13 @@ static int send_tag(int sock, uint64_t tag, int fd, int nfds, size_t tag_len)
         cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
         memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
     }
-    return sendmsg(sock, &msg, 0) == (ssize_t)tag_len ? 0 : -1;
+    return sendmsg(sock, &msg, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* tag_len bytes of the tag (at most 8). */
+static int send_tag(int sock, uint64_t tag, int fd, int nfds, size_t tag_len)
+{
+    return send_bytes(sock, &tag, tag_len, fd, nfds);
 }
 
 static int send_raw(int sock, int fd, int nfds, size_t tag_len)
@@ -149,9 +156,19 @@ TEST_IMPL(shm_fd_pass)
     return fd_pass("shm", GVS_CONN_CAP_FDS | GVS_CONN_CAP_CHEAP_WRITES);
 }
 
+/* unix:// carries its frames through shm://'s rings, unless gvsd's
+ * $GVS_UNIX_RINGS is 0 (read when it accepts). */
 TEST_IMPL(unix_fd_pass)
 {
-    return fd_pass("unix", GVS_CONN_CAP_FDS);
+    return fd_pass("unix", GVS_CONN_CAP_FDS | GVS_CONN_CAP_CHEAP_WRITES);
+}
+
+TEST_IMPL(unix_plain_fd_pass)
+{
+    setenv("GVS_UNIX_RINGS", "0", 1);
+    int rc = fd_pass("unix", GVS_CONN_CAP_FDS);
+    unsetenv("GVS_UNIX_RINGS");
+    return rc;
 }
 
 static int fd_timeout(const char *scheme)
@@ -182,7 +199,10 @@ TEST_IMPL(shm_fd_timeout)
 
 TEST_IMPL(unix_fd_timeout)
 {
-    return fd_timeout("unix");
+    setenv("GVS_UNIX_RINGS", "0", 1);
+    int rc = fd_timeout("unix");
+    unsetenv("GVS_UNIX_RINGS");
+    return rc == 0 ? fd_timeout("unix") : rc;
 }
 
 /* Messages that are not one descriptor with its tag are refused, and
@@ -236,57 +256,86 @@ TEST_IMPL(tcp_fd_unsupported)
     return 0;
 }
 
-/* A unix server (hostile, or not gvsd) whose first message is not the
- * setup with one descriptor: the client's first read fails with
- * GVS_E_PROTO, every descriptor that came closed; one that says nothing
- * times the read out, and one that hangs up is an end. */
-static int setup_case(const char *tag, uint64_t first, int nfds, int hang_up, int want)
+/* A unix server (hostile, or not gvsd) that a thread plays: it accepts
+ * one connection, sends its first message as told, and hangs up or keeps
+ * the connection until the test is done. */
+struct fake_setup {
+    int lfd, sock;
+    uint64_t first;
+    size_t len;
+    int nfds, hang_up;
+};
+
+static void *fake_setup_serve(void *arg)
+{
+    struct fake_setup *f = arg;
+    f->sock = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (f->sock < 0)
+        return NULL;
+    uint8_t first[16] = {0};
+    memcpy(first, &f->first, sizeof(f->first));
+    int fd = memfd_with("x");
+    if (f->nfds >= 0 && fd >= 0)
+        send_bytes(f->sock, first, f->len, fd, f->nfds);
+    if (fd >= 0)
+        close(fd);
+    if (f->hang_up) {
+        close(f->sock);
+        f->sock = -1;
+    }
+    return NULL;
+}
+
+/* A first message that is neither setup with one descriptor: the
+ * connect fails with GVS_E_PROTO, every descriptor that came closed; a
+ * server that says nothing times the connect out, and one that hangs up
+ * fails it. */
+static int setup_case(const char *name, uint64_t first, size_t len, int nfds,
+                      int hang_up, int want)
 {
     char uri[160], path[108];
-    test_unix_uri(uri, sizeof(uri), path, sizeof(path), tag);
+    test_unix_uri(uri, sizeof(uri), path, sizeof(path), name);
     unlink(path);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT(lfd >= 0);
-    ASSERT_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ASSERT_EQ(listen(lfd, 4), 0);
+    struct fake_setup f = {.first = first, .len = len, .nfds = nfds,
+                           .hang_up = hang_up, .sock = -1};
+    f.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT(f.lfd >= 0);
+    ASSERT_EQ(bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ASSERT_EQ(listen(f.lfd, 4), 0);
     int before = count_fds();
-    struct gvs_conn *c;
-    ASSERT_EQ(gvs_connect(uri, &c), 0);
-    int sock = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    ASSERT(sock >= 0);
-    int fd = memfd_with("x");
-    ASSERT(fd >= 0);
-    if (nfds >= 0)
-        ASSERT_EQ(send_tag(sock, first, fd, nfds, sizeof(first)), 0);
-    close(fd);
-    if (hang_up)
-        close(sock);
-    struct gvs_frame_hdr h;
-    struct gvs_buf *body = gvs_buf_new(64);
-    ASSERT(body != NULL);
-    ASSERT_EQ(gvs_conn_set_timeout(c, 200), 0);
-    ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), want);
-    /* A failed setup stays failed. */
-    if (want == GVS_E_PROTO)
-        ASSERT_EQ(gvs_frame_recv(c, 64, &h, body), GVS_E_PROTO);
-    gvs_buf_free(body);
-    gvs_conn_close(c);
-    if (!hang_up)
-        close(sock);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, fake_setup_serve, &f), 0);
+    struct gvs_conn *c = NULL;
+    setenv("GVS_CONNECT_TIMEOUT_MS", "200", 1);
+    long long t0 = gvs_now_ns();
+    int rc = gvs_connect(uri, &c);
+    long long ms = (gvs_now_ns() - t0) / 1000000;
+    unsetenv("GVS_CONNECT_TIMEOUT_MS");
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(rc, want);
+    ASSERT(c == NULL);
+    ASSERT_LT(ms, 2000);
+    if (f.sock >= 0)
+        close(f.sock);
     ASSERT_EQ(count_fds(), before);
-    close(lfd);
+    close(f.lfd);
     unlink(path);
     return 0;
 }
 
 TEST_IMPL(unix_setup_hostile)
 {
-    ASSERT_EQ(setup_case("setupwrong", 0x0000000255535647ULL, 1, 0, GVS_E_PROTO), 0);
-    ASSERT_EQ(setup_case("setupnofd", GVS_UNIX_SETUP_TAG, 0, 0, GVS_E_PROTO), 0);
-    ASSERT_EQ(setup_case("setuptwo", GVS_UNIX_SETUP_TAG, 2, 0, GVS_E_PROTO), 0);
-    ASSERT_EQ(setup_case("setupsilent", 0, -1, 0, GVS_E_TIMEOUT), 0);
-    ASSERT_EQ(setup_case("setupgone", 0, -1, 1, GVS_E_CLOSED), 0);
+    const uint64_t tag = GVS_UNIX_SETUP_TAG;
+    ASSERT_EQ(setup_case("setupwrong", 0x0000000255535647ULL, 8, 1, 0,
+                         GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setupnofd", tag, 8, 0, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setuptwo", tag, 8, 2, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setupshort", tag, 3, 1, 0, GVS_E_PROTO), 0);
+    /* Sixteen bytes are a ring setup: these are not one. */
+    ASSERT_EQ(setup_case("setupnoring", tag, 16, 1, 0, GVS_E_PROTO), 0);
+    ASSERT_EQ(setup_case("setupsilent", 0, 8, -1, 0, GVS_E_CONNECT), 0);
+    ASSERT_EQ(setup_case("setupgone", 0, 8, -1, 1, GVS_E_CONNECT), 0);
     return 0;
 }
