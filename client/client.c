@@ -70,19 +70,29 @@ static void client_init(void)
 }
 
 /* Posts still buffered when the process exits (or the library is
- * unloaded) go out: the server serves what it has read of a session
- * that ends.  The wait for the lock is bounded, so that a thread stuck
- * in the middle of a request cannot hang the exit. */
+ * unloaded) go out, behind a LEAVING: the server serves what it has read
+ * of a session that ends so, and drops what a killed program's left
+ * (GVS_CTL_LEAVING).  The wait for the lock is bounded, so that a thread
+ * stuck in the middle of a request cannot hang the exit. */
 __attribute__((destructor)) static void client_exit(void)
 {
     struct timespec until;
-    atomic_store(&the_client.exiting, 1);
+    struct gvs_client *c = &the_client;
+    atomic_store(&c->exiting, 1);
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += EXIT_FLUSH_WAIT_S;
-    if (pthread_mutex_timedlock(&the_client.lock, &until) != 0)
+    if (pthread_mutex_timedlock(&c->lock, &until) != 0)
         return;
-    (void)client_out_flush(&the_client);
-    pthread_mutex_unlock(&the_client.lock);
+    if (atomic_load(&c->state) == CLIENT_READY) {
+        struct gvs_frame_hdr h = {.op = GVS_CTL_LEAVING,
+                                  .flags = GVS_F_NOREPLY,
+                                  .id = c->next_id++};
+        (void)client_out_send(c, &h, NULL, 0);
+    }
+    (void)client_out_flush(c);
+    if (atomic_load(&c->state) == CLIENT_READY)
+        gvs_conn_leaving(c->conn);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void ensure_init(void)

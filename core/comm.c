@@ -258,6 +258,17 @@ int gvs_conn_wait_readable(struct gvs_conn *c)
     return c->ops->wait_readable(c);
 }
 
+void gvs_conn_leaving(struct gvs_conn *c)
+{
+    if (c->ops->leaving != NULL)
+        c->ops->leaving(c);
+}
+
+int gvs_conn_vanished(struct gvs_conn *c)
+{
+    return c->ops->vanished != NULL && c->ops->vanished(c);
+}
+
 void gvs_conn_shutdown(struct gvs_conn *c)
 {
     c->ops->shutdown(c);

@@ -44,6 +44,10 @@ struct gvs_conn_ops {
     /* Releases the transport's resources; the generic layer frees c.
      * copy: see gvs_conn_close_copy. */
     void (*close)(struct gvs_conn *c, int copy);
+    /* gvs_conn_leaving, gvs_conn_vanished; NULL: not told beside the
+     * stream. */
+    void (*leaving)(struct gvs_conn *c);
+    int (*vanished)(struct gvs_conn *c);
     /* gvs_conn_start: completes, within timeout_ms, a setup that accept
      * left to the process serving the connection (tls: the server's
      * handshake, kept out of gvsd's accept loop).  NULL: nothing to do. */

@@ -107,6 +107,23 @@ static int shm_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
     return gvs_fdpass_recv_tagged(c->fd, timeout_ms, fd, tag);
 }
 
+static void shm_leaving(struct gvs_conn *c)
+{
+    struct shm_conn *s = c->priv;
+    atomic_store(&s->ctl->leaving[s->side], 1);
+}
+
+/* The flag is read after the hang-up is seen: a program sets it before
+ * its exit closes the socket. */
+static int shm_vanished(struct gvs_conn *c)
+{
+    struct shm_conn *s = c->priv;
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 &&
+           !atomic_load(&s->ctl->leaving[!s->side]);
+}
+
 static const struct gvs_conn_ops shm_ops = {
     .sendv = gvs_shmconn_sendv,
     .recv_some = gvs_shmconn_recv_some,
@@ -114,6 +131,8 @@ static const struct gvs_conn_ops shm_ops = {
     .readable = gvs_shmconn_readable,
     .wait_readable = gvs_shmconn_wait_readable,
     .shutdown = shm_shutdown,
+    .leaving = shm_leaving,
+    .vanished = shm_vanished,
     .send_fd = shm_send_fd,
     .recv_fd = shm_recv_fd,
     .caps = GVS_CONN_CAP_CHEAP_WRITES | GVS_CONN_CAP_FDS,

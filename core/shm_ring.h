@@ -73,6 +73,8 @@ struct gvs_shm_ctl {
     struct gvs_shm_ring_ctl ring[2];
     /* closed[side]: that side has ended the connection. */
     alignas(64) _Atomic uint32_t closed[2];
+    /* leaving[side]: that side's program is exiting (gvs_conn_leaving). */
+    _Atomic uint32_t leaving[2];
 };
 
 _Static_assert(sizeof(struct gvs_shm_ctl) <= GVS_SHM_CTL_SIZE,

@@ -147,12 +147,15 @@ static int control(struct gvs_session *s, struct gvsd_job *j)
     switch (j->h.op) {
     case GVS_CTL_PING:
     case GVS_CTL_STATUS:
+    case GVS_CTL_LEAVING:
         if (gvs_buf_len(j->in) != 0) {
             gvs_warn("session %u: control op %u with a body of %zu bytes",
                      id, (unsigned)j->h.op, gvs_buf_len(j->in));
             gvsd_session_why(s, GVSD_END_BAD_FRAME);
             return GVS_E_PROTO;
         }
+        if (j->h.op == GVS_CTL_LEAVING)
+            s->leaving = 1;
         j->slot = -1;
         j->op = NULL;
         return 0;

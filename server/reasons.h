@@ -26,6 +26,7 @@
 #define GVSD_ENDS(X)                                                         \
     X(BYE, "bye")                                                            \
     X(CLOSED, "closed")                                                      \
+    X(VANISHED, "vanished")                                                  \
     X(LOST, "connection_lost")                                               \
     X(IDLE, "idle_timeout")                                                  \
     X(BAD_FRAME, "bad_frame")                                                \

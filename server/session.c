@@ -92,6 +92,24 @@ static int reader_spin(struct gvs_session *s, long long *idle_since)
     }
 }
 
+/* Whether the client has hung up without leaving (gvs_conn_vanished),
+ * looked at when frame h was read, once a millisecond at most (a poll()
+ * of its socket): a killed program's requests still in the ring are then
+ * dropped unread instead of served one after another, which, posted
+ * copies and launches waiting for a full GPU queue, could take seconds;
+ * natively the driver abandons a killed process's work.  (Over a
+ * socket, what the peer sent before its end is read, and the queue
+ * dropped at the end of the stream.) */
+static int vanished(struct gvs_session *s, const struct gvs_frame_hdr *h,
+                    long long now)
+{
+    if (s->leaving || (h->plugin == 0 && h->op == GVS_CTL_LEAVING) ||
+        now - s->hangup_look_ns < 1000000)
+        return 0;
+    s->hangup_look_ns = now;
+    return gvs_conn_vanished(s->conn);
+}
+
 int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
               struct gvsd_job **jp)
 {
@@ -130,12 +148,19 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
         }
         /* A failing op shuts the connection down to stop us here. */
         int failed = failed_rc(s);
+        if (rc == 0 && failed == 0 && vanished(s, &h, j->read_ns))
+            rc = GVS_E_CLOSED;
         if (rc == 0 && failed == 0)
             rc = gvsd_classify(s, j);
         else if (failed < 0)
             rc = failed;
-        else if (rc == GVS_E_CLOSED)
+        else if (rc == GVS_E_CLOSED && s->leaving)
             rc = GVSD_SESSION_END;
+        else if (rc == GVS_E_CLOSED)
+            /* Its queued requests are dropped (the session fails). */
+            gvs_info("session %u: the client's connection ended without "
+                     "its exit: dropping the requests not yet started",
+                     id);
         else if (rc == GVS_E_TIMEOUT)
             gvs_warn("session %u: idle for %u ms, closing", id, idle);
         else if (rc == GVS_E_IO)
@@ -150,6 +175,7 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
                      why[0] != '\0' ? ": " : "", why);
         if (rc != 0 && failed == 0)
             gvsd_session_why(s, rc == GVSD_SESSION_END ? GVSD_END_CLOSED
+                                : rc == GVS_E_CLOSED   ? GVSD_END_VANISHED
                                 : rc == GVS_E_TIMEOUT  ? GVSD_END_IDLE
                                 : rc == GVS_E_IO       ? GVSD_END_LOST
                                 : rc == GVS_E_TOOBIG   ? GVSD_END_FRAME_TOO_BIG

@@ -184,6 +184,11 @@ struct gvs_session {
      * request without taking the lock, which the serving thread would
      * otherwise wait for. */
     atomic_int failed;
+    /* The client said it is exiting (GVS_CTL_LEAVING): the end of its
+     * connection is an end, not a vanishing.  The reader's, as is when
+     * it last looked for a hang-up (session.c). */
+    int leaving;
+    long long hangup_look_ns;
     int fail_rc;
     int ended;         /* end_reason is set */
     enum gvsd_end end_reason; /* why the session ends, the first given */

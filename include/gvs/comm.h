@@ -197,6 +197,18 @@ int gvs_conn_recv_fd(struct gvs_conn *c, unsigned timeout_ms, int *fd,
  * read ahead would be missed): all but shm://. */
 int gvs_conn_wait_readable(struct gvs_conn *c);
 
+/* A program's exit (GVS_CTL_LEAVING): what it sent is to be served even
+ * if its connection ends before gvsd read it.  Said beside the stream
+ * where the transport can (shm://'s rings: a flag in the region); a
+ * no-op elsewhere, where the stream's LEAVING alone says it. */
+void gvs_conn_leaving(struct gvs_conn *c);
+
+/* gvsd's side: 1 when the peer has hung up without saying it leaves
+ * beside the stream, whatever it sent is still unread (a poll() of the
+ * socket, without waiting); 0 where the transport cannot tell so (all
+ * but shm://'s rings). */
+int gvs_conn_vanished(struct gvs_conn *c);
+
 /* Ends the connection in both directions; safe from any thread while
  * others use c: their blocked sends and receives return GVS_E_CLOSED,
  * and the peer sees the end of the stream.  c must still be closed. */

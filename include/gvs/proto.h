@@ -60,6 +60,13 @@ enum gvs_ctl_op {
     GVS_CTL_PING = 2,  /* empty body, empty reply */
     GVS_CTL_BYE = 3,   /* orderly close, no reply */
     GVS_CTL_STATUS = 4, /* empty body; reply: gvsd's sessions and GPUs */
+    /* Empty body, no reply: the program is exiting, so what it sent
+     * before its connection ends is served.  A connection that ends
+     * without it ends a program that was killed (or did not exit through
+     * its libraries' destructors): what was read of it and not yet
+     * started is dropped, as the driver abandons a killed process's
+     * work. */
+    GVS_CTL_LEAVING = 5,
 };
 
 /* Encodes a header into GVS_FRAME_HDR_LEN bytes. */

@@ -149,6 +149,7 @@
     TEST_ENTRY(server_many_blocked_lanes)                                    \
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \
+    TEST_ENTRY(server_vanished_while_blocked)                                \
     TEST_ENTRY(server_error_while_blocked)                                   \
     /* server: start-up errors, vanished peers */                           \
     TEST_ENTRY(server_config_errors)                                         \
@@ -176,6 +177,10 @@
     TEST_ENTRY(client_config_errors)                                         \
     TEST_ENTRY(client_default_server_hint)                                   \
     TEST_ENTRY(client_silent_server)                                         \
+    TEST_ENTRY(client_killed_unix)                                           \
+    TEST_ENTRY(client_killed_unix_plain)                                     \
+    TEST_ENTRY(client_killed_tcp)                                            \
+    TEST_ENTRY(client_exit_served)                                           \
     TEST_ENTRY(client_handshake_refused)                                     \
     TEST_ENTRY(client_threads)                                               \
     TEST_ENTRY(client_shm_threads)                                           \

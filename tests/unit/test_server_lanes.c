@@ -401,8 +401,11 @@ TEST_IMPL(server_notifications)
 }
 
 /* The client leaves while an op blocks: the session still ends, after
- * the op, and closes the plugin's session. */
-TEST_IMPL(server_end_while_blocked)
+ * the op, and closes the plugin's session.  A program exiting says so
+ * first (LEAVING, in the stream and beside it): what it posted is
+ * served; one killed does not: what was not started is dropped, as the
+ * driver drops a killed process's work. */
+static int end_while_blocked(int leaving)
 {
     struct test_gvsd g = {0};
     ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
@@ -411,13 +414,33 @@ TEST_IMPL(server_end_while_blocked)
     ASSERT_EQ(send_u32(c, ECHO_OP_BLOCK, 0, 1, 1, 300), 0);
     for (uint32_t v = 1; v <= 10; v++)
         ASSERT_EQ(send_u32(c, ECHO_OP_NOTE, GVS_F_NOREPLY, 1, 1 + v, v), 0);
+    if (leaving) {
+        struct gvs_frame_hdr h = {.op = GVS_CTL_LEAVING,
+                                  .flags = GVS_F_NOREPLY,
+                                  .id = 12};
+        ASSERT_EQ(gvs_frame_send(c, &h, NULL), 0);
+        gvs_conn_leaving(c);
+    }
     gvs_conn_close(c);
     ASSERT(test_gvsd_log_has(&g, "session 1: ended after", 5000));
-    ASSERT(test_gvsd_log_has(&g, ", 11 call(s)", 0));
+    ASSERT(test_gvsd_log_has(&g, leaving ? ", 11 call(s): closed" : "vanished",
+                             0));
     ASSERT(test_gvsd_log_has(&g, "session 1: worker", 5000));
-    ASSERT(test_gvsd_log_has(&g, "exited with status 0", 0));
+    ASSERT(test_gvsd_log_has(&g, leaving ? "exited with status 0"
+                                         : "exited with status 1",
+                             0));
     ASSERT_EQ(test_gvsd_stop(&g), 0);
     return 0;
+}
+
+TEST_IMPL(server_end_while_blocked)
+{
+    return end_while_blocked(1);
+}
+
+TEST_IMPL(server_vanished_while_blocked)
+{
+    return end_while_blocked(0);
 }
 
 /* A bad request closes the connection at once, even while an op of
