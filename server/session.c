@@ -93,17 +93,20 @@ static int reader_spin(struct gvs_session *s, long long *idle_since)
 }
 
 /* Whether the client has hung up without leaving (gvs_conn_vanished),
- * looked at when frame h was read, once a millisecond at most (a poll()
- * of its socket): a killed program's requests still in the ring are then
- * dropped unread instead of served one after another, which, posted
- * copies and launches waiting for a full GPU queue, could take seconds;
- * natively the driver abandons a killed process's work.  (Over a
- * socket, what the peer sent before its end is read, and the queue
+ * looked at when frame h was read, unless h ends the session in order
+ * (BYE) or says the program leaves, and once a millisecond at most (a
+ * poll() of its socket): a killed program's requests still in the ring
+ * are then dropped unread instead of served one after another, which,
+ * posted copies and launches waiting for a full GPU queue, could take
+ * seconds; natively the driver abandons a killed process's work.  (Over
+ * a socket, what the peer sent before its end is read, and the queue
  * dropped at the end of the stream.) */
 static int vanished(struct gvs_session *s, const struct gvs_frame_hdr *h,
                     long long now)
 {
-    if (s->leaving || (h->plugin == 0 && h->op == GVS_CTL_LEAVING) ||
+    if (s->leaving ||
+        (h->plugin == 0 &&
+         (h->op == GVS_CTL_LEAVING || h->op == GVS_CTL_BYE)) ||
         now - s->hangup_look_ns < 1000000)
         return 0;
     s->hangup_look_ns = now;

@@ -150,6 +150,7 @@
     TEST_ENTRY(server_notifications)                                         \
     TEST_ENTRY(server_end_while_blocked)                                     \
     TEST_ENTRY(server_vanished_while_blocked)                                \
+    TEST_ENTRY(server_bye_after_hangup)                                      \
     TEST_ENTRY(server_error_while_blocked)                                   \
     /* server: start-up errors, vanished peers */                           \
     TEST_ENTRY(server_config_errors)                                         \

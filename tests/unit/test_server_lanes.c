@@ -443,6 +443,23 @@ TEST_IMPL(server_vanished_while_blocked)
     return end_while_blocked(0);
 }
 
+/* A BYE read after the client hung up still ends the session in order
+ * (gvs status's way: its reply read, BYE, close). */
+TEST_IMPL(server_bye_after_hangup)
+{
+    struct test_gvsd g = {0};
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    struct gvs_conn *c = test_session(g.unix_uri);
+    ASSERT(c != NULL);
+    struct gvs_frame_hdr h = {.op = GVS_CTL_BYE, .id = 1};
+    ASSERT_EQ(gvs_frame_send(c, &h, NULL), 0);
+    gvs_conn_close(c);
+    ASSERT(test_gvsd_log_has(&g, "session 1: ended after", 5000));
+    ASSERT(test_gvsd_log_has(&g, "0 call(s): bye", 0));
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* A bad request closes the connection at once, even while an op of
  * another lane blocks. */
 TEST_IMPL(server_error_while_blocked)
