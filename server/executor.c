@@ -39,6 +39,18 @@ static int blocking(const struct gvsd_job *j)
  * wake-up, a fraction of the time a socket takes to carry 1 MiB. */
 #define OVERLAP_BYTES ((size_t)1 << 20)
 
+/* Whether j, blocking, may wait this time, as its plugin says
+ * (gvs_plugin.may_wait); 0 for a job not blocking.  The reader asks,
+ * before it takes the session's lock again. */
+static int may_wait(const struct gvs_session *s, const struct gvsd_job *j)
+{
+    if (!blocking(j))
+        return 0;
+    const struct gvs_plugin *p = s->open[j->slot]->desc;
+    return p->may_wait == NULL ||
+           p->may_wait(s->state[j->slot], j->h.op, j->h.lane, j->in);
+}
+
 static int bulky(const struct gvsd_job *j)
 {
     return gvs_buf_len(j->in) >= OVERLAP_BYTES;
@@ -555,9 +567,9 @@ void gvsd_await_client(struct gvs_session *s, int begin)
 /* Caller holds the lock, released while reading; t is the reader.
  * Reads and routes requests until one may run at once on a free lane
  * thread (direct_ok) and no other idle thread served its lane last: t
- * serves it itself, where it was read.  When it cannot wait (blocking)
- * or is bulky, and another idle lane thread can take over the reading,
- * that thread reads meanwhile and t returns.  A request that cannot
+ * serves it itself, where it was read.  When it may wait (blocking, as
+ * its plugin says: may_wait) or is bulky, and another idle lane thread
+ * can take over the reading, that thread reads meanwhile and t returns.  A request that cannot
  * wait for long is served without passing the reading on unless an idle
  * thread polls for work: waking a sleeping one would take longer than
  * the request, and after a pause the next request would wait for that
@@ -572,6 +584,7 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         struct gvsd_job *j;
         pthread_mutex_unlock(&s->lock);
         int rc = gvsd_read(s, t->out, &j);
+        int waits = rc == 1 && may_wait(s, j);
         pthread_mutex_lock(&s->lock);
         if (rc == GVSD_READ_PASS) {
             /* The thread asking is idle (it is no longer asking once it
@@ -595,7 +608,7 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         struct gvsd_lane_thread *next;
         if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
             lane_warm(s, j->h.lane) == NULL) {
-            if (!blocking(j) && !bulky(j) && !lane_spinning(s) &&
+            if (!waits && !bulky(j) && !lane_spinning(s) &&
                 s->awaiting == 0) {
                 if (serve_reading(s, t, j))
                     continue;

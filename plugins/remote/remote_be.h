@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 13u
+#define GVS_REMOTE_BE_VERSION 14u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -550,6 +550,13 @@ struct gvs_remote_be {
                            const struct gvs_remote_pinner *pn);
     int (*memcpy_shared)(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
+    /* An API plugin's may_wait (gvs/plugin.h) for its MEMCPY_SHARED
+     * request in: 0 for a STORE copy the GPU will answer (no failure of
+     * plugin's latched on lane, no device code that may still print:
+     * the handler then enqueues it and its word's write, and returns),
+     * else 1. */
+    int (*shared_may_wait)(const struct gvs_buf *in, uint32_t lane,
+                           uint16_t plugin);
     /* Unpins and unmaps every region pn pinned (the plugin's
      * session_close). */
     void (*shared_release)(const struct gvs_remote_pinner *pn);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -295,6 +296,17 @@ static int op_report_gpu_memory(struct gvs_call *c)
     return rc;
 }
 
+static int op_tid(struct gvs_call *c)
+{
+    uint32_t ms = 0;
+    int rc = c->op == ECHO_OP_TID ? gvs_buf_get_u32(c->in, &ms) : 0;
+    if (rc == 0)
+        rc = gvs_buf_expect_end(c->in);
+    if (rc == 0 && ms > 0)
+        usleep((useconds_t)ms * 1000);
+    return rc < 0 ? rc : gvs_buf_put_u32(c->out, (uint32_t)gettid());
+}
+
 static const struct gvs_op echo_ops[] = {
     {ECHO_OP_ECHO, 0, "ECHO", op_echo},
     {ECHO_OP_CRASH, 0, "CRASH", op_crash},
@@ -318,6 +330,8 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_BULK_NOTE, GVS_OP_ASYNC_OK, "BULK_NOTE", op_bulk_note},
     {ECHO_OP_NOTIFY_BYTES, 0, "NOTIFY_BYTES", op_notify_bytes},
     {ECHO_OP_QUIET, 0, "QUIET", op_quiet},
+    {ECHO_OP_TID, GVS_OP_BLOCKING, "TID", op_tid},
+    {ECHO_OP_TID_INLINE, GVS_OP_INLINE, "TID_INLINE", op_tid},
     GVS_OP_END,
 };
 
@@ -345,6 +359,17 @@ static void echo_close(void *state)
     gvs_free(s);
 }
 
+/* TID waits for nothing when it sleeps 0 ms. */
+static int echo_may_wait(void *state, uint16_t op, uint32_t lane,
+                         const struct gvs_buf *in)
+{
+    (void)state;
+    (void)lane;
+    static const uint8_t zero[4];
+    return op != ECHO_OP_TID || gvs_buf_len(in) != 4 ||
+           memcmp(gvs_buf_ptr(in), zero, 4) != 0;
+}
+
 static const struct gvs_plugin echo_plugin = {
     .abi = GVS_PLUGIN_ABI,
     .id = ECHO_PLUGIN_ID,
@@ -353,6 +378,7 @@ static const struct gvs_plugin echo_plugin = {
     .ops = echo_ops,
     .session_open = echo_open,
     .session_close = echo_close,
+    .may_wait = echo_may_wait,
 };
 
 __attribute__((visibility("default"))) int

@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f00000009ull
+#define ECHO_TABLE_HASH 0x6563686f0000000aull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -56,6 +56,11 @@ enum echo_op {
     /* u32 1 to answer otherwise (no reply is sent), 0 to reply: as a
      * STORE copy answered by its word (remote_be.h). */
     ECHO_OP_QUIET = 21,
+    /* Blocking: u32 ms, slept (the plugin's may_wait says it waits for
+     * nothing when ms is 0); reply u32 the serving thread's id. */
+    ECHO_OP_TID = 22,
+    /* Inline: reply u32 the reading thread's id. */
+    ECHO_OP_TID_INLINE = 23,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

@@ -145,6 +145,7 @@
     TEST_ENTRY(server_posted_blocking_ordered)                               \
     TEST_ENTRY(server_posted_one_wakeup)                                     \
     TEST_ENTRY(server_await_client)                                          \
+    TEST_ENTRY(server_blocking_no_wait)                                      \
     TEST_ENTRY(server_bulky_read_on)                                         \
     TEST_ENTRY(server_many_blocked_lanes)                                    \
     TEST_ENTRY(server_notifications)                                         \

@@ -302,6 +302,51 @@ TEST_IMPL(server_await_client)
     return 0;
 }
 
+/* The thread that serves request id: TID sleeping v ms (v < 0:
+ * TID_INLINE, served by the reading thread). */
+static int tid_of(struct gvs_conn *c, int v, uint64_t id, uint32_t *tid,
+                  struct gvs_buf *body)
+{
+    if (v < 0)
+        ASSERT_EQ(send_req(c, ECHO_OP_TID_INLINE, 0, 1, id, NULL, 0), 0);
+    else
+        ASSERT_EQ(send_u32(c, ECHO_OP_TID, 0, 1, id, (uint32_t)v), 0);
+    ASSERT_EQ(expect_reply(c, id, 1, body), 0);
+    *tid = get_u32(body);
+    return 0;
+}
+
+/* A blocking request that its plugin says will not wait this time
+ * (gvs_plugin.may_wait: a synchronous copy the GPU answers) is served
+ * where it was read, as any other, and the reading stays with that
+ * thread; one that may wait (100 ms) is served by the thread that read
+ * it while another takes the reading.  Polling off, where the reader
+ * serves what it may itself. */
+TEST_IMPL(server_blocking_no_wait)
+{
+    struct test_gvsd g = {0};
+    struct gvs_buf *body = gvs_buf_new(64);
+    struct gvs_conn *c = session_unpolled(&g);
+    ASSERT(c != NULL && body != NULL);
+    uint32_t reader, tid;
+    uint64_t id = 1;
+    ASSERT_EQ(tid_of(c, -1, id++, &reader, body), 0);
+    for (int i = 0; i < 50; i++) {
+        ASSERT_EQ(tid_of(c, 0, id++, &tid, body), 0);
+        ASSERT_EQ(tid, reader);
+        ASSERT_EQ(tid_of(c, -1, id++, &tid, body), 0);
+        ASSERT_EQ(tid, reader);
+    }
+    ASSERT_EQ(tid_of(c, 100, id++, &tid, body), 0);
+    ASSERT_EQ(tid, reader);
+    ASSERT_EQ(tid_of(c, -1, id++, &tid, body), 0);
+    ASSERT(tid != reader);
+    gvs_conn_close(c);
+    gvs_buf_free(body);
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* A request as large as a bulk piece, not blocking, is handed to a lane
  * thread rather than served where it was read, so that the reading goes
  * on while it is served (a socket's next piece read while the last is

@@ -46,6 +46,16 @@ static void session_close(void *state)
     gvs_free(state);
 }
 
+/* A synchronous copy of shared memory that the GPU answers waits for
+ * nothing (remote_be.h, STORE). */
+static int may_wait(void *state, uint16_t op, uint32_t lane,
+                    const struct gvs_buf *in)
+{
+    (void)state;
+    return op != CUDA_OP_MEMCPY_SHARED || cuda_be_remote == NULL ||
+           cuda_be_remote->shared_may_wait(in, lane, CUDA_PLUGIN_ID);
+}
+
 static const struct gvs_plugin plugin = {
     .abi = GVS_PLUGIN_ABI,
     .id = CUDA_PLUGIN_ID,
@@ -54,6 +64,7 @@ static const struct gvs_plugin plugin = {
     .ops = cuda_op_table,
     .session_open = session_open,
     .session_close = session_close,
+    .may_wait = may_wait,
 };
 
 __attribute__((visibility("default"))) int

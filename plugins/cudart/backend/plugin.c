@@ -48,6 +48,16 @@ static void session_close(void *state)
     gvs_free(s);
 }
 
+/* A synchronous copy of shared memory that the GPU answers waits for
+ * nothing (remote_be.h, STORE). */
+static int may_wait(void *state, uint16_t op, uint32_t lane,
+                    const struct gvs_buf *in)
+{
+    (void)state;
+    return op != CUDART_OP_MEMCPY_SHARED || be_remote == NULL ||
+           be_remote->shared_may_wait(in, lane, CUDART_PLUGIN_ID);
+}
+
 static const struct gvs_plugin plugin = {
     .abi = GVS_PLUGIN_ABI,
     .id = CUDART_PLUGIN_ID,
@@ -56,6 +66,7 @@ static const struct gvs_plugin plugin = {
     .ops = cudart_op_table,
     .session_open = session_open,
     .session_close = session_close,
+    .may_wait = may_wait,
 };
 
 __attribute__((visibility("default"))) int

@@ -356,6 +356,21 @@ static int mark_gpu(uint64_t addr, uint32_t value)
     return swap_in(addr, value, value | GVS_REMOTE_SIGNAL_GPU);
 }
 
+/* The request's flags, after its u64 stream, read in place. */
+int remote_be_shared_may_wait(const struct gvs_buf *in, uint32_t lane,
+                              uint16_t plugin)
+{
+    const uint8_t *p = gvs_buf_ptr(in);
+    if (gvs_buf_len(in) < 12)
+        return 1;
+    uint32_t flags = (uint32_t)p[8] | (uint32_t)p[9] << 8 |
+                     (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
+    struct gvs_call call = {.lane = lane};
+    return flags != (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT |
+                     GVS_REMOTE_SHARED_STORE) ||
+           !remote_be_quiet() || remote_be_latched(&call, plugin);
+}
+
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn)
 {
