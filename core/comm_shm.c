@@ -49,10 +49,16 @@ struct shm_sock {
 
 /* Passed descriptors may wait on the socket: only a hang-up or an
  * error says the peer has gone or shut it down. */
+static int hung_up(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 static int check_socket(struct gvs_conn *c, struct shm_conn *s)
 {
-    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+    if (hung_up(c->fd)) {
         atomic_store(&s->peer_gone, 1);
         return 0;
     }
@@ -118,10 +124,7 @@ static void shm_leaving(struct gvs_conn *c)
 static int shm_vanished(struct gvs_conn *c)
 {
     struct shm_conn *s = c->priv;
-    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    return poll(&p, 1, 0) > 0 &&
-           (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 &&
-           !atomic_load(&s->ctl->leaving[!s->side]);
+    return hung_up(c->fd) && !atomic_load(&s->ctl->leaving[!s->side]);
 }
 
 static const struct gvs_conn_ops shm_ops = {
