@@ -68,12 +68,14 @@ static void plugin_close(void *state)
     opened--;
 }
 
-/* Neither offers anything to other plugins (peer_api NULL). */
+/* Neither offers anything to other plugins (peer_api NULL) nor says
+ * when a blocking request will not wait (may_wait NULL). */
 static const struct gvs_plugin alpha = {GVS_PLUGIN_ABI, 1, "alpha",
                                         ALPHA_HASH, ops, alpha_open,
-                                        plugin_close, NULL};
+                                        plugin_close, NULL, NULL};
 static const struct gvs_plugin beta = {GVS_PLUGIN_ABI, 2, "beta", BETA_HASH,
-                                       ops, beta_open, plugin_close, NULL};
+                                       ops, beta_open, plugin_close, NULL,
+                                       NULL};
 
 static struct gvsd_plugins plugins;
 static struct gvs_config cfg;
