@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 14u
+#define GVS_REMOTE_BE_VERSION 15u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -560,6 +560,15 @@ struct gvs_remote_be {
     /* Unpins and unmaps every region pn pinned (the plugin's
      * session_close). */
     void (*shared_release)(const struct gvs_remote_pinner *pn);
+    /* A posted SIGNAL copy on a stream the program created may leave its
+     * word's write held back, for the next copy of shared memory to
+     * enqueue or, when that one signals the same word on the same
+     * stream, to make needless: a run of the small copies the client
+     * packs into one staging slot then costs one write.  What destroys
+     * streams (a stream's destruction, a device reset, a context's
+     * destruction or reset) calls this first: the held write is
+     * enqueued while its stream is there. */
+    void (*shared_flush)(struct gvs_call *call);
 
     /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
      * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes

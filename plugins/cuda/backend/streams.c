@@ -119,6 +119,8 @@ int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
+    if (type == GVS_RH_STREAM)
+        cuda_be_remote->shared_flush(call);
     void *obj = NULL;
     if (r == CUDA_SUCCESS &&
         (obj = gvs_handles_remove(cuda_be_remote->handles(), type, id)) ==

@@ -407,17 +407,11 @@ static void store_request(struct gvs_buf *in, uint64_t client, uint64_t dev,
     gvs_buf_put_u32(in, value);
 }
 
-/* A STORE copy of memory shared from the data area: a success is
- * answered by its word alone (no reply); a failure stores the value
- * with SIGNAL_ASK and replies; a client that gave up polling (its word
- * holds the value with SIGNAL_GAVE_UP) gets the reply and its word
- * stays; a value with either of those bits is refused. */
-static int stored_word(struct gvs_buf *in, struct gvs_buf *out)
+/* The data area (len bytes) shared at client's address, and 4 KiB of
+ * device memory at *dev. */
+static int share_area(uint64_t client, size_t len, uint64_t *dev,
+                      struct gvs_buf *in, struct gvs_buf *out)
 {
-    const uint64_t client = 0x7f0000000000ull;
-    size_t len;
-    _Atomic uint32_t *word = harness_area(&len);
-    uint64_t dev = 0;
     int32_t r;
     gvs_buf_reset(in);
     gvs_buf_put_u32(in, GVS_REMOTE_SHARE_AREA);
@@ -430,7 +424,22 @@ static int stored_word(struct gvs_buf *in, struct gvs_buf *out)
     gvs_buf_put_u64(in, 4096);
     CHECK_EQ(call(CUDART_OP_cudaMalloc, in, out), 0);
     CHECK(gvs_buf_get_i32(out, &r) == 0 && r == 0);
-    CHECK(gvs_buf_get_u64(out, &dev) == 0 && dev != 0);
+    CHECK(gvs_buf_get_u64(out, dev) == 0 && *dev != 0);
+    return 0;
+}
+
+/* A STORE copy of memory shared from the data area: a success is
+ * answered by its word alone (no reply); a failure stores the value
+ * with SIGNAL_ASK and replies; a client that gave up polling (its word
+ * holds the value with SIGNAL_GAVE_UP) gets the reply and its word
+ * stays; a value with either of those bits is refused. */
+static int stored_word(struct gvs_buf *in, struct gvs_buf *out)
+{
+    const uint64_t client = 0x7f0000000000ull;
+    size_t len;
+    _Atomic uint32_t *word = harness_area(&len);
+    uint64_t dev = 0;
+    CHECK_EQ(share_area(client, len, &dev, in, out), 0);
 
     store_request(in, client, dev, 7);
     CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), 0);
@@ -455,6 +464,105 @@ static int stored_word(struct gvs_buf *in, struct gvs_buf *out)
     store_request(in, client, dev, 10u | GVS_REMOTE_SIGNAL_GAVE_UP);
     CHECK_EQ(call(CUDART_OP_MEMCPY_SHARED, in, out), GVS_E_PROTO);
 
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, client);
+    CHECK_EQ(call(CUDART_OP_HOSTMEM_UNSHARE, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    return 0;
+}
+
+/* A posted SIGNAL copy on stream of 64 bytes from the shared region's
+ * bytes at offset 4096 to dev, its word at client + word_off to take
+ * value. */
+static int post_signal(uint64_t stream, uint64_t client, uint64_t dev,
+                       uint64_t word_off, uint32_t value, struct gvs_buf *in,
+                       struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_u32(in, GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL);
+    gvs_buf_put_u32(in, GVS_REMOTE_SHARED_H2D);
+    gvs_buf_put_u64(in, dev);
+    gvs_buf_put_u64(in, client + 4096);
+    gvs_buf_put_u64(in, 64);
+    gvs_buf_put_u64(in, client + word_off);
+    gvs_buf_put_u32(in, value);
+    return call_noreply(CUDART_OP_MEMCPY_SHARED_POSTED, in, out, 1);
+}
+
+/* Word i of the region's start once the device is idle. */
+static uint32_t word_after_sync(_Atomic uint32_t *w, int i, struct gvs_buf *in,
+                                struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    if (call(CUDART_OP_cudaDeviceSynchronize, in, out) != 0 ||
+        result_of(out) != 0)
+        return 0xdeadu;
+    return atomic_load(&w[i]);
+}
+
+static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
+                       struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    if (op == CUDART_OP_STREAM_CREATE) {
+        gvs_buf_put_u32(in, 0);
+        gvs_buf_put_i32(in, 0);
+    } else {
+        gvs_buf_put_u64(in, *stream);
+    }
+    CHECK_EQ(call(op, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    if (op == CUDART_OP_STREAM_CREATE)
+        CHECK(gvs_buf_get_u64(out, stream) == 0 && *stream > 2);
+    return 0;
+}
+
+/* The signal of a posted copy on a stream the program created is held
+ * back (remote shared.c, "held"): dropped when the next copy of shared
+ * memory signals the same word on the same stream, enqueued first when
+ * it signals another word, or goes on the legacy stream, or when the
+ * stream is destroyed.  A failing copy that replaces a held signal
+ * still has its value written behind the stream, with SIGNAL_ASK, and
+ * its failure is reported once.  (Words at 0, 64 and 128 bytes: w[0],
+ * w[16], w[32].) */
+static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
+{
+    const uint64_t client = 0x7f0000000000ull;
+    size_t len;
+    _Atomic uint32_t *w = harness_area(&len);
+    uint64_t dev = 0, st = 0;
+    CHECK_EQ(share_area(client, len, &dev, in, out), 0);
+    for (int i = 0; i <= 32; i += 16)
+        atomic_store(&w[i], 0u);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &st, in, out), 0);
+
+    CHECK_EQ(post_signal(st, client, dev, 0, 31, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 0u);
+    CHECK_EQ(post_signal(st, client, dev + 64, 0, 30, in, out), 0);
+    CHECK_EQ(post_signal(st, client, dev + 128, 64, 33, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 30u);
+    CHECK_EQ(word_after_sync(w, 16, in, out), 0u);
+    CHECK_EQ(post_signal(0, client, dev + 192, 128, 40, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 16, in, out), 33u);
+    CHECK_EQ(word_after_sync(w, 32, in, out), 40u);
+    CHECK_EQ(post_signal(st, client, dev, 0, 35, in, out), 0);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &st, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 35u);
+
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &st, in, out), 0);
+    CHECK_EQ(post_signal(st, client, dev, 0, 36, in, out), 0);
+    CHECK_EQ(post_signal(st, client, BOGUS, 0, 37, in, out), 0);
+    CHECK(reported_once(in, out) == 0);
+    CHECK_EQ(atomic_load(&w[0]), 35u);
+    CHECK_EQ(post_signal(st, client, dev, 64, 38, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 37u | GVS_REMOTE_SIGNAL_ASK);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &st, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 16, in, out), 38u);
+
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, dev);
+    CHECK_EQ(call(CUDART_OP_cudaFree, in, out), 0);
     gvs_buf_reset(in);
     gvs_buf_put_u64(in, client);
     CHECK_EQ(call(CUDART_OP_HOSTMEM_UNSHARE, in, out), 0);
@@ -566,6 +674,7 @@ int main(int argc, char **argv)
         CHECK(signal_shared_copy(in, out) == 0);
         CHECK(store_shared_copy(in, out) == 0);
         CHECK(stored_word(in, out) == 0);
+        CHECK(held_signals(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
         CHECK(posted_d2h_batch(in, out) == 0);
     }

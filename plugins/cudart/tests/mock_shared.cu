@@ -221,7 +221,8 @@ static void *overlap_copies(void *arg)
     return NULL;
 }
 
-// Copies of one chunk each take the staging slots in turn: while the
+// Copies of one chunk each, too big to share a slot (staged_packed), take
+// the staging slots in turn: while the
 // stream is held up (a host function waits for the gate), as many such
 // copies as there are slots (4) return, none waiting for the one before
 // it.  Were every copy to take the first slot, the second would wait
@@ -230,7 +231,7 @@ static void *overlap_copies(void *arg)
 // for the worker to wait for the stream, and returns once the gate opens.
 static void staged_overlap()
 {
-    const size_t n = (size_t)256 << 10;
+    const size_t n = (size_t)1 << 20;
     struct overlap o = {NULL, NULL, (unsigned char *)malloc(n), n, {0}};
     unsigned char *back = (unsigned char *)malloc(n);
     CHECK(o.h != NULL && back != NULL);
@@ -260,6 +261,118 @@ static void staged_overlap()
     OK(cudaFree(o.d));
     free(o.h);
     free(back);
+}
+
+struct packed {
+    cudaStream_t st;
+    char *d;
+    int copies;
+    std::atomic<int> returned;
+};
+
+// Copy i's size and where it goes: 1-31 KiB, not a multiple of 256;
+// from 4 KiB packed, below the bytes sent in the request.
+static size_t packed_len(int i)
+{
+    return (size_t)1024 * (size_t)(1 + i % 31) + (size_t)(i % 5) * 3;
+}
+
+static size_t packed_sent(int copies)
+{
+    size_t n = 0;
+    for (int i = 0; i < copies; i++)
+        n += packed_len(i) < (4 << 10) ? packed_len(i) : 0;
+    return n;
+}
+
+static size_t packed_at(int i)
+{
+    return (size_t)i * (32 << 10);
+}
+
+static void *packed_copies(void *arg)
+{
+    struct packed *o = (struct packed *)arg;
+    unsigned char *h = (unsigned char *)malloc(32 << 10);
+    CHECK(h != NULL);
+    for (int i = 0; i < o->copies; i++) {
+        pattern(h, packed_len(i), 60u + (unsigned)i);
+        OK(cudaMemcpyAsync(o->d + packed_at(i), h, packed_len(i),
+                           cudaMemcpyHostToDevice, o->st));
+        o->returned = i + 1;
+    }
+    free(h);
+    return NULL;
+}
+
+static void check_packed(const char *d, int from, int to, unsigned seed)
+{
+    unsigned char *want = (unsigned char *)malloc(32 << 10);
+    unsigned char *back = (unsigned char *)malloc(32 << 10);
+    CHECK(want != NULL && back != NULL);
+    for (int i = from; i < to; i++) {
+        OK(cudaMemcpy(back, d + packed_at(i), packed_len(i),
+                      cudaMemcpyDeviceToHost));
+        pattern(want, packed_len(i), seed + (unsigned)i);
+        CHECK(memcmp(want, back, packed_len(i)) == 0);
+    }
+    free(want);
+    free(back);
+}
+
+// Small stream-ordered copies of one thread and stream share a staging
+// slot, each after the one before (frontend/staging.c): while the stream
+// is held up, far more of them return than there are slots (4), each
+// posted, no round trip.  Then copies that alternate between two
+// streams, and a thread's copies beside another's, each land where they
+// belong.
+static void staged_packed()
+{
+    const int copies = 200;
+    struct packed o = {NULL, NULL, copies, {0}};
+    OK(cudaMalloc((void **)&o.d, packed_at(copies)));
+    OK(cudaStreamCreate(&o.st));
+    gate_open = 0;
+    OK(cudaLaunchHostFunc(o.st, gate, NULL));
+    struct stats s0 = now();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, packed_copies, &o) == 0);
+    for (int i = 0; i < 500 && o.returned < copies; i++)
+        usleep(10000);
+    int returned = o.returned.load();
+    gate_open = 1;
+    CHECK(pthread_join(t, NULL) == 0);
+    struct stats s1 = now();
+    CHECK_EQ(returned, copies);
+    CHECK_EQ(s1.round_trips - s0.round_trips, 0);
+    CHECK_EQ(s1.posts - s0.posts, copies);
+    CHECK(s1.bytes_sent - s0.bytes_sent < packed_sent(copies) + 256 * copies);
+    OK(cudaStreamSynchronize(o.st));
+    check_packed(o.d, 0, copies, 60u);
+
+    cudaStream_t other;
+    char *d2;
+    OK(cudaStreamCreate(&other));
+    OK(cudaMalloc((void **)&d2, packed_at(copies)));
+    OK(cudaMemset(o.d, 0, packed_at(copies)));
+    struct packed beside = {other, o.d, copies, {0}};
+    CHECK(pthread_create(&t, NULL, packed_copies, &beside) == 0);
+    unsigned char *h = (unsigned char *)malloc(32 << 10);
+    CHECK(h != NULL);
+    for (int i = 0; i < copies; i++) {
+        pattern(h, packed_len(i), 90u + (unsigned)i);
+        OK(cudaMemcpyAsync(d2 + packed_at(i), h, packed_len(i),
+                           cudaMemcpyHostToDevice, i % 3 ? o.st : other));
+    }
+    CHECK(pthread_join(t, NULL) == 0);
+    OK(cudaDeviceSynchronize());
+    check_packed(o.d, 0, copies, 60u);
+    check_packed(d2, 0, copies, 90u);
+    free(h);
+    OK(cudaFree(d2));
+    OK(cudaStreamDestroy(other));
+    OK(cudaStreamDestroy(o.st));
+    OK(cudaFree(o.d));
 }
 
 // One of the mock backend's kernels (mock_kernels.c).
@@ -617,6 +730,7 @@ int main(int argc, char **argv)
     staged_posted();
     if (shared) {
         staged_overlap();
+        staged_packed();
         signalled();
     }
 

@@ -85,6 +85,7 @@ static const struct gvs_remote_be api = {
     .hostmem_unshare = remote_be_hostmem_unshare,
     .memcpy_shared = remote_be_memcpy_shared,
     .shared_may_wait = remote_be_shared_may_wait,
+    .shared_flush = remote_be_shared_flush,
     .shared_release = remote_be_shared_release,
     .stage_d2h = remote_be_stage_d2h,
     .stage_release = remote_be_stage_release,

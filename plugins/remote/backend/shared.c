@@ -297,6 +297,52 @@ static void signal_word(struct gvs_call *call,
     atomic_store_explicit(word, value, memory_order_release);
 }
 
+/* A posted copy's signal held back (remote_be.h, shared_flush): the
+ * client packs the small copies of one thread and stream into one
+ * staging slot, each naming the slot's word (frontend/staging.c), and
+ * the next such copy's signal, behind both copies on the stream, makes
+ * this one's needless: a run of them costs one GPU write instead of one
+ * each (1-2 us, as much as the copy).  Any other copy of shared memory
+ * enqueues the held signal first, as does what destroys streams.  Held
+ * only for a stream the program created, which is one whatever lane
+ * names it.  One for the session. */
+struct held {
+    const struct gvs_remote_pinner *pn; /* NULL: none held */
+    uint64_t stream, word;
+    uint32_t value;
+    int copied;
+};
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held held;
+
+static int holdable(uint64_t stream)
+{
+    return stream > 2; /* not the legacy or a per-thread default stream */
+}
+
+/* Takes the held signal: 1 when next, the one about to be enqueued,
+ * replaces it (same stream and word: dropped), else 0 after enqueueing
+ * it. */
+static int release_held(struct gvs_call *call, const struct held *next)
+{
+    pthread_mutex_lock(&held_lock);
+    struct held h = held;
+    held.pn = NULL;
+    pthread_mutex_unlock(&held_lock);
+    if (h.pn == NULL)
+        return 0;
+    if (next != NULL && h.pn == next->pn && h.stream == next->stream &&
+        h.word == next->word)
+        return 1;
+    signal_word(call, h.pn, h.stream, h.word, h.value, h.copied);
+    return 0;
+}
+
+void remote_be_shared_flush(struct gvs_call *call)
+{
+    (void)release_held(call, NULL);
+}
+
 /* The device output CUDA wrote by the end of a STORE copy's wait goes
  * first; whether any was written since the last STORE: the client then
  * asks, and the reply follows the output (remote_be.h, STORE). */
@@ -388,7 +434,12 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         apigen_get_u64(&c, &word);
         apigen_get_u32(&c, &value);
     }
-    if (apigen_end(&c) < 0)
+    int bad = apigen_end(&c) < 0;
+    struct held next = {pn, stream, word, 0, 0};
+    int holds = !bad && call->noreply && holdable(stream) &&
+                flags == (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL);
+    int replaces = release_held(call, holds ? &next : NULL);
+    if (bad)
         return c.rc;
     /* A posted copy is stream-ordered and waits for nothing: it may run
      * on the session's reader, which must never block.  A signal says
@@ -443,9 +494,22 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     /* A client waiting for the word learns so that a failure, its own or
      * latched (the reply answers either), or output waits for it. */
     int ask = !copied || remote_be_latched(call, pn->plugin);
-    if (signal)
+    /* A signal that replaces a held one follows that one's copy on the
+     * stream, enqueued: it waits for it even where its own copy failed. */
+    if (holds) {
+        next.value = ask ? value | GVS_REMOTE_SIGNAL_ASK : value;
+        next.copied = copied || replaces;
+        pthread_mutex_lock(&held_lock);
+        struct held h = held;
+        held = next;
+        pthread_mutex_unlock(&held_lock);
+        /* Another lane's, held meanwhile. */
+        if (h.pn != NULL)
+            signal_word(call, h.pn, h.stream, h.word, h.value, h.copied);
+    } else if (signal) {
         signal_word(call, pn, stream, word,
                     ask ? value | GVS_REMOTE_SIGNAL_ASK : value, copied);
+    }
     if (store && gpu && copied) {
         signal_word(call, pn, stream, word, value, 1);
         call->answered = 1;

@@ -3,6 +3,7 @@
 #include "gvs/err.h"
 #include "gvs/proto.h"
 #include "gvs_remote.h"
+#include "remote_fe.h"
 #include "remote_ops.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -35,6 +36,7 @@ EXPORT int gvs_remote_set_context_locked(struct gvs_client *cl, uint64_t ctx)
     struct gvs_buf *b = gvs_buf_new(sizeof(uint64_t));
     if (b == NULL)
         return GVS_E_NOMEM;
+    remote_fe_lane_moved();
     int rc = gvs_buf_put_u64(b, ctx);
     if (rc == 0) {
         struct iovec iov = {(void *)gvs_buf_ptr(b), gvs_buf_len(b)};

@@ -140,6 +140,15 @@ int remote_fe_shared_copy_request(struct gvs_buf *req, uint64_t stream,
                                   unsigned flags, int h2d, uint64_t dev,
                                   const void *host, size_t len);
 
+/* session.c: a value naming the calling thread's lane as the backend
+ * last heard of it, its device (runtime) or context (driver) included:
+ * another thread's, or this one's after a device or context was sent,
+ * differs.  Stream-ordered copies under one value, on one stream, are
+ * ordered in the worker as sent. */
+uint64_t remote_fe_lane_epoch(void);
+/* The calling thread's lane is being sent another device or context. */
+void remote_fe_lane_moved(void);
+
 /* staging.c: a copy between device memory and pageable memory through
  * the staging region, flags as the wire's (0: synchronous; ON_STREAM |
  * WAIT: ordered on stream, returning once done, or for a host-to-device

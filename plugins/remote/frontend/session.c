@@ -8,6 +8,7 @@
 #include "gvs/err.h"
 #include "gvs/proto.h"
 #include "gvs_remote.h"
+#include "remote_fe.h"
 #include "remote_ops.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -24,6 +25,10 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
  * it has used none.  runtime_used: on any thread of the session. */
 static _Thread_local int runtime_device = -1;
 static atomic_int runtime_used;
+/* remote_fe_lane_epoch's: 0 until the thread's first, or after its lane
+ * moved to another device or context. */
+static _Thread_local uint64_t lane_epoch;
+static atomic_uint_least64_t epochs;
 
 static void fork_child(void)
 {
@@ -72,9 +77,23 @@ EXPORT int gvs_remote_session_start(struct gvs_client *cl)
     return rc;
 }
 
+uint64_t remote_fe_lane_epoch(void)
+{
+    if (lane_epoch == 0)
+        lane_epoch = atomic_fetch_add(&epochs, 1) + 1;
+    return lane_epoch;
+}
+
+void remote_fe_lane_moved(void)
+{
+    lane_epoch = 0;
+}
+
 EXPORT void gvs_remote_runtime_device_set(int dev)
 {
     pthread_once(&atfork_once, atfork_init);
+    if (dev != runtime_device)
+        remote_fe_lane_moved();
     runtime_device = dev;
     atomic_store(&runtime_used, 1);
 }

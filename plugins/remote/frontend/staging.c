@@ -22,6 +22,17 @@
  * overlap the program's memcpy with the DMA of those before, and no
  * lane waits for a DMA.
  *
+ * Such copies of up to PACK_MAX bytes share a slot: each takes the
+ * bytes after the one before, while they come from one thread (one lane,
+ * on one device or context: remote_fe_lane_epoch) and name one stream,
+ * so that the stream passes them in the order sent and the last one's
+ * value says the slot is free.  Each still names the slot's word; on a
+ * stream the program created the worker holds each write back until
+ * the next copy, which drops it when it names the same word (backend
+ * shared.c, "held").  A slot then serves many small copies for a wait
+ * of its word, and the worker's GPU write, as dear as a small copy, is
+ * made once per slot instead of once per copy.
+ *
  * Any other copy the API proved valid (to the device synchronously, from
  * the device either way) names each chunk's word too, which the worker
  * stores once the chunk is done and the device's output written
@@ -74,11 +85,19 @@ _Static_assert((STAGING_SLOTS + REMOTE_FE_SPARE_WORDS) *
  * CUDA copies them into pageable memory, slower than a DMA into a slot
  * (docs/performance.md, "Staging slots in turn").  A posted copy gains
  * sooner: it needs no reply, and its bytes do not cross the connection;
- * from the device at any size, to it from 32 KiB (below, a posted
- * request with the bytes is faster: measured on the H200, 4-16 KiB). */
+ * from the device at any size, to it from 4 KiB, packed (the worker's
+ * DMA from a slot is cheaper than its CUDA's copy of pageable bytes from
+ * the request: measured on the H200, docs/performance.md "Small posted
+ * copies packed"). */
 #define STAGING_MIN_H2D ((size_t)64 << 10)
 #define STAGING_MIN_D2H ((size_t)4 << 10)
-#define STAGING_MIN_POSTED_H2D ((size_t)32 << 10)
+#define STAGING_MIN_POSTED_H2D ((size_t)4 << 10)
+/* A synchronous one the API proved valid, its word stored. */
+#define STAGING_MIN_STORE_H2D ((size_t)32 << 10)
+/* The largest posted copy that shares a slot, and where in the slot each
+ * one starts (a DMA from a line's start). */
+#define PACK_MAX (STAGING_SLOT / 4)
+#define PACK_ALIGN ((size_t)256)
 
 /* Held for a whole copy: a thread that finds it taken sends its bytes
  * instead of waiting. */
@@ -95,6 +114,14 @@ static uint64_t owed_stream[STAGING_SLOTS];
 /* Under lock: the slot the next chunk takes.  Were every copy to start
  * at slot 0, a copy of one chunk would wait for the one before it. */
 static unsigned next_slot;
+/* Under lock: the slot that posted copies are packed into (open), the
+ * bytes of it they took, and the lane and stream they share. */
+static struct pack {
+    int open;
+    unsigned slot;
+    size_t fill;
+    uint64_t epoch, stream;
+} pack;
 
 /* The child's session is new: the parent's region means nothing to its
  * backend.  A copy may have been running in another thread of the
@@ -111,6 +138,7 @@ static void fork_child(void)
     memset(owed, 0, sizeof(owed));
     memset(owed_stream, 0, sizeof(owed_stream));
     next_slot = 0;
+    memset(&pack, 0, sizeof(pack));
     remote_fe_parallel_memcpy_fork_child();
 }
 
@@ -162,10 +190,11 @@ static _Atomic uint32_t *word_of(unsigned slot)
                                 slot * REMOTE_FE_SIGNAL_STRIDE);
 }
 
-static void send_chunk(struct pipeline *p, size_t i)
+/* Sends the copy of len bytes between p->dev + off and the slot's bytes
+ * at at, chunk i of the pipeline's. */
+static void send_piece(struct pipeline *p, size_t i, unsigned slot,
+                       uint8_t *at, size_t off, size_t len)
 {
-    size_t off = i * STAGING_SLOT;
-    unsigned slot = slot_index(p, i);
     uint32_t value = remote_fe_signal_value();
     /* The GPU writes a posted chunk's word, for the slot's next user
      * (SIGNAL); the worker stores a waited one's before its reply
@@ -174,8 +203,7 @@ static void send_chunk(struct pipeline *p, size_t i)
                      : p->store ? p->flags | GVS_REMOTE_SHARED_STORE
                                 : p->flags;
     p->rc = remote_fe_shared_copy_request(p->req, p->stream, flags, p->h2d,
-                                          p->dev + off, slot_of(p, i),
-                                          chunk_len(p, i));
+                                          p->dev + off, at, len);
     if (p->rc == 0 && (p->posted || p->store))
         p->rc = gvs_buf_put_u64(p->req, (uint64_t)(uintptr_t)word_of(slot));
     if (p->rc == 0 && (p->posted || p->store))
@@ -194,6 +222,12 @@ static void send_chunk(struct pipeline *p, size_t i)
         owed[slot] = value;
         owed_stream[slot] = p->stream;
     }
+}
+
+static void send_chunk(struct pipeline *p, size_t i)
+{
+    send_piece(p, i, slot_index(p, i), slot_of(p, i), i * STAGING_SLOT,
+               chunk_len(p, i));
 }
 
 /* The worker waits for the stream (ON_STREAM), else the device, with a
@@ -262,11 +296,52 @@ static int await_chunk(struct pipeline *p, size_t i)
     return e == api->success && p->e == api->success;
 }
 
+/* The lane the copy will be sent on, brought in line first (its device
+ * or context), as the send would: 0 when that failed (p->rc). */
+static uint64_t lane_now(struct pipeline *p)
+{
+    const struct gvs_remote_api *api = p->sh->api;
+    gvs_client_lock(p->cl);
+    p->rc = api->before_send_locked != NULL
+                ? api->before_send_locked(p->cl, APIGEN_DEVICE)
+                : 0;
+    gvs_client_unlock(p->cl);
+    return p->rc == 0 ? remote_fe_lane_epoch() : 0;
+}
+
+/* A posted copy of at most PACK_MAX bytes, after those of the open slot
+ * when it shares their lane and stream and they leave it room, else at
+ * the start of the next slot, which opens once its last user is done. */
+static void pack_copy(struct pipeline *p, const uint8_t *host)
+{
+    uint64_t epoch = lane_now(p);
+    if (p->rc < 0)
+        return;
+    size_t room = (p->len + PACK_ALIGN - 1) & ~(PACK_ALIGN - 1);
+    if (!pack.open || pack.epoch != epoch || pack.stream != p->stream ||
+        room > STAGING_SLOT - pack.fill) {
+        pack.open = 0;
+        p->first = next_slot;
+        settle(p, 0);
+        if (p->rc < 0)
+            return;
+        pack = (struct pack){1, next_slot, 0, epoch, p->stream};
+        next_slot = (next_slot + 1) % STAGING_SLOTS;
+    }
+    uint8_t *at = region + pack.slot * STAGING_SLOT + pack.fill;
+    remote_fe_parallel_memcpy(at, host, p->len);
+    send_piece(p, 0, pack.slot, at, 0, p->len);
+    pack.fill += room;
+}
+
 /* Every chunk sent is waited for, even after a failure, now or (later)
  * by the slot's next user: each reply must be collected, and a slot must
  * not be reused while a DMA may touch it. */
 static void run(struct pipeline *p, uint8_t *host)
 {
+    /* The slots are taken in turn from the next: the one packed into
+     * may come round again. */
+    pack.open = 0;
     size_t n = (p->len + STAGING_SLOT - 1) / STAGING_SLOT;
     size_t sent = 0, done = 0;
     int h2d = p->h2d;
@@ -352,7 +427,7 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
     int posted = proven && !wait && sh->copy_posted != 0;
     int store = proven && wait && gvs_spin_busy_ns() > 0;
     size_t least = posted  ? STAGING_MIN_POSTED_H2D
-                   : store ? (h2d ? STAGING_MIN_POSTED_H2D : 1)
+                   : store ? (h2d ? STAGING_MIN_STORE_H2D : 1)
                            : (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H);
     if (len < least || !remote_fe_shared_possible(sh))
         return sh->notsup;
@@ -377,7 +452,10 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
         p.req = gvs_buf_new(64);
         p.rep = gvs_buf_new(64);
         if (p.req != NULL && p.rep != NULL) {
-            run(&p, host);
+            if (posted && len <= PACK_MAX)
+                pack_copy(&p, host);
+            else
+                run(&p, host);
             e = p.rc == GVS_E_NOMEM ? api->nomem
                 : p.rc < 0          ? api->transport_error(p.rc)
                                     : p.e;
