@@ -2,6 +2,7 @@
 // memory, cudaMemsetAsync, stream order with kernels, memory information,
 // prefetch of ordinary device memory, and the errors of misuse.
 #include "check.h"
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -76,6 +77,51 @@ static void round_trip(cudaStream_t s, size_t size, bool pinned,
     delete[] expect;
 }
 
+// Many small copies from one pageable buffer, overwritten after each
+// call, each to its own place: on one stream, alternating between two,
+// and on a stream destroyed right after them.  Through gvs they share
+// staging slots, the GPU's writes that free a slot held back by the
+// worker (docs/remoting.md, "Shared host memory").
+static void packed_runs()
+{
+    const int n = 3000;
+    const size_t stride = ((size_t)16 << 10) + 256;
+    std::vector<uint8_t> h(stride), back(stride * n), expect(stride * n, 0);
+    uint8_t *d;
+    CHECK(cudaMalloc(&d, stride * n));
+    cudaStream_t s1, s2;
+    CHECK(cudaStreamCreate(&s1));
+    CHECK(cudaStreamCreate(&s2));
+    const char *modes[] = {"one stream", "two streams", "stream destroyed"};
+    for (int mode = 0; mode < 3; mode++) {
+        CHECK(cudaMemset(d, 0, stride * n));
+        cudaStream_t gone = NULL;
+        if (mode == 2)
+            CHECK(cudaStreamCreate(&gone));
+        for (int i = 0; i < n; i++) {
+            size_t len = ((size_t)4096 << (i % 3)) + (size_t)(i % 5) * 8;
+            fill(h.data(), len, (uint32_t)(i * 7 + mode));
+            memcpy(&expect[stride * i], h.data(), len);
+            cudaStream_t s = mode == 0 ? s1 : mode == 1 ? (i / 7 % 2 ? s2 : s1)
+                                                       : gone;
+            CHECK(cudaMemcpyAsync(d + stride * i, h.data(), len,
+                                  cudaMemcpyHostToDevice, s));
+            memset(h.data(), 0xee, len);
+        }
+        if (gone != NULL)
+            CHECK(cudaStreamDestroy(gone));
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaMemcpy(back.data(), d, stride * n, cudaMemcpyDeviceToHost));
+        printf("packed, %s: %s\n", modes[mode],
+               memcmp(back.data(), expect.data(), stride * n) == 0 ? "ok"
+                                                                   : "WRONG");
+        std::fill(expect.begin(), expect.end(), 0);
+    }
+    CHECK(cudaStreamDestroy(s1));
+    CHECK(cudaStreamDestroy(s2));
+    CHECK(cudaFree(d));
+}
+
 int main()
 {
     cudaStream_t s;
@@ -90,6 +136,7 @@ int main()
     round_trip(0, 4096, false, cudaMemcpyDefault, cudaMemcpyDefault);
     round_trip(cudaStreamPerThread, 4096, true, cudaMemcpyHostToDevice,
                cudaMemcpyDeviceToHost);
+    packed_runs();
 
     char h[64] = "host to host";
     CHECK(cudaMemcpyAsync(h + 32, h, 13, cudaMemcpyHostToHost, s));
