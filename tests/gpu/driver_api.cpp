@@ -177,6 +177,10 @@ static void launches(CUmodule m, CUdevice dev)
     CHECK(cuMemAlloc(&in, blocks * threads * sizeof(int)));
     CHECK(cuMemAlloc(&out, blocks * sizeof(int)));
     CHECK(cuMemsetD32(in, 2, blocks * threads));
+    // The memset may still run when it returns, and a non-blocking
+    // stream does not wait for the legacy one (seen natively: a block
+    // summed a half-set input).
+    CHECK(cuCtxSynchronize());
     CUstream st;
     CUevent start, stop;
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
