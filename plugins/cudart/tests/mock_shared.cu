@@ -53,9 +53,9 @@ static void pinned(size_t size)
     struct stats s0 = now();
     OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
     struct stats s1 = now();
-    // Up to 16 KiB the bytes travel, shared or not: sooner there than a
+    // Up to 4 KiB the bytes travel, shared or not: sooner there than a
     // DMA from page-locked memory completes.
-    if (size > (16 << 10))
+    if (size > (4 << 10))
         check_traffic(s1.bytes_sent - s0.bytes_sent, size);
     else
         CHECK(s1.bytes_sent - s0.bytes_sent >= size);
