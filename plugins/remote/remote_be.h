@@ -560,15 +560,18 @@ struct gvs_remote_be {
     /* Unpins and unmaps every region pn pinned (the plugin's
      * session_close). */
     void (*shared_release)(const struct gvs_remote_pinner *pn);
-    /* A posted SIGNAL copy on a stream the program created may leave its
-     * word's write held back, for the next copy of shared memory to
-     * enqueue or, when that one signals the same word on the same
-     * stream, to make needless: a run of the small copies the client
-     * packs into one staging slot then costs one write.  What destroys
+    /* A posted SIGNAL copy on any stream but a per-thread default one
+     * may leave its word's write held back, for the next copy of shared
+     * memory of the same API and context to enqueue or, when that one
+     * signals the same word on the same stream, to make needless: a run
+     * of the small copies the client packs into one staging slot then
+     * costs one write.  What destroys
      * streams (a stream's destruction, a device reset, a context's
-     * destruction or reset) calls this first: the held write is
-     * enqueued while its stream is there. */
-    void (*shared_flush)(struct gvs_call *call);
+     * destruction or reset) calls this first, its lane entered, with its
+     * pinner: the held write of its context, or of a stream the program
+     * created, is enqueued while its stream is there. */
+    void (*shared_flush)(struct gvs_call *call,
+                         const struct gvs_remote_pinner *pn);
 
     /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
      * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes

@@ -120,7 +120,7 @@ int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
         return c.rc;
     CUresult r = cuda_be_enter(call);
     if (type == GVS_RH_STREAM)
-        cuda_be_remote->shared_flush(call);
+        cuda_be_remote->shared_flush(call, &cuda_be_pinner);
     void *obj = NULL;
     if (r == CUDA_SUCCESS &&
         (obj = gvs_handles_remove(cuda_be_remote->handles(), type, id)) ==

@@ -102,7 +102,7 @@ int cudart_be_stream_destroy(struct gvs_call *call)
         return c.rc;
     struct gvs_handles *t = be_handles();
     cudaError_t e = cudart_be_enter(call);
-    be_remote->shared_flush(call);
+    be_remote->shared_flush(call, &be_pinner);
     cudaStream_t s = t != NULL && e == cudaSuccess
                          ? gvs_handles_remove(t, BE_H_STREAM, wire)
                          : NULL;

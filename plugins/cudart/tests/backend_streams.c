@@ -501,6 +501,14 @@ static uint32_t word_after_sync(_Atomic uint32_t *w, int i, struct gvs_buf *in,
     return atomic_load(&w[i]);
 }
 
+static int set_device(int32_t d, struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_i32(in, d);
+    CHECK_EQ(call_noreply(CUDART_OP_cudaSetDevice, in, out, 1), 0);
+    return 0;
+}
+
 static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
                        struct gvs_buf *out)
 {
@@ -518,14 +526,15 @@ static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
     return 0;
 }
 
-/* The signal of a posted copy on a stream the program created is held
- * back (remote shared.c, "held"): dropped when the next copy of shared
- * memory signals the same word on the same stream, enqueued first when
- * it signals another word, or goes on the legacy stream, or when the
- * stream is destroyed.  A failing copy that replaces a held signal
- * still has its value written behind the stream, with SIGNAL_ASK, and
- * its failure is reported once.  (Words at 0, 64 and 128 bytes: w[0],
- * w[16], w[32].) */
+/* The signal of a posted copy is held back (remote shared.c, "held"):
+ * dropped when the next copy of shared memory signals the same word on
+ * the same stream, enqueued first when it signals another word or names
+ * another stream, or when the stream is destroyed; on the legacy stream
+ * too, not on the per-thread one.  A failing copy that replaces a held
+ * signal still has its value written behind the stream, with
+ * SIGNAL_ASK, and its failure is reported once.  A copy of another
+ * device leaves it held.  (Words at 0, 64, 128
+ * and 192 bytes: w[0], w[16], w[32], w[48].) */
 static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
 {
     const uint64_t client = 0x7f0000000000ull;
@@ -533,7 +542,7 @@ static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
     _Atomic uint32_t *w = harness_area(&len);
     uint64_t dev = 0, st = 0;
     CHECK_EQ(share_area(client, len, &dev, in, out), 0);
-    for (int i = 0; i <= 32; i += 16)
+    for (int i = 0; i <= 48; i += 16)
         atomic_store(&w[i], 0u);
     CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &st, in, out), 0);
 
@@ -545,7 +554,20 @@ static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
     CHECK_EQ(word_after_sync(w, 16, in, out), 0u);
     CHECK_EQ(post_signal(0, client, dev + 192, 128, 40, in, out), 0);
     CHECK_EQ(word_after_sync(w, 16, in, out), 33u);
+    CHECK_EQ(word_after_sync(w, 32, in, out), 0u);
+    CHECK_EQ(post_signal(2, client, dev + 256, 192, 41, in, out), 0);
     CHECK_EQ(word_after_sync(w, 32, in, out), 40u);
+    CHECK_EQ(word_after_sync(w, 48, in, out), 41u);
+    /* Held on device 0, left held by a copy on device 1, which signals
+     * at once, and enqueued by device 0's next. */
+    CHECK_EQ(post_signal(st, client, dev, 0, 50, in, out), 0);
+    CHECK_EQ(set_device(1, in, out), 0);
+    CHECK_EQ(post_signal(0, client, dev, 64, 51, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 16, in, out), 51u);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 30u);
+    CHECK_EQ(set_device(0, in, out), 0);
+    CHECK_EQ(post_signal(st, client, dev, 64, 52, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 50u);
     CHECK_EQ(post_signal(st, client, dev, 0, 35, in, out), 0);
     CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &st, in, out), 0);
     CHECK_EQ(word_after_sync(w, 0, in, out), 35u);

@@ -302,13 +302,18 @@ static void signal_word(struct gvs_call *call,
  * staging slot, each naming the slot's word (frontend/staging.c), and
  * the next such copy's signal, behind both copies on the stream, makes
  * this one's needless: a run of them costs one GPU write instead of one
- * each (1-2 us, as much as the copy).  Any other copy of shared memory
- * enqueues the held signal first, as does what destroys streams.  Held
- * only for a stream the program created, which is one whatever lane
- * names it.  One for the session. */
+ * each (1-2 us, as much as the copy).  The next copy of shared memory
+ * of the same API and context (device or driver context: the one a
+ * default stream's handle means) enqueues the held signal otherwise,
+ * its lane entered first, as does what destroys streams in that
+ * context, or in any for a stream the program created (its handle
+ * names its context).  A copy of another context leaves it held and
+ * signals at once.  Not for a per-thread default stream, which is the
+ * lane's own.  One for the session. */
 struct held {
     const struct gvs_remote_pinner *pn; /* NULL: none held */
     uint64_t stream, word;
+    uintptr_t context;
     uint32_t value;
     int copied;
 };
@@ -317,30 +322,58 @@ static struct held held;
 
 static int holdable(uint64_t stream)
 {
-    return stream > 2; /* not the legacy or a per-thread default stream */
+    return stream != 2; /* cudaStreamPerThread, CU_STREAM_PER_THREAD */
 }
 
-/* Takes the held signal: 1 when next, the one about to be enqueued,
- * replaces it (same stream and word: dropped), else 0 after enqueueing
- * it. */
-static int release_held(struct gvs_call *call, const struct held *next)
+static uintptr_t context_of(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn)
+{
+    return pn->context_key != NULL ? pn->context_key(call) : 0;
+}
+
+/* Takes the held signal when a call of now's API and context may
+ * enqueue it (any, for a created stream, when flushing): 1 when next,
+ * the one about to be enqueued, replaces it (same stream and word:
+ * dropped), else 0 after enqueueing it, or when none was taken.  The
+ * caller of a flush entered its lane. */
+static int release_held(struct gvs_call *call, const struct held *now,
+                        const struct held *next, int flushing)
 {
     pthread_mutex_lock(&held_lock);
     struct held h = held;
-    held.pn = NULL;
+    if (h.pn != NULL &&
+        ((h.pn == now->pn && h.context == now->context) ||
+         (flushing && h.stream > 2)))
+        held.pn = NULL;
+    else
+        h.pn = NULL;
     pthread_mutex_unlock(&held_lock);
     if (h.pn == NULL)
         return 0;
-    if (next != NULL && h.pn == next->pn && h.stream == next->stream &&
-        h.word == next->word)
+    if (next != NULL && h.stream == next->stream && h.word == next->word)
         return 1;
+    if (!flushing)
+        (void)h.pn->enter(call);
     signal_word(call, h.pn, h.stream, h.word, h.value, h.copied);
     return 0;
 }
 
-void remote_be_shared_flush(struct gvs_call *call)
+/* Holds next unless another context's signal is held: 1 when it did. */
+static int hold(const struct held *next)
 {
-    (void)release_held(call, NULL);
+    pthread_mutex_lock(&held_lock);
+    int free = held.pn == NULL;
+    if (free)
+        held = *next;
+    pthread_mutex_unlock(&held_lock);
+    return free;
+}
+
+void remote_be_shared_flush(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn)
+{
+    struct held now = {pn, 0, 0, context_of(call, pn), 0, 0};
+    (void)release_held(call, &now, NULL, 1);
 }
 
 /* The device output CUDA wrote by the end of a STORE copy's wait goes
@@ -435,10 +468,10 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         apigen_get_u32(&c, &value);
     }
     int bad = apigen_end(&c) < 0;
-    struct held next = {pn, stream, word, 0, 0};
+    struct held next = {pn, stream, word, context_of(call, pn), 0, 0};
     int holds = !bad && call->noreply && holdable(stream) &&
                 flags == (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL);
-    int replaces = release_held(call, holds ? &next : NULL);
+    int replaces = release_held(call, &next, holds ? &next : NULL, 0);
     if (bad)
         return c.rc;
     /* A posted copy is stream-ordered and waits for nothing: it may run
@@ -496,19 +529,11 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     int ask = !copied || remote_be_latched(call, pn->plugin);
     /* A signal that replaces a held one follows that one's copy on the
      * stream, enqueued: it waits for it even where its own copy failed. */
-    if (holds) {
+    if (signal) {
         next.value = ask ? value | GVS_REMOTE_SIGNAL_ASK : value;
         next.copied = copied || replaces;
-        pthread_mutex_lock(&held_lock);
-        struct held h = held;
-        held = next;
-        pthread_mutex_unlock(&held_lock);
-        /* Another lane's, held meanwhile. */
-        if (h.pn != NULL)
-            signal_word(call, h.pn, h.stream, h.word, h.value, h.copied);
-    } else if (signal) {
-        signal_word(call, pn, stream, word,
-                    ask ? value | GVS_REMOTE_SIGNAL_ASK : value, copied);
+        if (!holds || !hold(&next))
+            signal_word(call, pn, stream, word, next.value, next.copied);
     }
     if (store && gpu && copied) {
         signal_word(call, pn, stream, word, value, 1);

@@ -185,7 +185,8 @@ int remote_be_hostmem_unshare(struct gvs_call *call,
                               const struct gvs_remote_pinner *pn);
 int remote_be_shared_may_wait(const struct gvs_buf *in, uint32_t lane,
                               uint16_t plugin);
-void remote_be_shared_flush(struct gvs_call *call);
+void remote_be_shared_flush(struct gvs_call *call,
+                            const struct gvs_remote_pinner *pn);
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
 void remote_be_shared_release(const struct gvs_remote_pinner *pn);

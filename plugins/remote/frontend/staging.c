@@ -26,10 +26,9 @@
  * bytes after the one before, while they come from one thread (one lane,
  * on one device or context: remote_fe_lane_epoch) and name one stream,
  * so that the stream passes them in the order sent and the last one's
- * value says the slot is free.  Each still names the slot's word; on a
- * stream the program created the worker holds each write back until
- * the next copy, which drops it when it names the same word (backend
- * shared.c, "held").  A slot then serves many small copies for a wait
+ * value says the slot is free.  Each still names the slot's word; the
+ * worker holds each write back until the next copy, which drops it
+ * when it names the same word (backend shared.c, "held").  A slot then serves many small copies for a wait
  * of its word, and the worker's GPU write, as dear as a small copy, is
  * made once per slot instead of once per copy.
  *
