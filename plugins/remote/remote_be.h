@@ -567,9 +567,10 @@ struct gvs_remote_be {
      * of the small copies the client packs into one staging slot then
      * costs one write.  What destroys
      * streams (a stream's destruction, a device reset, a context's
-     * destruction or reset) calls this first, its lane entered, with its
-     * pinner: the held write of its context, or of a stream the program
-     * created, is enqueued while its stream is there. */
+     * destruction or reset) or begins a capture calls this first, its
+     * lane entered, with its pinner: the held write of its context, or
+     * of a stream the program created, is enqueued while its stream is
+     * there and not capturing. */
     void (*shared_flush)(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
 

@@ -179,6 +179,7 @@
     X(cuUserObjectRelease)                                                   \
     X(cuGraphRetainUserObject)                                               \
     X(cuGraphReleaseUserObject)                                              \
+    X(cuStreamBeginCapture_v2)                                               \
     X(cuStreamBeginCaptureToGraph)                                           \
     X(cuStreamUpdateCaptureDependencies)                                     \
     X(cuThreadExchangeStreamCaptureMode)                                     \

@@ -587,6 +587,30 @@ int cuda_be_graph_edges(struct gvs_call *call)
     return c.rc;
 }
 
+/* Request: u64 stream, i32 mode.  Reply: i32.  A posted copy's signal
+ * held back is enqueued first: once capturing, the stream would take it
+ * into the graph (remote_be.h, shared_flush). */
+int cuda_be_custreambegincapture_v2(struct gvs_call *call)
+{
+    struct apigen_call c = {call->out, call->in, 0};
+    uint64_t swire;
+    int32_t mode;
+    CUstream s = NULL;
+    apigen_get_u64(&c, &swire);
+    apigen_get_i32(&c, &mode);
+    if (apigen_end(&c) < 0)
+        return c.rc;
+    CUresult r = cuda_be_enter(call);
+    if (r == CUDA_SUCCESS)
+        r = cuda_be_stream(call, swire, &s);
+    if (r == CUDA_SUCCESS) {
+        cuda_be_remote->shared_flush(call, &cuda_be_pinner);
+        r = CUDA_DRV(cuStreamBeginCapture_v2)(s, (CUstreamCaptureMode)mode);
+    }
+    apigen_put_i32(&c, (int32_t)r);
+    return c.rc;
+}
+
 /* Request: u64 stream, u64 graph, the dependencies, i32 mode.  Reply:
  * i32. */
 int cuda_be_stream_begin_capture_to_graph(struct gvs_call *call)
@@ -606,6 +630,8 @@ int cuda_be_stream_begin_capture_to_graph(struct gvs_call *call)
     if (apigen_end(&c) == 0) {
         if (r == CUDA_SUCCESS)
             r = cuda_be_stream(call, swire, &s);
+        if (r == CUDA_SUCCESS)
+            cuda_be_remote->shared_flush(call, &cuda_be_pinner);
         if (r == CUDA_SUCCESS)
             r = CUDA_DRV(cuStreamBeginCaptureToGraph)(
                 s, g->g, deps, NULL, n, (CUstreamCaptureMode)mode);

@@ -35,6 +35,10 @@ int cudart_be_stream_begin_capture(struct gvs_call *call)
     apigen_get_i32(&c, &mode);
     if (apigen_end(&c) < 0)
         return c.rc;
+    /* A posted copy's signal held back goes first: once capturing, the
+     * stream would take it into the graph (remote_be.h, shared_flush). */
+    if (e == cudaSuccess)
+        be_remote->shared_flush(call, &be_pinner);
     if (e == cudaSuccess)
         e = cudaStreamBeginCapture(s, (enum cudaStreamCaptureMode)mode);
     apigen_put_i32(&c, e);
@@ -163,6 +167,8 @@ int cudart_be_stream_begin_capture_to_graph(struct gvs_call *call)
     cudaGraphNode_t *deps = be_get_deps_edges(&c, g, &n, &edges, &e);
     apigen_get_i32(&c, &mode);
     if (apigen_end(&c) == 0) {
+        if (e == cudaSuccess)
+            be_remote->shared_flush(call, &be_pinner);
         if (e == cudaSuccess)
             e = cudaStreamBeginCaptureToGraph(
                 s, g->g, deps, edges, n, (enum cudaStreamCaptureMode)mode);

@@ -509,6 +509,28 @@ static int set_device(int32_t d, struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+/* Begins and ends a capture of stream, and destroys the empty graph. */
+static int capture_nothing(uint64_t stream, struct gvs_buf *in,
+                           struct gvs_buf *out)
+{
+    uint64_t graph = 0;
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_i32(in, 0);
+    CHECK_EQ(call(CUDART_OP_STREAM_BEGIN_CAPTURE, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    CHECK_EQ(call(CUDART_OP_STREAM_END_CAPTURE, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    CHECK(gvs_buf_get_u64(out, &graph) == 0 && graph != 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, graph);
+    CHECK_EQ(call(CUDART_OP_GRAPH_DESTROY, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    return 0;
+}
+
 static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
                        struct gvs_buf *out)
 {
@@ -529,11 +551,11 @@ static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
 /* The signal of a posted copy is held back (remote shared.c, "held"):
  * dropped when the next copy of shared memory signals the same word on
  * the same stream, enqueued first when it signals another word or names
- * another stream, or when the stream is destroyed; on the legacy stream
- * too, not on the per-thread one.  A failing copy that replaces a held
+ * another stream, or when the stream is destroyed; never held on a
+ * default stream (legacy, per-thread).  A failing copy that replaces a held
  * signal still has its value written behind the stream, with
  * SIGNAL_ASK, and its failure is reported once.  A copy of another
- * device leaves it held.  (Words at 0, 64, 128
+ * device leaves it held; a capture's beginning enqueues it.  (Words at 0, 64, 128
  * and 192 bytes: w[0], w[16], w[32], w[48].) */
 static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
 {
@@ -554,9 +576,10 @@ static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
     CHECK_EQ(word_after_sync(w, 16, in, out), 0u);
     CHECK_EQ(post_signal(0, client, dev + 192, 128, 40, in, out), 0);
     CHECK_EQ(word_after_sync(w, 16, in, out), 33u);
-    CHECK_EQ(word_after_sync(w, 32, in, out), 0u);
-    CHECK_EQ(post_signal(2, client, dev + 256, 192, 41, in, out), 0);
     CHECK_EQ(word_after_sync(w, 32, in, out), 40u);
+    CHECK_EQ(post_signal(st, client, dev, 0, 45, in, out), 0);
+    CHECK_EQ(post_signal(2, client, dev + 256, 192, 41, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 45u);
     CHECK_EQ(word_after_sync(w, 48, in, out), 41u);
     /* Held on device 0, left held by a copy on device 1, which signals
      * at once, and enqueued by device 0's next. */
@@ -564,10 +587,15 @@ static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
     CHECK_EQ(set_device(1, in, out), 0);
     CHECK_EQ(post_signal(0, client, dev, 64, 51, in, out), 0);
     CHECK_EQ(word_after_sync(w, 16, in, out), 51u);
-    CHECK_EQ(word_after_sync(w, 0, in, out), 30u);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 45u);
     CHECK_EQ(set_device(0, in, out), 0);
     CHECK_EQ(post_signal(st, client, dev, 64, 52, in, out), 0);
     CHECK_EQ(word_after_sync(w, 0, in, out), 50u);
+    /* A capture's beginning enqueues it: a capturing stream would take
+     * it into the graph. */
+    CHECK_EQ(post_signal(st, client, dev, 0, 60, in, out), 0);
+    CHECK_EQ(capture_nothing(st, in, out), 0);
+    CHECK_EQ(word_after_sync(w, 0, in, out), 60u);
     CHECK_EQ(post_signal(st, client, dev, 0, 35, in, out), 0);
     CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &st, in, out), 0);
     CHECK_EQ(word_after_sync(w, 0, in, out), 35u);

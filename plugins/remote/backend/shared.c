@@ -308,8 +308,10 @@ static void signal_word(struct gvs_call *call,
  * its lane entered first, as does what destroys streams in that
  * context, or in any for a stream the program created (its handle
  * names its context).  A copy of another context leaves it held and
- * signals at once.  Not for a per-thread default stream, which is the
- * lane's own.  One for the session. */
+ * signals at once.  Only on a stream the program created: no capture
+ * begins while one is held (beginning one flushes), none is posted
+ * during one, and the default streams, which meet captures in their own
+ * ways, are left alone.  One for the session. */
 struct held {
     const struct gvs_remote_pinner *pn; /* NULL: none held */
     uint64_t stream, word;
@@ -322,7 +324,7 @@ static struct held held;
 
 static int holdable(uint64_t stream)
 {
-    return stream != 2; /* cudaStreamPerThread, CU_STREAM_PER_THREAD */
+    return stream > 2; /* not the legacy or a per-thread default stream */
 }
 
 static uintptr_t context_of(struct gvs_call *call,
@@ -332,7 +334,7 @@ static uintptr_t context_of(struct gvs_call *call,
 }
 
 /* Takes the held signal when a call of now's API and context may
- * enqueue it (any, for a created stream, when flushing): 1 when next,
+ * enqueue it (any when flushing): 1 when next,
  * the one about to be enqueued, replaces it (same stream and word:
  * dropped), else 0 after enqueueing it, or when none was taken.  The
  * caller of a flush entered its lane. */
@@ -342,8 +344,7 @@ static int release_held(struct gvs_call *call, const struct held *now,
     pthread_mutex_lock(&held_lock);
     struct held h = held;
     if (h.pn != NULL &&
-        ((h.pn == now->pn && h.context == now->context) ||
-         (flushing && h.stream > 2)))
+        ((h.pn == now->pn && h.context == now->context) || flushing))
         held.pn = NULL;
     else
         h.pn = NULL;
