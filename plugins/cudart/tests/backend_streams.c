@@ -555,7 +555,8 @@ static int stream_call(uint16_t op, uint64_t *stream, struct gvs_buf *in,
  * default stream (legacy, per-thread).  A failing copy that replaces a held
  * signal still has its value written behind the stream, with
  * SIGNAL_ASK, and its failure is reported once.  A copy of another
- * device leaves it held; a capture's beginning enqueues it.  (Words at 0, 64, 128
+ * device leaves it held, a stream's destruction there stores it once
+ * its stream is done; a capture's beginning enqueues it.  (Words at 0, 64, 128
  * and 192 bytes: w[0], w[16], w[32], w[48].) */
 static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
 {
@@ -591,6 +592,15 @@ static int held_signals(struct gvs_buf *in, struct gvs_buf *out)
     CHECK_EQ(set_device(0, in, out), 0);
     CHECK_EQ(post_signal(st, client, dev, 64, 52, in, out), 0);
     CHECK_EQ(word_after_sync(w, 0, in, out), 50u);
+    /* Taken by a stream's destruction on device 1: stored once its
+     * stream is done. */
+    uint64_t other = 0;
+    CHECK_EQ(set_device(1, in, out), 0);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &other, in, out), 0);
+    CHECK_EQ(atomic_load(&w[16]), 51u);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &other, in, out), 0);
+    CHECK_EQ(atomic_load(&w[16]), 52u);
+    CHECK_EQ(set_device(0, in, out), 0);
     /* A capture's beginning enqueues it: a capturing stream would take
      * it into the graph. */
     CHECK_EQ(post_signal(st, client, dev, 0, 60, in, out), 0);

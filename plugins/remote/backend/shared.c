@@ -303,15 +303,16 @@ static void signal_word(struct gvs_call *call,
  * the next such copy's signal, behind both copies on the stream, makes
  * this one's needless: a run of them costs one GPU write instead of one
  * each (1-2 us, as much as the copy).  The next copy of shared memory
- * of the same API and context (device or driver context: the one a
- * default stream's handle means) enqueues the held signal otherwise,
- * its lane entered first, as does what destroys streams in that
- * context, or in any for a stream the program created (its handle
- * names its context).  A copy of another context leaves it held and
- * signals at once.  Only on a stream the program created: no capture
- * begins while one is held (beginning one flushes), none is posted
- * during one, and the default streams, which meet captures in their own
- * ways, are left alone.  One for the session. */
+ * of the same API and context enqueues the held signal otherwise, from
+ * that context (its lane entered first); a copy of another context
+ * leaves it held and signals its own at once.  What destroys streams or
+ * begins a capture takes it first whatever its context (remote_be.h,
+ * shared_flush): from its own, enqueued; from another, its stream waited
+ * for and the word stored, so that no stream is written from a context
+ * not its own.  Only on a stream the program created: a default
+ * stream's handle means another stream in another lane or context, and
+ * none is held during a capture (nothing is posted then, and beginning
+ * one takes it).  One for the session. */
 struct held {
     const struct gvs_remote_pinner *pn; /* NULL: none held */
     uint64_t stream, word;
@@ -334,17 +335,17 @@ static uintptr_t context_of(struct gvs_call *call,
 }
 
 /* Takes the held signal when a call of now's API and context may
- * enqueue it (any when flushing): 1 when next,
- * the one about to be enqueued, replaces it (same stream and word:
- * dropped), else 0 after enqueueing it, or when none was taken.  The
- * caller of a flush entered its lane. */
+ * enqueue it, or any when flushing (whose caller entered its lane): 1
+ * when next, the one about to be enqueued, replaces it (same stream and
+ * word: dropped), else 0 once it is enqueued or stored, or when none
+ * was taken. */
 static int release_held(struct gvs_call *call, const struct held *now,
                         const struct held *next, int flushing)
 {
     pthread_mutex_lock(&held_lock);
     struct held h = held;
-    if (h.pn != NULL &&
-        ((h.pn == now->pn && h.context == now->context) || flushing))
+    int own = h.pn == now->pn && h.context == now->context;
+    if (h.pn != NULL && (own || flushing))
         held.pn = NULL;
     else
         h.pn = NULL;
@@ -353,9 +354,13 @@ static int release_held(struct gvs_call *call, const struct held *now,
         return 0;
     if (next != NULL && h.stream == next->stream && h.word == next->word)
         return 1;
-    if (!flushing)
+    if (!own && h.copied)
+        (void)h.pn->copy(call, h.stream,
+                         GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_WAIT,
+                         1, 0, NULL, 0);
+    else if (!flushing)
         (void)h.pn->enter(call);
-    signal_word(call, h.pn, h.stream, h.word, h.value, h.copied);
+    signal_word(call, h.pn, h.stream, h.word, h.value, h.copied && own);
     return 0;
 }
 
