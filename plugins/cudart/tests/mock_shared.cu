@@ -42,6 +42,13 @@ static int is_shared(void *p)
     return yes;
 }
 
+// Whether a copy may poll a word (GVS_SPIN_US not 0).
+static int polls()
+{
+    const char *spin = getenv("GVS_SPIN_US");
+    return spin == NULL || strcmp(spin, "0") != 0;
+}
+
 static void pinned(size_t size)
 {
     unsigned char *h, *back;
@@ -378,6 +385,41 @@ static void staged_packed()
 // One of the mock backend's kernels (mock_kernels.c).
 __global__ void say(int) {}
 
+// Runs f with stdout going to a file: whether what it printed holds s.
+static int prints(void (*f)(void *), void *arg, const char *s)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    CHECK(saved >= 0 && tmp != NULL && dup2(fileno(tmp), 1) == 1);
+    f(arg);
+    fflush(stdout);
+    CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    char said[256] = {0};
+    rewind(tmp);
+    CHECK(fread(said, 1, sizeof(said) - 1, tmp) > 0);
+    fclose(tmp);
+    return strstr(said, s) != NULL;
+}
+
+// A kernel that prints, then a synchronous copy.
+struct said_copy {
+    int value;
+    void *dst;
+    const void *src;
+    size_t n;
+    enum cudaMemcpyKind kind;
+};
+
+static void say_then_copy(void *arg)
+{
+    const struct said_copy *c = (const struct said_copy *)arg;
+    say<<<1, 1>>>(c->value);
+    OK(cudaMemcpy(c->dst, c->src, c->n, c->kind));
+}
+
+
 // Synchronous copies the tables prove valid, of shared page-locked memory
 // and through the staging region, return at a word the worker stores
 // once each is done, and no reply comes for them where threads may poll
@@ -387,8 +429,7 @@ __global__ void say(int) {}
 // copy held behind a busy stream is tests/gpu/sync_copies.cu's.)
 static void signalled()
 {
-    const char *spin = getenv("GVS_SPIN_US");
-    int polls = spin == NULL || strcmp(spin, "0") != 0;
+    int polling = polls();
     const size_t n = (size_t)256 << 10;
     unsigned char *h, *back, *page = (unsigned char *)malloc(n);
     void *d;
@@ -406,11 +447,11 @@ static void signalled()
     OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
     s1 = now();
     CHECK(memcmp(h, back, n) == 0);
-    CHECK_EQ(s1.round_trips - s0.round_trips, polls ? 0 : 2);
+    CHECK_EQ(s1.round_trips - s0.round_trips, polling ? 0 : 2);
     CHECK_EQ(s1.posts - s0.posts, 0);
     // Whatever came for the copies came before this reply.
     OK(cudaDeviceSynchronize());
-    if (polls)
+    if (polling)
         CHECK_EQ(now().bytes_received - s1.bytes_received, sync_reply);
     // Pageable, through the staging region: a chunk each way.
     pattern(page, n, 22);
@@ -421,8 +462,9 @@ static void signalled()
     s1 = now();
     pattern(back, n, 22);
     CHECK(memcmp(page, back, n) == 0);
-    CHECK_EQ(s1.round_trips - s0.round_trips, polls ? 0 : 2);
-    CHECK_EQ(s1.posts - s0.posts, 0);
+    CHECK_EQ(s1.round_trips - s0.round_trips, polling ? 0 : 2);
+    // The one to the device is posted behind its mark (staging.c).
+    CHECK_EQ(s1.posts - s0.posts, polling ? 1 : 0);
     // Small ones too, posted through the staging region: 32 KiB to the
     // device on a stream, whose bytes do not travel either, and a few
     // bytes from it.
@@ -440,7 +482,7 @@ static void signalled()
     CHECK(memcmp(page, back, 100) == 0 && page[100] == 0);
     CHECK(s1.bytes_sent - s0.bytes_sent < 4096);
     CHECK_EQ(s1.posts - s0.posts, 1);
-    CHECK_EQ(s2.round_trips - s1.round_trips, polls ? 0 : 1);
+    CHECK_EQ(s2.round_trips - s1.round_trips, polling ? 0 : 1);
     CHECK_EQ(s2.posts - s1.posts, 0);
     OK(cudaStreamDestroy(st));
     pattern(page, n, 22);
@@ -463,20 +505,8 @@ static void signalled()
 
     // Device output comes before the copy that follows it returns, as
     // natively (the mock's kernel prints in the worker).
-    fflush(stdout);
-    int saved = dup(1);
-    FILE *tmp = tmpfile();
-    CHECK(saved >= 0 && tmp != NULL && dup2(fileno(tmp), 1) == 1);
-    say<<<1, 1>>>(5);
-    OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
-    fflush(stdout);
-    CHECK(dup2(saved, 1) == 1);
-    close(saved);
-    char said[256] = {0};
-    rewind(tmp);
-    CHECK(fread(said, 1, sizeof(said) - 1, tmp) > 0);
-    fclose(tmp);
-    CHECK(strstr(said, "mock device says 5") != NULL);
+    struct said_copy c = {5, back, d, n, cudaMemcpyDeviceToHost};
+    CHECK(prints(say_then_copy, &c, "mock device says 5"));
     OK(cudaFree(d));
     OK(cudaFreeHost(h));
     OK(cudaFreeHost(back));
@@ -505,15 +535,13 @@ static unsigned long long writes_now(unsigned long long *out)
 // from the device: that copy waits, and settles its launch.)
 static void answered_by_gpu()
 {
-    const char *spin = getenv("GVS_SPIN_US");
     const size_t n = (size_t)64 << 10;
     unsigned char *h, *back;
     unsigned long long *counter;
     void *d;
     OK(cudaMallocHost((void **)&h, n));
     OK(cudaMallocHost((void **)&back, n));
-    unsigned long long gpu = (spin == NULL || strcmp(spin, "0") != 0) &&
-                             is_shared(h) && is_shared(back);
+    unsigned long long gpu = polls() && is_shared(h) && is_shared(back);
     OK(cudaMalloc(&d, n));
     OK(cudaMalloc((void **)&counter, sizeof(*counter)));
     pattern(h, n, 31);
@@ -546,6 +574,69 @@ static void answered_by_gpu()
     OK(cudaFree(d));
     OK(cudaFreeHost(h));
     OK(cudaFreeHost(back));
+}
+
+// A synchronous copy from pageable memory to the device returns once the
+// stream's earlier work is done and its bytes are staged (staging.c,
+// "marked"): posted behind its mark, which the GPU writes while every
+// kernel launched has ended; no round trip, no bytes on the connection.
+// After a launch the worker waits for the stream, and the kernel's output
+// comes before the copy returns; a failure latched before it is its to
+// answer, and the copy is made all the same.
+static void marked()
+{
+    const size_t sizes[] = {(4 << 10) + 1, 64 << 10, (2 << 20) + 3000};
+    unsigned long long *counter;
+    OK(cudaMalloc((void **)&counter, sizeof(*counter)));
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t n = sizes[i];
+        unsigned chunks = n > ((size_t)2 << 20) ? 2 : 1;
+        unsigned char *h = (unsigned char *)malloc(n);
+        unsigned char *back = (unsigned char *)malloc(n);
+        void *d;
+        CHECK(h != NULL && back != NULL);
+        OK(cudaMalloc(&d, n));
+        pattern(h, n, 41);
+        unsigned long long w0 = writes_now(counter);
+        // Every kernel launched has ended (answered_by_gpu: a copy on the
+        // legacy stream no longer tells so once a non-blocking stream was
+        // made).
+        OK(cudaDeviceSynchronize());
+        struct stats s0 = now();
+        OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+        struct stats s1 = now();
+        memset(h, 0, n);
+        CHECK_EQ(s1.round_trips - s0.round_trips, 0);
+        CHECK_EQ(s1.posts - s0.posts, chunks);
+        CHECK(s1.bytes_sent - s0.bytes_sent < 4096);
+        // The mark's write and each chunk's, for its slot.
+        CHECK_EQ(writes_now(counter) - w0, 1u + chunks);
+        OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+        pattern(h, n, 41);
+        CHECK(memcmp(h, back, n) == 0);
+
+        pattern(h, n, 42);
+        struct said_copy c = {7, d, h, n, cudaMemcpyHostToDevice};
+        CHECK(prints(say_then_copy, &c, "mock device says 7"));
+        OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(h, back, n) == 0);
+
+        cudaStream_t gone;
+        OK(cudaStreamCreate(&gone));
+        OK(cudaStreamDestroy(gone));
+        say<<<1, 1, 0, gone>>>(8);
+        OK(cudaGetLastError());
+        pattern(h, n, 43);
+        CHECK_EQ(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice),
+                 cudaErrorInvalidResourceHandle);
+        CHECK_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+        OK(cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(h, back, n) == 0);
+        OK(cudaFree(d));
+        free(h);
+        free(back);
+    }
+    OK(cudaFree(counter));
 }
 
 static void *copier(void *arg)
@@ -717,6 +808,8 @@ int main(int argc, char **argv)
     if (shared) {
         await_staging();
         answered_by_gpu();
+        if (polls())
+            marked();
     }
     graph_copies();
     pinned(4096);

@@ -152,8 +152,9 @@ void remote_fe_lane_moved(void);
 /* staging.c: a copy between device memory and pageable memory through
  * the staging region, flags as the wire's (0: synchronous; ON_STREAM |
  * WAIT: ordered on stream, returning once done, or for a host-to-device
- * copy with GVS_REMOTE_SHARED_PROVEN and not sync once its bytes are
- * staged and sent, as CUDA's staging of pageable memory does).
+ * copy with GVS_REMOTE_SHARED_PROVEN once its bytes are staged and sent,
+ * as CUDA's staging of pageable memory does, and when sync once the
+ * stream's earlier work is done as well).
  * sh->notsup when it cannot be used (no sharing, a copy too small to
  * gain, the region busy with another thread's copy). */
 int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
@@ -198,5 +199,23 @@ int remote_fe_stored(const struct gvs_remote_shared *sh,
 int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
                              uint64_t stream, int h2d, uint64_t dev,
                              const void *host, size_t len, int32_t *result);
+/* The same in two steps, so that the caller works between the request
+ * and the wait: begin sends it (0 as above; 1 when sent, or when the
+ * send failed, which end then returns), end waits for the word or the
+ * reply: the API's result. */
+struct remote_fe_signalled {
+    struct gvs_client *cl;
+    uint64_t stream, id;
+    _Atomic uint32_t *w;
+    uint32_t value;
+    int word; /* the spare word taken, -1 when none */
+    int32_t result;
+};
+int remote_fe_signalled_begin(const struct gvs_remote_shared *sh,
+                              uint64_t stream, int h2d, uint64_t dev,
+                              const void *host, size_t len,
+                              struct remote_fe_signalled *s);
+int32_t remote_fe_signalled_end(const struct gvs_remote_shared *sh,
+                                struct remote_fe_signalled *s);
 
 #endif

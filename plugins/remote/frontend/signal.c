@@ -163,35 +163,55 @@ static int send(const struct gvs_remote_shared *sh, struct gvs_client *cl,
     return rc;
 }
 
+int remote_fe_signalled_begin(const struct gvs_remote_shared *sh,
+                              uint64_t stream, int h2d, uint64_t dev,
+                              const void *host, size_t len,
+                              struct remote_fe_signalled *s)
+{
+    const struct gvs_remote_api *api = sh->api;
+    _Atomic uint32_t *words;
+    *s = (struct remote_fe_signalled){.stream = stream, .word = -1,
+                                      .result = api->success};
+    if (gvs_spin_busy_ns() <= 0 || api->client(&s->cl) != api->success ||
+        (words = remote_fe_staging_words(sh)) == NULL)
+        return 0;
+    if ((s->word = take_word()) < 0)
+        return 0;
+    s->w = word_at(words, s->word);
+    s->value = remote_fe_signal_value();
+    struct gvs_buf *req = remote_fe_copy_buf(0);
+    int rc = req != NULL ? send(sh, s->cl, req, stream, h2d, dev, host, len,
+                                s->w, s->value, &s->id)
+                         : GVS_E_NOMEM;
+    if (rc < 0) {
+        give_word(s->word);
+        s->word = -1;
+        s->result = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
+    }
+    return 1;
+}
+
+int32_t remote_fe_signalled_end(const struct gvs_remote_shared *sh,
+                                struct remote_fe_signalled *s)
+{
+    if (s->word < 0)
+        return s->result;
+    if (!remote_fe_stored(sh, s->cl, s->id, s->stream, s->w, s->value,
+                          &s->result))
+        s->result = remote_fe_result(sh, s->cl, s->id);
+    /* The worker is done with the word before it replies: it is free. */
+    give_word(s->word);
+    s->word = -1;
+    return s->result;
+}
+
 int remote_fe_signalled_copy(const struct gvs_remote_shared *sh,
                              uint64_t stream, int h2d, uint64_t dev,
                              const void *host, size_t len, int32_t *result)
 {
-    const struct gvs_remote_api *api = sh->api;
-    long long spin = gvs_spin_busy_ns();
-    struct gvs_client *cl;
-    _Atomic uint32_t *words;
-    if (spin <= 0 || api->client(&cl) != api->success ||
-        (words = remote_fe_staging_words(sh)) == NULL)
+    struct remote_fe_signalled s;
+    if (!remote_fe_signalled_begin(sh, stream, h2d, dev, host, len, &s))
         return 0;
-    int i = take_word();
-    if (i < 0)
-        return 0;
-    _Atomic uint32_t *w = word_at(words, i);
-    uint32_t value = remote_fe_signal_value();
-    struct gvs_buf *req = remote_fe_copy_buf(0);
-    uint64_t id;
-    int rc = req != NULL ? send(sh, cl, req, stream, h2d, dev, host, len, w,
-                                value, &id)
-                         : GVS_E_NOMEM;
-    if (rc < 0) {
-        give_word(i);
-        *result = rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
-        return 1;
-    }
-    if (!remote_fe_stored(sh, cl, id, stream, w, value, result))
-        *result = remote_fe_result(sh, cl, id);
-    /* The worker is done with the word before it replies: it is free. */
-    give_word(i);
+    *result = remote_fe_signalled_end(sh, &s);
     return 1;
 }

@@ -32,13 +32,23 @@
  * of its word, and the worker's GPU write, as dear as a small copy, is
  * made once per slot instead of once per copy.
  *
- * Any other copy the API proved valid (to the device synchronously, from
- * the device either way) names each chunk's word too, which the worker
- * stores once the chunk is done and the device's output written
- * (remote_be.h, STORE): the copy polls the word, and waits for the reply
- * only when the word says SIGNAL_ASK (a failure, or output) or does not
- * come while it polls (signal.c).  Where nothing may poll
- * (gvs_spin_busy_ns() 0) it waits for the replies.
+ * A synchronous copy to the device that the API proved valid is
+ * posted the same way, behind a mark: a STORE of no bytes on its stream
+ * (signal.c), sent first, whose word the GPU writes once the stream has
+ * passed the work before the copy (or the worker stores once it waited
+ * for it, the device's output written).  The copy returns at that word,
+ * its bytes staged: as CUDA's from pageable memory, which waits for the
+ * stream's earlier work but not for its own DMA, and reports a failure
+ * of that work.
+ *
+ * Any other copy the API proved valid (from the device either way)
+ * names each chunk's word too, which the worker stores once the chunk
+ * is done and the device's output written (remote_be.h, STORE): the
+ * copy polls the word, and waits for the reply only when the word says
+ * SIGNAL_ASK (a failure, or output) or does not come while it polls
+ * (signal.c); so does a synchronous one to the device when no spare
+ * word is free for its mark.  Where nothing may poll
+ * (gvs_spin_busy_ns() 0) each waits for the replies.
  *
  * Pinning the region in the backend takes milliseconds and holds the
  * driver meanwhile: it is asked for ahead of the session's first device
@@ -423,8 +433,11 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
     int proven = (flags & GVS_REMOTE_SHARED_PROVEN) &&
                  (flags & GVS_REMOTE_SHARED_ON_STREAM);
     int wait = sync || !h2d;
-    int posted = proven && !wait && sh->copy_posted != 0;
-    int store = proven && wait && gvs_spin_busy_ns() > 0;
+    /* A synchronous one to the device is posted behind its mark. */
+    int marked = proven && sync && h2d && sh->copy_posted != 0 &&
+                 gvs_spin_busy_ns() > 0;
+    int posted = proven && (!wait || marked) && sh->copy_posted != 0;
+    int store = proven && wait && !posted && gvs_spin_busy_ns() > 0;
     size_t least = posted  ? STAGING_MIN_POSTED_H2D
                    : store ? (h2d ? STAGING_MIN_STORE_H2D : 1)
                            : (h2d ? STAGING_MIN_H2D : STAGING_MIN_D2H);
@@ -451,10 +464,25 @@ int32_t remote_fe_staged_copy(const struct gvs_remote_shared *sh,
         p.req = gvs_buf_new(64);
         p.rep = gvs_buf_new(64);
         if (p.req != NULL && p.rep != NULL) {
-            if (posted && len <= PACK_MAX)
+            struct remote_fe_signalled mark;
+            if (marked && !remote_fe_signalled_begin(sh, stream, 1, dev,
+                                                     region, 0, &mark)) {
+                /* No word free for the mark: the copy waits for its
+                 * own, stored once it is done. */
+                marked = p.posted = 0;
+                p.store = 1;
+                p.flags = GVS_REMOTE_SHARED_ON_STREAM |
+                          GVS_REMOTE_SHARED_WAIT;
+            }
+            if (p.posted && len <= PACK_MAX)
                 pack_copy(&p, host);
             else
                 run(&p, host);
+            if (marked) {
+                int32_t m = remote_fe_signalled_end(sh, &mark);
+                if (p.e == api->success)
+                    p.e = m;
+            }
             e = p.rc == GVS_E_NOMEM ? api->nomem
                 : p.rc < 0          ? api->transport_error(p.rc)
                                     : p.e;
