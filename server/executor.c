@@ -524,6 +524,28 @@ static int lane_spinning(const struct gvs_session *s)
     return 0;
 }
 
+/* Caller holds the lock, released while reading; t, the reader, is
+ * about to serve j itself.  When j is a posted request of a GVS_OP_BATCH
+ * op and the next request is already there, reads it (gvsd_read_ahead)
+ * and sets j->next_same when it is another of the same op and lane,
+ * posted, that t then serves next whatever else holds (lane_read): 1
+ * then, else 0. */
+static int read_ahead(struct gvs_session *s, struct gvsd_lane_thread *t,
+                      struct gvsd_job *j)
+{
+    if (j->op == NULL || !(j->op->flags & GVS_OP_BATCH) ||
+        !(j->h.flags & GVS_F_NOREPLY) || s->ahead_set)
+        return 0;
+    struct gvsd_job *n;
+    pthread_mutex_unlock(&s->lock);
+    gvsd_read_ahead(s, t->out, &n);
+    pthread_mutex_lock(&s->lock);
+    j->next_same = n != NULL && n->op == j->op && n->slot == j->slot &&
+                   n->h.lane == j->h.lane && (n->h.flags & GVS_F_NOREPLY) &&
+                   !bulky(n) && !s->failed;
+    return j->next_same;
+}
+
 /* Caller holds the lock; t, the reader, serves j (direct_ok, of no
  * other thread's lane) itself and then reads on: t becomes the thread of
  * j's lane, as if given j.  When the reading was taken from it meanwhile
@@ -580,6 +602,11 @@ void gvsd_await_client(struct gvs_session *s, int begin)
  * over. */
 static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
 {
+    /* The request read is the one read ahead of the last t served, which
+     * said it would serve it next (read_ahead): t does, at once.  It
+     * passes nothing: it follows that one on its lane, and nothing was
+     * read in between. */
+    int chained = 0;
     for (;;) {
         struct gvsd_job *j;
         pthread_mutex_unlock(&s->lock);
@@ -606,10 +633,14 @@ static void lane_read(struct gvs_session *s, struct gvsd_lane_thread *t)
         }
         account(s, j);
         struct gvsd_lane_thread *next;
-        if (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
-            lane_warm(s, j->h.lane) == NULL) {
-            if (!waits && !bulky(j) && !lane_spinning(s) &&
-                s->awaiting == 0) {
+        if (chained || (direct_ok(s, j) && lane_busy(s, j->h.lane) == NULL &&
+                        lane_warm(s, j->h.lane) == NULL)) {
+            int now = chained || (!waits && !bulky(j) && !lane_spinning(s) &&
+                                  s->awaiting == 0);
+            /* A run of posted requests of one op is served here, so
+             * that each knows the next is coming. */
+            chained = read_ahead(s, t, j);
+            if (now || chained) {
                 if (serve_reading(s, t, j))
                     continue;
                 return;
@@ -770,6 +801,8 @@ void gvsd_executor_free(struct gvs_session *s)
     struct gvsd_job *j;
     while ((j = jobs_pop(&s->queue)) != NULL)
         job_free(j);
+    job_free(s->ahead);
+    s->ahead = NULL;
     while ((j = s->spare) != NULL) {
         s->spare = j->next;
         job_free(j);

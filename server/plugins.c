@@ -47,6 +47,10 @@ static int validate_ops(const struct gvs_op *ops, char *why, size_t len)
         if ((o->flags & GVS_OP_BLOCKING) && (o->flags & GVS_OP_INLINE))
             return reject(why, len, "op %u: both blocking and inline",
                           (unsigned)o->op);
+        if ((o->flags & GVS_OP_BATCH) &&
+            (o->flags & (GVS_OP_ASYNC_OK | GVS_OP_BLOCKING)) != GVS_OP_ASYNC_OK)
+            return reject(why, len, "op %u: batch but not async, or blocking",
+                          (unsigned)o->op);
         if (seen[o->op / 8] & (1u << (o->op % 8)))
             return reject(why, len, "op %u listed twice", (unsigned)o->op);
         seen[o->op / 8] |= (uint8_t)(1u << (o->op % 8));

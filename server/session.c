@@ -113,15 +113,19 @@ static int vanished(struct gvs_session *s, const struct gvs_frame_hdr *h,
     return gvs_conn_vanished(s->conn);
 }
 
-int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
-              struct gvsd_job **jp)
+/* gvsd_read; ahead: gvsd_read_ahead's, which returns 0 at once when no
+ * frame is there (a frame begun is read to its end). */
+static int read_next(struct gvs_session *s, struct gvs_buf *out,
+                     struct gvsd_job **jp, int ahead)
 {
     uint32_t id = s->opts->id;
     unsigned idle = s->opts->cfg != NULL ? s->opts->cfg->idle_timeout_ms : 0;
     *jp = NULL;
     for (;;) {
-        long long idle_since;
-        if (reader_spin(s, &idle_since) < 0)
+        long long idle_since = gvs_now_ns();
+        if (ahead && !gvs_conn_readable(s->conn))
+            return GVSD_READ_PASS;
+        if (!ahead && reader_spin(s, &idle_since) < 0)
             return GVSD_READ_PASS;
         struct gvs_frame_hdr h;
         char why[128];
@@ -194,6 +198,31 @@ int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
         if (rc != 0)
             return rc == GVSD_SESSION_END ? 0 : rc;
     }
+}
+
+int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
+              struct gvsd_job **jp)
+{
+    if (!s->ahead_set)
+        return read_next(s, out, jp, 0);
+    s->ahead_set = 0;
+    *jp = s->ahead;
+    s->ahead = NULL;
+    return s->ahead_rc;
+}
+
+void gvsd_read_ahead(struct gvs_session *s, struct gvs_buf *out,
+                     struct gvsd_job **jp)
+{
+    *jp = NULL;
+    if (s->ahead_set)
+        return;
+    int rc = read_next(s, out, &s->ahead, 1);
+    if (rc == GVSD_READ_PASS)
+        return;
+    s->ahead_rc = rc;
+    s->ahead_set = 1;
+    *jp = s->ahead;
 }
 
 /* Serves the session on the executor and lane threads, one of which

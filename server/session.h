@@ -174,6 +174,11 @@ struct gvs_session {
     int reading_orphan; /* the reading was taken from a serving reader
                          * with no free thread to take it: the next
                          * thread to go idle does */
+    /* A request read ahead (gvsd_read_ahead) and what reading it gave,
+     * taken by the next gvsd_read; the reader's alone. */
+    struct gvsd_job *ahead;
+    int ahead_rc;
+    int ahead_set;
     int reading_over; /* the reader saw the end: read_rc says how */
     int read_rc;      /* gvsd_read's end */
     int reading_done; /* the reader has stopped: the executor ends once
@@ -229,6 +234,14 @@ void gvsd_session_close_plugins(struct gvs_session *s);
 #define GVSD_READ_PASS 2
 int gvsd_read(struct gvs_session *s, struct gvs_buf *out,
               struct gvsd_job **jp);
+/* The reader's look at what comes after a request it is about to serve:
+ * when a frame is already there, reads requests as gvsd_read does,
+ * without polling, and keeps the one to route (or the end) for the next
+ * gvsd_read, which returns it at once; *jp is that request, else NULL
+ * (none there yet, or the end).  Nothing is served out of order: only
+ * GVS_OP_INLINE ops, which run on arrival anyway. */
+void gvsd_read_ahead(struct gvs_session *s, struct gvs_buf *out,
+                     struct gvsd_job **jp);
 
 /* Checks a received request and finds what serves it (j->slot, j->op).
  * Returns 0, GVSD_SESSION_END for a BYE, or a negative GVS_E_* code

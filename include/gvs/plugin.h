@@ -150,8 +150,15 @@ enum gvs_op_flags {
      * of queued work (completions the client reports, e.g. "host callback
      * N has returned"). */
     GVS_OP_INLINE = 1u << 2,
+    /* Posted requests of it that follow one another may be served
+     * together: before the reader serves one, it reads the next if it is
+     * already there, so that gvs_call.next_same says so (a stream's run
+     * of posted copies goes to the driver as one batch).  Not with
+     * GVS_OP_BLOCKING. */
+    GVS_OP_BATCH = 1u << 3,
 };
-#define GVS_OP_FLAGS_KNOWN (GVS_OP_ASYNC_OK | GVS_OP_BLOCKING | GVS_OP_INLINE)
+#define GVS_OP_FLAGS_KNOWN                                                    \
+    (GVS_OP_ASYNC_OK | GVS_OP_BLOCKING | GVS_OP_INLINE | GVS_OP_BATCH)
 
 struct gvs_op {
     uint16_t op; /* >= 1; 0 ends the table */

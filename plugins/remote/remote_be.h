@@ -23,7 +23,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 15u
+#define GVS_REMOTE_BE_VERSION 16u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -190,6 +190,10 @@ enum {
     GVS_REMOTE_SHARED_WAIT = 2u,      /* the stream waited for */
     GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
     GVS_REMOTE_SHARED_STORE = 8u,     /* the word stored after a wait */
+    /* Never on the wire (refused there): the layer's word to a pinner's
+     * copy that this one is a plain posted copy, which may go through
+     * copy_posted and join a batch. */
+    GVS_REMOTE_SHARED_BATCH = 0x100u,
 };
 /* Added to a SIGNAL's or STORE's value: a failure is latched, ask for
  * it (STORE: the reply comes). */
@@ -222,7 +226,8 @@ struct gvs_remote_pinner {
     int32_t (*sync)(struct gvs_call *call);
     /* One copy between device memory at dev and host (inside the
      * worker's mapping of a region), with the MEMCPY_SHARED flags:
-     * enters the call, checks stream and range, copies. */
+     * enters the call, checks stream and range, copies; with
+     * GVS_REMOTE_SHARED_BATCH through copy_posted. */
     int32_t (*copy)(struct gvs_call *call, uint64_t stream, uint32_t flags,
                     int h2d, uint64_t dev, void *host, uint64_t len);
     /* Page-locked memory of n bytes that every device reaches (a lane's
@@ -241,6 +246,29 @@ struct gvs_remote_pinner {
     /* The name the plugin gives device_code for the context of call's
      * lane (entered by copy before). */
     uintptr_t (*context_key)(struct gvs_call *call);
+};
+
+/* Copies one batch call of the driver's takes at most (copy_posted). */
+#define GVS_REMOTE_BATCH_MAX 16u
+
+/* What an API plugin gives the layer to put posted copies on a stream
+ * together (copy_posted), in its own codes.  stream is the API's own,
+ * found and checked by the plugin; addresses are unified ones the
+ * plugin checked. */
+struct gvs_remote_batcher {
+    int32_t success;
+    uint16_t plugin; /* a batched copy's failure is latched under it */
+    /* One copy of len bytes on stream, as the plugin makes one alone;
+     * kind is what the plugin gave copy_posted. */
+    int32_t (*copy)(void *stream, uint64_t dst, uint64_t src, uint64_t len,
+                    int kind);
+    /* Whether stream may take a batch now (not capturing). */
+    int (*batchable)(void *stream);
+    /* The n copies (2 to GVS_REMOTE_BATCH_MAX) on stream as one batch,
+     * each reading its source in stream order; anything but success
+     * when the API refuses it, having enqueued nothing. */
+    int32_t (*copy_batch)(void *stream, uint64_t *dsts, uint64_t *srcs,
+                          size_t *sizes, size_t n);
 };
 
 struct gvs_remote_be {
@@ -605,6 +633,25 @@ struct gvs_remote_be {
                       const struct gvs_remote_pinner *pn);
     /* Frees the idle buffers pn made (the plugin's session_close). */
     void (*posted_release)(const struct gvs_remote_pinner *pn);
+    /* Posted copies put on a stream together (backend/batch.c): the
+     * handler of a GVS_OP_BATCH op's posted copy between unified
+     * addresses on stream (the call entered, stream and ranges checked)
+     * calls copy_posted instead of copying.  While call->next_same says
+     * the lane's next request is another, the copy joins the thread's
+     * open batch, which goes on the stream as one call of b->copy_batch
+     * when the run ends (next_same 0), the batch is full, or a copy
+     * cannot join (another stream or plugin, not independent of the
+     * batch's copies, not posted, over 1 MiB); otherwise the copy is
+     * made at once.
+     * Returns the copy's result when made at once, else b->success: a
+     * batched copy's failure is latched under b->plugin.  batch_flush
+     * puts the thread's open batch on its stream: such a handler calls
+     * it before it enqueues anything but through copy_posted, and before
+     * it returns unless call->next_same. */
+    int32_t (*copy_posted)(struct gvs_call *call,
+                           const struct gvs_remote_batcher *b, void *stream,
+                           uint64_t dst, uint64_t src, uint64_t len, int kind);
+    void (*batch_flush)(struct gvs_call *call);
     /* Graph memory: the address range a memory alloc node reserved,
      * device memory for the session's checks (which CUDA's pointer
      * attributes do not know while the graph is not running);

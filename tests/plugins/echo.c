@@ -1,6 +1,7 @@
 /* gvs-echo.so: a backend plugin for testing gvsd and the client library
  * without a GPU. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,39 @@ static int op_tid(struct gvs_call *c)
     return rc < 0 ? rc : gvs_buf_put_u32(c->out, (uint32_t)gettid());
 }
 
+/* CHAIN's counts; a worker serves one session. */
+static _Atomic uint64_t chain_served, chain_promised, chain_kept;
+/* Set by a CHAIN that promised; any op served next on the thread
+ * clears it (next_same promises the very next one). */
+static __thread int chain_expect;
+
+static int op_chain(struct gvs_call *c)
+{
+    uint32_t v;
+    int rc = gvs_buf_get_u32(c->in, &v);
+    if (rc == 0)
+        rc = gvs_buf_expect_end(c->in);
+    if (rc < 0)
+        return rc;
+    chain_served++;
+    if (chain_expect)
+        chain_kept++;
+    chain_expect = c->next_same;
+    chain_promised += c->next_same != 0;
+    return 0;
+}
+
+static int op_chain_count(struct gvs_call *c)
+{
+    chain_expect = 0;
+    int rc = gvs_buf_expect_end(c->in);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(c->out, chain_served);
+    if (rc == 0)
+        rc = gvs_buf_put_u64(c->out, chain_promised);
+    return rc < 0 ? rc : gvs_buf_put_u64(c->out, chain_kept);
+}
+
 static const struct gvs_op echo_ops[] = {
     {ECHO_OP_ECHO, 0, "ECHO", op_echo},
     {ECHO_OP_CRASH, 0, "CRASH", op_crash},
@@ -332,6 +366,8 @@ static const struct gvs_op echo_ops[] = {
     {ECHO_OP_QUIET, 0, "QUIET", op_quiet},
     {ECHO_OP_TID, GVS_OP_BLOCKING, "TID", op_tid},
     {ECHO_OP_TID_INLINE, GVS_OP_INLINE, "TID_INLINE", op_tid},
+    {ECHO_OP_CHAIN, GVS_OP_ASYNC_OK | GVS_OP_BATCH, "CHAIN", op_chain},
+    {ECHO_OP_CHAIN_COUNT, 0, "CHAIN_COUNT", op_chain_count},
     GVS_OP_END,
 };
 

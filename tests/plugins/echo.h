@@ -8,7 +8,7 @@
 #define ECHO_PLUGIN_ID 200
 #define ECHO_PLUGIN_NAME "echo"
 /* Fixed by hand: bump it whenever an op below changes. */
-#define ECHO_TABLE_HASH 0x6563686f0000000aull
+#define ECHO_TABLE_HASH 0x6563686f0000000bull
 
 enum echo_op {
     ECHO_OP_ECHO = 1,   /* reply = request body */
@@ -61,6 +61,12 @@ enum echo_op {
     ECHO_OP_TID = 22,
     /* Inline: reply u32 the reading thread's id. */
     ECHO_OP_TID_INLINE = 23,
+    /* Posted, GVS_OP_BATCH: u32 v, counted as served; one whose
+     * gvs_call.next_same is 1 counts as a promise, and the next CHAIN
+     * served on the same thread right after it as the promise kept. */
+    ECHO_OP_CHAIN = 24,
+    /* Reply: u64 CHAINs served, u64 promises made, u64 promises kept. */
+    ECHO_OP_CHAIN_COUNT = 25,
 };
 
 /* The test-only "peer" plugin (peer.c): it offers its peers a pointer to

@@ -144,6 +144,7 @@
     TEST_ENTRY(server_order_after_blocking_reply)                            \
     TEST_ENTRY(server_posted_blocking_ordered)                               \
     TEST_ENTRY(server_posted_one_wakeup)                                     \
+    TEST_ENTRY(server_batch_read_ahead)                                      \
     TEST_ENTRY(server_await_client)                                          \
     TEST_ENTRY(server_blocking_no_wait)                                      \
     TEST_ENTRY(server_bulky_read_on)                                         \

@@ -260,6 +260,65 @@ TEST_IMPL(server_posted_one_wakeup)
     return 0;
 }
 
+/* CHAIN requests, n of them, in one write on lane 1 (on lanes 1 and 2
+ * in turn when alternate), then CHAIN_COUNT's reply into out. */
+#define CHAIN_RUN 24
+static int chain_run(struct gvs_conn *c, int alternate, uint64_t out[3])
+{
+    struct gvs_frame_hdr h[CHAIN_RUN + 1];
+    struct iovec v[CHAIN_RUN + 1];
+    uint8_t b[CHAIN_RUN][4] = {{0}};
+    for (int i = 0; i <= CHAIN_RUN; i++) {
+        h[i] = (struct gvs_frame_hdr){.plugin = ECHO_PLUGIN_ID,
+                                      .op = ECHO_OP_CHAIN,
+                                      .flags = GVS_F_NOREPLY,
+                                      .lane = alternate ? 1 + i % 2 : 1,
+                                      .id = 1 + (uint64_t)i};
+        v[i] = (struct iovec){b[i % CHAIN_RUN], 4};
+    }
+    h[CHAIN_RUN].op = ECHO_OP_CHAIN_COUNT;
+    h[CHAIN_RUN].flags = 0;
+    h[CHAIN_RUN].lane = 1;
+    v[CHAIN_RUN].iov_len = 0;
+    ASSERT_EQ(gvs_frames_sendv(c, h, v, CHAIN_RUN + 1), 0);
+    struct gvs_buf *body = gvs_buf_new(64);
+    ASSERT(body != NULL);
+    ASSERT_EQ(expect_reply(c, 1 + CHAIN_RUN, 1, body), 0);
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(gvs_buf_get_u64(body, &out[i]), 0);
+    gvs_buf_free(body);
+    return 0;
+}
+
+/* Posted requests of a GVS_OP_BATCH op that arrive together: before the
+ * reader serves one it reads the next, and tells the handler that it is
+ * another of its lane (gvs_call.next_same), which that thread then
+ * serves next: a run of n makes n - 1 promises, every one kept (the
+ * last, followed by CHAIN_COUNT, makes none).  A run of two lanes in
+ * turn makes none: the next request is never the same lane's. */
+TEST_IMPL(server_batch_read_ahead)
+{
+    struct test_gvsd g = {0};
+    ASSERT_EQ(test_gvsd_start(&g, NULL), 0);
+    const char *uris[] = {g.unix_uri, g.tcp_uri, g.shm_uri};
+    for (int u = 0; u < 3; u++) {
+        struct gvs_conn *c = test_session(uris[u]);
+        ASSERT(c != NULL);
+        uint64_t n[3], m[3];
+        ASSERT_EQ(chain_run(c, 0, n), 0);
+        ASSERT_U64_EQ(n[0], CHAIN_RUN);
+        ASSERT_U64_EQ(n[1], CHAIN_RUN - 1);
+        ASSERT_U64_EQ(n[2], CHAIN_RUN - 1);
+        ASSERT_EQ(chain_run(c, 1, m), 0);
+        ASSERT_U64_EQ(m[0], 2 * CHAIN_RUN);
+        ASSERT_U64_EQ(m[1], CHAIN_RUN - 1);
+        ASSERT_U64_EQ(m[2], CHAIN_RUN - 1);
+        gvs_conn_close(c);
+    }
+    ASSERT_EQ(test_gvsd_stop(&g), 0);
+    return 0;
+}
+
 /* A request served on the reader (no thread polls: GVS_SPIN_US=0) that
  * waits for the client's answer to its notification, as a graph launch
  * whose host node runs a callback does: the answer (an inline RELEASE)

@@ -28,10 +28,10 @@ BE_KINDS = ("auto", "manual")
 # ptsz and ptds also generate NAME_ptsz / NAME_ptds, the entry point that
 # nvcc --default-stream per-thread compiles NAME to.
 TWINS = ("ptsz", "ptds")
-OP_FLAGS = ("device", "async", "blocking", "inline", "notify") + TWINS
+OP_FLAGS = ("device", "async", "blocking", "inline", "batch", "notify") + TWINS
 # Op attributes that are flags of the backend's op table (include/gvs/plugin.h).
 OP_FLAG_BITS = {"async": "GVS_OP_ASYNC_OK", "blocking": "GVS_OP_BLOCKING",
-                "inline": "GVS_OP_INLINE"}
+                "inline": "GVS_OP_INLINE", "batch": "GVS_OP_BATCH"}
 
 
 class DescError(Exception):
@@ -240,6 +240,8 @@ def parse_op(path, lineno, rest, handles):
         raise DescError(path, lineno, "a manual op describes its body in prose, not arguments")
     if "async" in flags and fe != "manual" and any(a.direction == "out" for a in args):
         raise DescError(path, lineno, "an async op cannot have out arguments")
+    if "batch" in flags and ("async" not in flags or "blocking" in flags):
+        raise DescError(path, lineno, "a batch op is async and not blocking")
     if post_if is not None and ("async" not in flags or fe not in ("auto", "rpc")):
         raise DescError(path, lineno, "post_if needs an async op with fe=auto or fe=rpc")
     op = Op(num, name, fe, be, flags, args, lineno, post_if)

@@ -194,12 +194,18 @@ typedef CUresult (*be_driver_write_value32_fn)(CUstream stream,
                                                unsigned int flags);
 typedef CUresult (*be_driver_attrs_fn)(unsigned n, CUpointer_attribute *attrs,
                                        void **data, CUdeviceptr p);
+typedef CUresult (*be_driver_copy_batch_fn)(CUdeviceptr *dsts, CUdeviceptr *srcs,
+                                            size_t *sizes, size_t count,
+                                            CUmemcpyAttributes *attrs,
+                                            size_t *attrs_idxs,
+                                            size_t num_attrs, CUstream s);
 struct be_driver {
     be_driver_launch_fn launch;
     be_driver_copy_async_fn copy_async;
     be_driver_copy_fn copy;
     be_driver_write_value32_fn write_value32;
     be_driver_attrs_fn attrs; /* cuPointerGetAttributes */
+    be_driver_copy_batch_fn copy_batch; /* cuMemcpyBatchAsync */
 };
 const struct be_driver *be_driver(void);
 
@@ -210,6 +216,13 @@ cudaError_t be_memcpy_async(void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind k, cudaStream_t s);
 cudaError_t be_memcpy(void *dst, const void *src, size_t n,
                       enum cudaMemcpyKind k);
+/* A posted stream-ordered copy of kind k between unified addresses the
+ * caller checked, on s (entered, not the legacy stream's NULL only): through
+ * the layer, which may put it on s with the lane's next ones as one
+ * batch (remote_be.h, copy_posted).  The handler calls
+ * be_remote->batch_flush before it returns unless call->next_same. */
+cudaError_t be_copy_posted(struct gvs_call *call, cudaStream_t s, void *dst,
+                           const void *src, size_t n, enum cudaMemcpyKind k);
 
 /* cudaErrorInvalidValue unless [p, p + len) starts and ends in device
  * (or managed) memory: CUDA's behaviour on a host pointer passed where a

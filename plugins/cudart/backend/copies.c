@@ -8,6 +8,8 @@
  * addresses. */
 #include "be.h"
 
+#include "cudart_ops.h"
+
 cudaError_t be_memcpy_async(void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind k, cudaStream_t s)
 {
@@ -27,4 +29,56 @@ cudaError_t be_memcpy(void *dst, const void *src, size_t n,
                              (CUdeviceptr)(uintptr_t)src, n) == CUDA_SUCCESS)
         return cudaSuccess;
     return cudaMemcpy(dst, src, n, k);
+}
+
+static int32_t copy_one(void *s, uint64_t dst, uint64_t src, uint64_t len,
+                        int kind)
+{
+    return be_memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src,
+                           (size_t)len, (enum cudaMemcpyKind)kind,
+                           (cudaStream_t)s);
+}
+
+static int batchable(void *s)
+{
+    enum cudaStreamCaptureStatus st;
+    cudaError_t e = cudaStreamIsCapturing((cudaStream_t)s, &st);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    return e == cudaSuccess && st == cudaStreamCaptureStatusNone;
+}
+
+/* The sources read in stream order, as a copy of its own reads them. */
+static int32_t copy_batch(void *s, uint64_t *dsts, uint64_t *srcs,
+                          size_t *sizes, size_t n)
+{
+    be_driver_copy_batch_fn batch = be_driver()->copy_batch;
+    CUmemcpyAttributes a = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    CUdeviceptr d[GVS_REMOTE_BATCH_MAX], f[GVS_REMOTE_BATCH_MAX];
+    size_t first = 0;
+    if (n > GVS_REMOTE_BATCH_MAX)
+        return cudaErrorInvalidValue;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = dsts[i];
+        f[i] = srcs[i];
+    }
+    return batch != NULL && batch(d, f, sizes, n, &a, &first, 1,
+                                  (CUstream)s) == CUDA_SUCCESS
+               ? cudaSuccess
+               : cudaErrorNotSupported;
+}
+
+static const struct gvs_remote_batcher batcher = {
+    .success = cudaSuccess,
+    .plugin = CUDART_PLUGIN_ID,
+    .copy = copy_one,
+    .batchable = batchable,
+    .copy_batch = copy_batch,
+};
+
+cudaError_t be_copy_posted(struct gvs_call *call, cudaStream_t s, void *dst,
+                           const void *src, size_t n, enum cudaMemcpyKind k)
+{
+    return be_remote->copy_posted(call, &batcher, s, (uint64_t)(uintptr_t)dst,
+                                  (uint64_t)(uintptr_t)src, n, (int)k);
 }

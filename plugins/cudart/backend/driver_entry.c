@@ -32,6 +32,8 @@ static void find(void)
         found.write_value32 = (be_driver_write_value32_fn)fn;
     if (be_driver_entry("cuPointerGetAttributes", 7000, &fn) == cudaSuccess)
         found.attrs = (be_driver_attrs_fn)fn;
+    if (be_driver_entry("cuMemcpyBatchAsync", 13000, &fn) == cudaSuccess)
+        found.copy_batch = (be_driver_copy_batch_fn)fn;
     /* A missing entry point leaves nothing for a later cudaGetLastError. */
     (void)cudaGetLastError();
 }

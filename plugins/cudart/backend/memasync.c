@@ -115,9 +115,17 @@ int cudart_be_memcpy_async_d2d(struct gvs_call *call)
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
     if (e == cudaSuccess && count > 0)
-        e = be_memcpy_async((void *)(uintptr_t)dst,
-                            (const void *)(uintptr_t)src, (size_t)count,
-                            cudaMemcpyDeviceToDevice, s);
+        e = call->noreply
+                ? be_copy_posted(call, s, (void *)(uintptr_t)dst,
+                                 (const void *)(uintptr_t)src, (size_t)count,
+                                 cudaMemcpyDeviceToDevice)
+                : be_memcpy_async((void *)(uintptr_t)dst,
+                                  (const void *)(uintptr_t)src, (size_t)count,
+                                  cudaMemcpyDeviceToDevice, s);
+    /* The copies batched before this one come first, their failures
+     * too. */
+    if (e != cudaSuccess || !call->next_same)
+        be_remote->batch_flush(call);
     if (call->noreply && e != cudaSuccess)
         be_async_error(call, e);
     apigen_put_i32(&c, e);

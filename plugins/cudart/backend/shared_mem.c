@@ -66,6 +66,8 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
                                 : cudaMemcpyDeviceToHost;
     if (!on_stream)
         return be_memcpy(dst, src, len, k);
+    if (flags & GVS_REMOTE_SHARED_BATCH)
+        return be_copy_posted(call, st, dst, src, len, k);
     e = be_memcpy_async(dst, src, len, k, st);
     if (e == cudaSuccess && wait)
         e = cudaStreamSynchronize(st);

@@ -9,7 +9,8 @@
  * attribute's fields after the trip through the frontend and backend.
  * say and complain write on stdout and stderr, as CUDA does when it
  * flushes device printf output and assert messages; writes_seen counts
- * the stream writes enqueued through the driver's entry point.
+ * the stream writes enqueued through the driver's entry point,
+ * batches_seen the batches of copies; stall holds the launching thread.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -136,6 +138,28 @@ static void run_writes_seen(dim3 grid, dim3 block, void **args)
     **(unsigned long long **)args[0] = atomic_load(&writes);
 }
 
+/* The driver's batch copies (mock_cuMemcpyBatchAsync): calls taken and
+ * the copies they held, which the kernel batches_seen reports. */
+static _Atomic unsigned long long batch_calls, batch_copies;
+
+static void run_batches_seen(dim3 grid, dim3 block, void **args)
+{
+    (void)grid, (void)block;
+    unsigned long long *out = *(unsigned long long **)args[0];
+    out[0] = atomic_load(&batch_calls);
+    out[1] = atomic_load(&batch_copies);
+}
+
+/* Holds the worker's thread that launches it for ms milliseconds (the
+ * mock runs kernels at their launch): the client's next requests wait
+ * in the connection meanwhile. */
+static void run_stall(dim3 grid, dim3 block, void **args)
+{
+    (void)grid, (void)block;
+    struct timespec ts = {0, (long)*(int *)args[0] * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 static void run_complain(dim3 grid, dim3 block, void **args)
 {
     (void)grid, (void)block;
@@ -151,6 +175,8 @@ static const struct mock_kernel kernels[] = {
     {"_Z3sayi", 1, {0}, {4}, run_say},
     {"_Z8complaini", 1, {0}, {4}, run_complain},
     {"_Z11writes_seenPy", 1, {0}, {8}, run_writes_seen},
+    {"_Z12batches_seenPy", 1, {0}, {8}, run_batches_seen},
+    {"_Z5stalli", 1, {0}, {4}, run_stall},
 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
@@ -415,12 +441,37 @@ static CUresult mock_cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
     return CUDA_SUCCESS;
 }
 
+/* The driver's batch of copies, made in order on the stream as the
+ * mock's copies are; a batch of exactly 3 copies is refused, enqueuing
+ * nothing, as a driver may refuse one (the worker then copies one by
+ * one). */
+static CUresult mock_cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs,
+                                        size_t *sizes, size_t count,
+                                        CUmemcpyAttributes *attrs,
+                                        size_t *attrs_idxs, size_t num_attrs,
+                                        CUstream stream)
+{
+    if (count == 0 || count == 3 || num_attrs != 1 || attrs_idxs[0] != 0 ||
+        attrs[0].srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+        stream == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++)
+        if (cudaMemcpyAsync((void *)(uintptr_t)dsts[i],
+                            (const void *)(uintptr_t)srcs[i], sizes[i],
+                            cudaMemcpyDefault,
+                            (cudaStream_t)stream) != cudaSuccess)
+            return CUDA_ERROR_INVALID_VALUE;
+    atomic_fetch_add(&batch_calls, 1);
+    atomic_fetch_add(&batch_copies, count);
+    return CUDA_SUCCESS;
+}
+
 /* No driver behind the mock: an -rdc program's units cannot be linked. */
 cudaError_t cudaGetDriverEntryPointByVersion(
     const char *symbol, void **fn, unsigned int version,
     unsigned long long flags, enum cudaDriverEntryPointQueryResult *status)
 {
-    (void)version, (void)flags;
+    (void)flags;
     *fn = NULL;
     if (strcmp(symbol, "cuLaunchKernel") == 0)
         *fn = (void *)mock_cuLaunchKernel;
@@ -430,6 +481,8 @@ cudaError_t cudaGetDriverEntryPointByVersion(
         *fn = (void *)mock_cuPointerGetAttributes;
     if (strcmp(symbol, "cuStreamWriteValue32") == 0)
         *fn = (void *)mock_cuStreamWriteValue32;
+    if (strcmp(symbol, "cuMemcpyBatchAsync") == 0 && version >= 13000)
+        *fn = (void *)mock_cuMemcpyBatchAsync;
     if (*fn != NULL) {
         if (status != NULL)
             *status = cudaDriverEntryPointSuccess;

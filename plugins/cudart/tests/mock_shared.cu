@@ -641,6 +641,128 @@ static void marked()
     OK(cudaFree(counter));
 }
 
+// Two of the mock backend's kernels: the driver's batch copies the
+// worker made so far (calls, copies) into out[0..1]; and one that holds
+// the worker's thread launching it for ms milliseconds.
+__global__ void batches_seen(unsigned long long *) {}
+__global__ void stall(int) {}
+
+static void batches_now(unsigned long long *dev, unsigned long long out[2])
+{
+    batches_seen<<<1, 1>>>(dev);
+    OK(cudaMemcpy(out, dev, 2 * sizeof(*out), cudaMemcpyDeviceToHost));
+}
+
+// The copies of batched(), from a thread of their own: a lane no worker
+// thread has served before, which the worker's reader serves itself once
+// the stalling launch let it go, or queues behind that launch on the
+// thread stalled by it.
+struct burst {
+    unsigned char *h, *d, *d2, *x;
+    size_t n;
+    cudaStream_t s;
+};
+
+static void *burst_copies(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    size_t n = b->n;
+    // A thread's first launch waits for its reply; the next is posted.
+    stall<<<1, 1>>>(0);
+    OK(cudaStreamSynchronize(b->s));
+    stall<<<1, 1>>>(200);
+    for (int i = 0; i < 32; i++)
+        OK(cudaMemcpyAsync(b->d + i * n, b->h + i * n, n,
+                           cudaMemcpyHostToDevice, b->s));
+    for (int i = 0; i < 8; i++)
+        OK(cudaMemcpyAsync(b->d2 + i * n, b->d + i * n, n,
+                           cudaMemcpyDeviceToDevice, b->s));
+    OK(cudaMemcpyAsync(b->x, b->h, n, cudaMemcpyHostToDevice, b->s));
+    OK(cudaMemcpyAsync(b->x, b->h, n, cudaMemcpyHostToDevice, b->s));
+    OK(cudaMemcpyAsync(b->x, b->h + n, n, cudaMemcpyHostToDevice, b->s));
+    OK(cudaStreamSynchronize(b->s));
+    return NULL;
+}
+
+static void *burst_unbatched(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    size_t n = b->n;
+    stall<<<1, 1>>>(200);
+    for (int i = 0; i < 3; i++)
+        OK(cudaMemcpyAsync(b->d + i * n, b->h + i * n, n,
+                           cudaMemcpyHostToDevice, b->s));
+    OK(cudaStreamSynchronize(b->s));
+    stall<<<1, 1>>>(200);
+    for (int i = 3; i < 8; i++)
+        OK(cudaMemcpyAsync(b->d + i * n, b->h + i * n, n,
+                           cudaMemcpyHostToDevice, 0));
+    OK(cudaStreamSynchronize(0));
+    return NULL;
+}
+
+static void run_burst(void *(*f)(void *), struct burst *b)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, f, b) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+}
+
+// Posted copies that wait in the connection together (the worker held
+// by a stalling launch) go to the driver in batches of at most 16, one
+// per run of the same op on the same stream (remote batch.c): 32 copies
+// to the device in two, 8 device-to-device ones in one.  A copy that
+// depends on one in the batch (the same destination, another source)
+// ends it, the very same copy again does not; a batch the driver refuses
+// (the mock refuses 3) is made one copy at a time; the legacy stream
+// takes none.  Every byte lands where and in the order it would alone.
+static void batched()
+{
+    const size_t n = 64;
+    struct burst b;
+    unsigned long long *counter, b0[2], b1[2];
+    b.n = n;
+    OK(cudaMallocHost((void **)&b.h, 64 * n));
+    OK(cudaMalloc((void **)&b.d, 64 * n));
+    OK(cudaMalloc((void **)&b.d2, 64 * n));
+    OK(cudaMalloc((void **)&counter, 2 * sizeof(*counter)));
+    OK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    b.x = b.d2 + 40 * n;
+    pattern(b.h, 64 * n, 41);
+    OK(cudaMemset(b.d, 0, 64 * n));
+    OK(cudaMemset(b.d2, 0, 64 * n));
+    batches_now(counter, b0);
+    run_burst(burst_copies, &b);
+    batches_now(counter, b1);
+    if (is_shared(b.h)) {
+        CHECK_EQ(b1[0] - b0[0], 4ull);
+        CHECK_EQ(b1[1] - b0[1], 32ull + 8 + 2);
+    }
+    unsigned char *back = (unsigned char *)malloc(64 * n);
+    CHECK(back != NULL);
+    OK(cudaMemcpy(back, b.d, 32 * n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, b.h, 32 * n) == 0);
+    OK(cudaMemcpy(back, b.d2, 8 * n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, b.h, 8 * n) == 0);
+    OK(cudaMemcpy(back, b.x, n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, b.h + n, n) == 0);
+
+    // Refused (3), then the legacy stream: no batch, the same bytes.
+    OK(cudaMemset(b.d, 0, 64 * n));
+    run_burst(burst_unbatched, &b);
+    batches_now(counter, b0);
+    CHECK_EQ(b0[0], b1[0]);
+    CHECK_EQ(b0[1], b1[1]);
+    OK(cudaMemcpy(back, b.d, 8 * n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, b.h, 8 * n) == 0);
+    free(back);
+    OK(cudaStreamDestroy(b.s));
+    OK(cudaFree(counter));
+    OK(cudaFree(b.d2));
+    OK(cudaFree(b.d));
+    OK(cudaFreeHost(b.h));
+}
+
 static void *copier(void *arg)
 {
     size_t size = (size_t)arg;
@@ -827,6 +949,7 @@ int main(int argc, char **argv)
         staged_overlap();
         staged_packed();
         signalled();
+        batched();
     }
 
     // Threads copy at once: one has the staging region, the others send

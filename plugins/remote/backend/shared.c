@@ -474,6 +474,12 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         apigen_get_u32(&c, &value);
     }
     int bad = apigen_end(&c) < 0;
+    /* Only a plain posted copy joins the copies batched before it (and
+     * only through pn->copy): anything else follows them on the
+     * stream. */
+    int plain = !bad && call->noreply && flags == GVS_REMOTE_SHARED_ON_STREAM;
+    if (!plain)
+        remote_be_batch_flush(call);
     struct held next = {pn, stream, word, context_of(call, pn), 0, 0};
     int holds = !bad && call->noreply && holdable(stream) &&
                 flags == (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL);
@@ -512,10 +518,11 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         pthread_rwlock_rdlock(&lock);
         struct region *r = containing(addr, len ? len : 1, &base);
         void *host = r != NULL ? (uint8_t *)r->p + (addr - base) : NULL;
+        uint32_t how = gpu     ? on
+                       : plain ? on | GVS_REMOTE_SHARED_BATCH
+                               : flags & ~(signal | store);
         e = r == NULL ? pn->invalid
-                      : pn->copy(call, stream,
-                                 gpu ? on : flags & ~(signal | store), h2d,
-                                 dev, host, len);
+                      : pn->copy(call, stream, how, h2d, dev, host, len);
         /* The client gave up polling before the mark: it waits for the
          * reply, which comes after the wait, as a STORE's. */
         if (gpu && e == pn->success && !(gpu = mark_gpu(word, value)))
@@ -526,6 +533,8 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     /* Posted: the failure is the lane's next synchronizing call's, as a
      * posted op's. */
     int copied = e == pn->success;
+    if (!copied || !call->next_same)
+        remote_be_batch_flush(call);
     if (call->noreply && !copied) {
         remote_be_latch(call, pn->plugin, e);
         e = pn->success;

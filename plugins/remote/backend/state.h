@@ -85,6 +85,13 @@ int remote_be_d2h_posted(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
 void remote_be_posted_release(const struct gvs_remote_pinner *pn);
 
+/* batch.c */
+int32_t remote_be_copy_posted(struct gvs_call *call,
+                              const struct gvs_remote_batcher *b, void *stream,
+                              uint64_t dst, uint64_t src, uint64_t len,
+                              int kind);
+void remote_be_batch_flush(struct gvs_call *call);
+
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
 
