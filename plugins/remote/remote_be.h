@@ -266,9 +266,10 @@ struct gvs_remote_batcher {
     int (*batchable)(void *stream);
     /* The n copies (2 to GVS_REMOTE_BATCH_MAX) on stream as one batch,
      * each reading its source in stream order; anything but success
-     * when the API refuses it, having enqueued nothing. */
-    int32_t (*copy_batch)(void *stream, uint64_t *dsts, uint64_t *srcs,
-                          size_t *sizes, size_t n);
+     * when the API refuses it, having enqueued nothing.  The addresses
+     * are the driver's (CUdeviceptr's type). */
+    int32_t (*copy_batch)(void *stream, unsigned long long *dsts,
+                          unsigned long long *srcs, size_t *sizes, size_t n);
 };
 
 struct gvs_remote_be {

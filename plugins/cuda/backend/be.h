@@ -58,6 +58,7 @@
     X(cuMemGetDefaultMemPool)                                                \
     X(cuMemGetMemPool)                                                       \
     X(cuMemSetMemPool)                                                       \
+    X(cuMemcpyBatchAsync_v2)                                                 \
     X(cuMemPoolSetAccess)                                                    \
     X(cuMemPoolGetAccess)                                                    \
     X(cuMemAddressReserve)                                                   \

@@ -41,6 +41,48 @@ static int32_t sync_context(struct gvs_call *call)
     return CUDA_DRV(cuCtxSynchronize)();
 }
 
+/* The layer's batches of posted copies (remote_be.h, copy_posted);
+ * kind is 1 for a copy to the device. */
+static int32_t copy_one(void *s, uint64_t dst, uint64_t src, uint64_t len,
+                        int kind)
+{
+    return kind ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(
+                      dst, (const void *)(uintptr_t)src, len, (CUstream)s)
+                : CUDA_DRV(cuMemcpyDtoHAsync_v2)((void *)(uintptr_t)dst, src,
+                                                 len, (CUstream)s);
+}
+
+/* Not the legacy stream (which takes no batch), nor a capturing one. */
+static int batchable(void *s)
+{
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    size_t n;
+    return s != NULL && (CUstream)s != CU_STREAM_LEGACY &&
+           CUDA_DRV(cuStreamGetCaptureInfo_v3)((CUstream)s, &st, &id, NULL,
+                                               NULL, NULL, &n) ==
+               CUDA_SUCCESS &&
+           st == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* The sources read in stream order, as a copy of its own reads them. */
+static int32_t copy_batch(void *s, unsigned long long *dsts,
+                          unsigned long long *srcs, size_t *sizes, size_t n)
+{
+    CUmemcpyAttributes a = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    size_t first = 0;
+    return CUDA_DRV(cuMemcpyBatchAsync_v2)(dsts, srcs, sizes, n, &a, &first,
+                                           1, (CUstream)s);
+}
+
+static const struct gvs_remote_batcher batcher = {
+    .success = CUDA_SUCCESS,
+    .plugin = CUDA_PLUGIN_ID,
+    .copy = copy_one,
+    .batchable = batchable,
+    .copy_batch = copy_batch,
+};
+
 /* As the driver's own copies: the stream and the device range are
  * checked before anything moves. */
 static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
@@ -63,6 +105,10 @@ static int32_t copy(struct gvs_call *call, uint64_t stream, uint32_t flags,
     if (!on_stream)
         return h2d ? CUDA_DRV(cuMemcpyHtoD_v2)(dev, host, len)
                    : CUDA_DRV(cuMemcpyDtoH_v2)(host, dev, len);
+    uint64_t h = (uint64_t)(uintptr_t)host;
+    if (flags & GVS_REMOTE_SHARED_BATCH)
+        return cuda_be_remote->copy_posted(call, &batcher, s, h2d ? dev : h,
+                                           h2d ? h : dev, len, h2d);
     r = h2d ? CUDA_DRV(cuMemcpyHtoDAsync_v2)(dev, host, len, s)
             : CUDA_DRV(cuMemcpyDtoHAsync_v2)(host, dev, len, s);
     if (r == CUDA_SUCCESS && wait)

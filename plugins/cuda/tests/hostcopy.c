@@ -11,6 +11,7 @@
  * the bytes arrive, and a bad device range is reported at once.  Prints
  * "ok".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,8 @@
 
 #define PINNED ((size_t)8 << 20)
 #define PAGEABLE ((size_t)5 << 20)
+/* The mock driver's module image (its kernels fill and add). */
+#define MOCK_MODULE "//gvs-mock module\n"
 /* What a request or reply of a copy carries besides the bytes. */
 #define SMALL 4096u
 
@@ -332,6 +335,72 @@ static void graph_copies(CUdeviceptr d, int shm)
     CHECK(cuMemFreeHost(out));
 }
 
+/* The mock driver's log line: its batches of copies and the copies
+ * they held so far (0 and 0 before the first). */
+static void batches_now(unsigned long long *calls, unsigned long long *copies)
+{
+    char line[128];
+    size_t size = sizeof(line);
+    CUlogIterator it = 0;
+    *calls = *copies = 0;
+    CHECK(cuLogsDumpToMemory(&it, line, &size, 0));
+    if (strcmp(line, "mock driver log\n") != 0)
+        EXPECT(sscanf(line, "mock driver log: %llu batches, %llu copies",
+                      calls, copies) == 2);
+}
+
+/* Posted copies of shared page-locked memory that wait in the
+ * connection together (the worker held by a long fill, which the mock
+ * makes at its launch) go to the driver in batches of at most 16, one
+ * per run on a stream (remote batch.c): 32 copies in two.  A copy that
+ * depends on one in the batch (the same destination, another source)
+ * ends it, the same copy again does not.  The mock makes a batch's
+ * copies last first, as the driver may: the bytes still land as they
+ * would one copy after the other. */
+static void batched(void)
+{
+    const size_t n = 64;
+    CUmodule mod;
+    CUfunction fill;
+    CUdeviceptr big, d;
+    CUstream st;
+    uint8_t *h, back[64 * 64];
+    uint32_t value = 5, words = 1;
+    void *args[] = {&big, &value, &words};
+    unsigned long long c0, n0, c1, n1;
+    CHECK(cuModuleLoadData(&mod, MOCK_MODULE));
+    CHECK(cuModuleGetFunction(&fill, mod, "fill"));
+    CHECK(cuMemAlloc(&big, (size_t)256 << 20));
+    CHECK(cuMemAlloc(&d, 64 * n));
+    CHECK(cuMemHostAlloc((void **)&h, 64 * n, 0));
+    CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    pattern(h, 64 * n, 9);
+    /* The first launch waits for its reply; the next are posted. */
+    CHECK(cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, st, args, NULL));
+    CHECK(cuStreamSynchronize(st));
+    batches_now(&c0, &n0);
+    words = (uint32_t)(((size_t)256 << 20) / 4);
+    CHECK(cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, st, args, NULL));
+    for (int i = 0; i < 32; i++)
+        CHECK(cuMemcpyHtoDAsync(d + i * n, h + i * n, n, st));
+    CUdeviceptr x = d + 40 * n;
+    CHECK(cuMemcpyHtoDAsync(x, h, n, st));
+    CHECK(cuMemcpyHtoDAsync(x, h, n, st));
+    CHECK(cuMemcpyHtoDAsync(x, h + n, n, st));
+    CHECK(cuStreamSynchronize(st));
+    batches_now(&c1, &n1);
+    EXPECT(c1 - c0 == 3 && n1 - n0 == 32 + 2);
+    CHECK(cuMemcpyDtoH(back, d, 32 * n));
+    EXPECT(same(back, 32 * n, 9));
+    CHECK(cuMemcpyDtoH(back, x, n));
+    EXPECT(memcmp(back, h + n, n) == 0);
+    CHECK(cuStreamDestroy(st));
+    CHECK(cuMemFreeHost(h));
+    CHECK(cuMemFree(d));
+    CHECK(cuMemFree(big));
+    CHECK(cuModuleUnload(mod));
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -360,6 +429,8 @@ int main(void)
     tapered_2d();
     graph_copies(d, shm);
     posted_failure();
+    if (shm)
+        batched();
     CHECK(cuMemFree(d));
     CHECK(cuCtxDestroy(ctx));
     printf("ok\n");

@@ -556,15 +556,23 @@ static CUresult mock_atomic_caps(unsigned int *caps,
     return r;
 }
 
-/* One line of logs, whatever the iterator. */
+/* One line of logs, whatever the iterator; it says the batches of
+ * copies made, once there are any. */
 static CUresult mock_logs_dump(CUlogIterator *it, char *buf, size_t *size,
                                unsigned int flags)
 {
-    static const char line[] = "mock driver log\n";
-    if (flags != 0 || *size < sizeof(line))
+    char line[96];
+    unsigned long long calls, copies;
+    mock_batch_counts(&calls, &copies);
+    int n = calls == 0 ? snprintf(line, sizeof(line), "mock driver log\n")
+                       : snprintf(line, sizeof(line),
+                                  "mock driver log: %llu batches, %llu "
+                                  "copies\n",
+                                  calls, copies);
+    if (flags != 0 || n < 0 || *size < (size_t)n + 1)
         return CUDA_ERROR_INVALID_VALUE;
-    memcpy(buf, line, sizeof(line));
-    *size = sizeof(line) - 1;
+    memcpy(buf, line, (size_t)n + 1);
+    *size = (size_t)n;
     if (it != NULL)
         *it += 1;
     return CUDA_SUCCESS;

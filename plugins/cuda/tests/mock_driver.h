@@ -28,8 +28,10 @@ void mock_link_fill(void);
 void mock_jit_log(unsigned n, const CUjit_option *opt, void **val,
                   CUjit_option buf_opt, CUjit_option size_opt,
                   const char *msg);
-/* mock_batch.c: batched prefetches and discards. */
+/* mock_batch.c: batched prefetches, discards and copies; the copies'
+ * batches so far and the copies they held. */
 void mock_batch_fill(void);
+void mock_batch_counts(unsigned long long *calls, unsigned long long *copies);
 
 /* mock_vmm.c: the virtual memory API.  mock_vmm_range: whether p is
  * mapped, and (base not NULL) its mapping's range. */

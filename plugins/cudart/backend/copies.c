@@ -39,9 +39,12 @@ static int32_t copy_one(void *s, uint64_t dst, uint64_t src, uint64_t len,
                            (cudaStream_t)s);
 }
 
+/* Not the legacy stream (which takes no batch), nor a capturing one. */
 static int batchable(void *s)
 {
     enum cudaStreamCaptureStatus st;
+    if (s == NULL || (cudaStream_t)s == cudaStreamLegacy)
+        return 0;
     cudaError_t e = cudaStreamIsCapturing((cudaStream_t)s, &st);
     if (e != cudaSuccess)
         (void)cudaGetLastError();
@@ -49,20 +52,13 @@ static int batchable(void *s)
 }
 
 /* The sources read in stream order, as a copy of its own reads them. */
-static int32_t copy_batch(void *s, uint64_t *dsts, uint64_t *srcs,
-                          size_t *sizes, size_t n)
+static int32_t copy_batch(void *s, unsigned long long *dsts,
+                          unsigned long long *srcs, size_t *sizes, size_t n)
 {
     be_driver_copy_batch_fn batch = be_driver()->copy_batch;
     CUmemcpyAttributes a = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
-    CUdeviceptr d[GVS_REMOTE_BATCH_MAX], f[GVS_REMOTE_BATCH_MAX];
     size_t first = 0;
-    if (n > GVS_REMOTE_BATCH_MAX)
-        return cudaErrorInvalidValue;
-    for (size_t i = 0; i < n; i++) {
-        d[i] = dsts[i];
-        f[i] = srcs[i];
-    }
-    return batch != NULL && batch(d, f, sizes, n, &a, &first, 1,
+    return batch != NULL && batch(dsts, srcs, sizes, n, &a, &first, 1,
                                   (CUstream)s) == CUDA_SUCCESS
                ? cudaSuccess
                : cudaErrorNotSupported;

@@ -36,7 +36,7 @@ struct open_batch {
     const struct gvs_remote_batcher *b;
     void *stream;
     size_t n;
-    uint64_t dst[GVS_REMOTE_BATCH_MAX], src[GVS_REMOTE_BATCH_MAX];
+    unsigned long long dst[GVS_REMOTE_BATCH_MAX], src[GVS_REMOTE_BATCH_MAX];
     size_t size[GVS_REMOTE_BATCH_MAX];
     int kind[GVS_REMOTE_BATCH_MAX];
 };
