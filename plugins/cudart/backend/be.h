@@ -216,11 +216,12 @@ cudaError_t be_memcpy_async(void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind k, cudaStream_t s);
 cudaError_t be_memcpy(void *dst, const void *src, size_t n,
                       enum cudaMemcpyKind k);
-/* A posted stream-ordered copy of kind k between unified addresses the
- * caller checked, on s (entered, not the legacy stream's NULL only): through
- * the layer, which may put it on s with the lane's next ones as one
- * batch (remote_be.h, copy_posted).  The handler calls
- * be_remote->batch_flush before it returns unless call->next_same. */
+/* A stream-ordered copy of kind k between unified addresses the caller
+ * checked, on s (entered), through the layer: a posted one may go on s
+ * with the lane's next ones as one batch, one with a reply follows the
+ * copies batched before it (remote_be.h, copy_posted).  The handler
+ * calls be_remote->batch_flush before it returns unless
+ * call->next_same. */
 cudaError_t be_copy_posted(struct gvs_call *call, cudaStream_t s, void *dst,
                            const void *src, size_t n, enum cudaMemcpyKind k);
 

@@ -114,14 +114,12 @@ int cudart_be_memcpy_async_d2d(struct gvs_call *call)
     cudaError_t e = be_enter_stream_range(call, stream, &s, dst, count);
     if (e == cudaSuccess)
         e = be_check_device_range(src, count);
+    /* Through the layer either way: a copy with a reply follows the
+     * copies batched before it. */
     if (e == cudaSuccess && count > 0)
-        e = call->noreply
-                ? be_copy_posted(call, s, (void *)(uintptr_t)dst,
-                                 (const void *)(uintptr_t)src, (size_t)count,
-                                 cudaMemcpyDeviceToDevice)
-                : be_memcpy_async((void *)(uintptr_t)dst,
-                                  (const void *)(uintptr_t)src, (size_t)count,
-                                  cudaMemcpyDeviceToDevice, s);
+        e = be_copy_posted(call, s, (void *)(uintptr_t)dst,
+                           (const void *)(uintptr_t)src, (size_t)count,
+                           cudaMemcpyDeviceToDevice);
     /* The copies batched before this one come first, their failures
      * too. */
     if (e != cudaSuccess || !call->next_same)

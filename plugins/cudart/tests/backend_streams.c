@@ -9,6 +9,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "backend_harness.h"
@@ -720,6 +721,49 @@ static int posted_d2h_batch(struct gvs_buf *in, struct gvs_buf *out)
     return 0;
 }
 
+static int post_d2d(uint64_t stream, uint64_t dst, uint64_t src, int followed,
+                    int noreply, struct gvs_buf *in, struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_u64(in, dst);
+    gvs_buf_put_u64(in, src);
+    gvs_buf_put_u64(in, 64);
+    return followed ? call_followed(CUDART_OP_MEMCPY_ASYNC_D2D, in, out, noreply)
+                    : call_noreply(CUDART_OP_MEMCPY_ASYNC_D2D, in, out, noreply);
+}
+
+/* A posted device-to-device copy that joins the thread's batch (gvsd
+ * said the next request is another: next_same) and one with a reply
+ * behind it to the same bytes: the batched one goes on the stream first
+ * (remote batch.c), so the second's bytes stay.  (The mock's device
+ * memory is this process's.) */
+static int batch_then_reply(struct gvs_buf *in, struct gvs_buf *out)
+{
+    uint64_t a = 0, st = 0;
+    int32_t r;
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, 192);
+    CHECK_EQ(call(CUDART_OP_cudaMalloc, in, out), 0);
+    CHECK(gvs_buf_get_i32(out, &r) == 0 && r == 0);
+    CHECK(gvs_buf_get_u64(out, &a) == 0 && a != 0);
+    memset((void *)(uintptr_t)a, 1, 64);
+    memset((void *)(uintptr_t)(a + 64), 2, 64);
+    memset((void *)(uintptr_t)(a + 128), 0, 64);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &st, in, out), 0);
+    CHECK_EQ(post_d2d(st, a + 128, a, 1, 1, in, out), 0);
+    CHECK_EQ(post_d2d(st, a + 128, a + 64, 0, 0, in, out), 0);
+    CHECK_EQ(result_of(out), 0);
+    CHECK_EQ(stream_call(CUDART_OP_cudaStreamSynchronize, &st, in, out), 0);
+    CHECK_EQ(((uint8_t *)(uintptr_t)a)[128], 2);
+    CHECK_EQ(((uint8_t *)(uintptr_t)a)[191], 2);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &st, in, out), 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, a);
+    CHECK_EQ(call(CUDART_OP_cudaFree, in, out), 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct gvs_buf *in = gvs_buf_new(1 << 20), *out = gvs_buf_new(1 << 24);
@@ -737,6 +781,7 @@ int main(int argc, char **argv)
         CHECK(held_signals(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
         CHECK(posted_d2h_batch(in, out) == 0);
+        CHECK(batch_then_reply(in, out) == 0);
     }
     harness_close();
     gvs_buf_free(in);

@@ -41,7 +41,7 @@ struct open_batch {
     int kind[GVS_REMOTE_BATCH_MAX];
 };
 
-static __thread struct open_batch open;
+static __thread struct open_batch pending;
 
 static int overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
@@ -75,7 +75,7 @@ static void copy_one(struct gvs_call *call, const struct gvs_remote_batcher *b,
 
 void remote_be_batch_flush(struct gvs_call *call)
 {
-    struct open_batch *o = &open;
+    struct open_batch *o = &pending;
     if (o->n == 0)
         return;
     const struct gvs_remote_batcher *b = o->b;
@@ -92,7 +92,7 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
                               uint64_t dst, uint64_t src, uint64_t len,
                               int kind)
 {
-    struct open_batch *o = &open;
+    struct open_batch *o = &pending;
     int joins = call->noreply && stream != NULL && len > 0 &&
                 len <= BATCH_LEN && !overlap(dst, len, src, len);
     if (o->n > 0 && (!joins || o->b != b || o->stream != stream ||
