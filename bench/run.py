@@ -104,8 +104,9 @@ class Target:
     """How to run a program: natively, or through gvs over a transport.
     tls: the Tls of the run."""
 
-    def __init__(self, name, build, tls):
+    def __init__(self, name, build, tls, gvsd_env=()):
         self.name, self.build, self.daemon, self.uri = name, build, None, None
+        self.gvsd_env = dict(v.split("=", 1) for v in gvsd_env)
         self.tls = tls if name == "tls" else None
         self.conf = None
         self.guest_uri, self.region = None, None
@@ -139,7 +140,7 @@ class Target:
             self.daemon = subprocess.Popen(
                 [os.path.join(self.build, "bin", "gvsd"), "--listen", self.uri,
                  "--ready-fd", str(w), "--max-sessions", "128"] + extra,
-                pass_fds=(w,), env=native_env())
+                pass_fds=(w,), env=dict(native_env(), **self.gvsd_env))
             os.close(w)
             with os.fdopen(r) as ready:
                 if ready.read().strip() != "ready":
@@ -377,7 +378,14 @@ def main():
                          "only (any transport, vm-* too)")
     ap.add_argument("--json", metavar="FILE",
                     help="also write every median here (bench/sweep_plot.py)")
+    ap.add_argument("--gvsd-env", metavar="NAME=VALUE", action="append",
+                    default=[],
+                    help="a variable for gvsd's environment (which keeps "
+                         "no GVS_ variable of this one's), e.g. "
+                         "GVS_COPY_KERNEL=0; repeatable")
     a = ap.parse_args()
+    if any("=" not in v for v in a.gvsd_env):
+        ap.error("--gvsd-env takes NAME=VALUE")
     sock_dir = bench_dir = os.path.join(a.build, "bench")
     if a.level == "driver":
         bench_dir = os.path.join(bench_dir, "static")
@@ -390,7 +398,8 @@ def main():
     results = {}
     with contextlib.ExitStack() as stack:
         tls = stack.enter_context(Tls()) if "tls" in names else None
-        targets = [stack.enter_context(Target(n, a.build, tls)) for n in names]
+        targets = [stack.enter_context(Target(n, a.build, tls, a.gvsd_env))
+                   for n in names]
         for _ in range(a.repeat):
             for t in targets:
                 rounds[t.name].append(measure_round(t, bench_dir, mode))

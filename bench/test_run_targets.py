@@ -2,7 +2,8 @@
 """bench/run.py's command for a client in a guest: gvs-vm gets the guest
 image and QEMU that GVS_VM_DIR and GVS_VM_QEMU name (a copy carried to a
 machine without QEMU), although the programs' environment drops every
-GVS_ variable; without them, gvs-vm's own defaults."""
+GVS_ variable; without them, gvs-vm's own defaults.  And what
+--gvsd-env gives gvsd's environment."""
 import os
 import sys
 
@@ -39,6 +40,10 @@ def main():
     cmd = guest_cmd({})
     if "--image-dir" in cmd or "--qemu" in cmd:
         print("FAILED: options without their variables: %s" % cmd)
+        failed = 1
+    t = run.Target("tcp", "/build", None, ["GVS_COPY_KERNEL=0", "A=b=c"])
+    if t.gvsd_env != {"GVS_COPY_KERNEL": "0", "A": "b=c"}:
+        print("FAILED: gvsd's variables: %s" % t.gvsd_env)
         failed = 1
     if not failed:
         print("ok")

@@ -15,6 +15,7 @@
 #ifndef GVS_REMOTE_BE_H
 #define GVS_REMOTE_BE_H
 
+#include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 16u
+#define GVS_REMOTE_BE_VERSION 17u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -251,6 +252,26 @@ struct gvs_remote_pinner {
 /* Copies one batch call of the driver's takes at most (copy_posted). */
 #define GVS_REMOTE_BATCH_MAX 16u
 
+/* The driver's entry points through which the layer makes copies between
+ * device memory with a kernel of its own (copy_posted): each the driver's
+ * function of that name, a NULL one disabling the kernel. */
+struct gvs_remote_copy_driver {
+    CUresult (*library_load_data)(CUlibrary *lib, const void *code,
+                                  CUjit_option *jit_options,
+                                  void **jit_values, unsigned n_jit,
+                                  CUlibraryOption *options, void **values,
+                                  unsigned n_options);
+    CUresult (*library_get_kernel)(CUkernel *kernel, CUlibrary lib,
+                                   const char *name);
+    CUresult (*launch)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                       CUstream stream, void **params, void **extra);
+    CUresult (*pointer_attrs)(unsigned n, CUpointer_attribute *which,
+                              void **data, CUdeviceptr p);
+    CUresult (*stream_ctx)(CUstream stream, CUcontext *ctx);
+    CUresult (*current_ctx)(CUcontext *ctx);
+};
+
 /* What an API plugin gives the layer to put posted copies on a stream
  * together (copy_posted), in its own codes.  stream is the API's own,
  * found and checked by the plugin; addresses are unified ones the
@@ -270,6 +291,9 @@ struct gvs_remote_batcher {
      * are the driver's (CUdeviceptr's type). */
     int32_t (*copy_batch)(void *stream, unsigned long long *dsts,
                           unsigned long long *srcs, size_t *sizes, size_t n);
+    /* The driver's entry points the layer's copy kernel needs, or NULL
+     * where the plugin has none (its copies are then never made by it). */
+    const struct gvs_remote_copy_driver *(*driver)(void);
 };
 
 struct gvs_remote_be {
@@ -602,6 +626,16 @@ struct gvs_remote_be {
      * there and not capturing. */
     void (*shared_flush)(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
+    /* What destroys a context (a device reset, a context's destruction
+     * or reset, the last release of a primary context) calls this first
+     * instead of shared_flush, its lane entered: the held writes go,
+     * then the lane's device is waited for (pn->sync: the host functions
+     * of posted copies give their buffers back), and the page-locked
+     * buffers the layer made through pn (stage_d2h's, d2h_posted's) are
+     * freed while their context is there, to be made again when next
+     * needed: the context's end would free them under the layer. */
+    void (*context_ending)(struct gvs_call *call,
+                           const struct gvs_remote_pinner *pn);
 
     /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
      * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes
@@ -643,7 +677,10 @@ struct gvs_remote_be {
      * when the run ends (next_same 0), the batch is full, or a copy
      * cannot join (another stream or plugin, not independent of the
      * batch's copies, not posted, over 1 MiB); otherwise the copy is
-     * made at once.
+     * made at once.  Copies between device memory of the stream's
+     * context go to the GPU as one launch of the layer's copy kernel
+     * where b->driver gives its entry points (also alone, and on the
+     * legacy stream, the NULL one, which takes no b->copy_batch).
      * Returns the copy's result when made at once, else b->success: a
      * batched copy's failure is latched under b->plugin.  batch_flush
      * puts the thread's open batch on its stream: such a handler calls

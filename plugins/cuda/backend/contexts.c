@@ -88,7 +88,7 @@ static int primary_release(struct gvs_call *call, int reset)
     if (apigen_end(&c) < 0)
         return c.rc;
     CUresult r = cuda_be_enter(call);
-    cuda_be_remote->shared_flush(call, &cuda_be_pinner);
+    cuda_be_remote->context_ending(call, &cuda_be_pinner);
     if (r == CUDA_SUCCESS)
         r = reset ? CUDA_DRV(cuDevicePrimaryCtxReset_v2)(dev)
                   : CUDA_DRV(cuDevicePrimaryCtxRelease_v2)(dev);
@@ -214,7 +214,7 @@ int cuda_be_ctx_destroy(struct gvs_call *call)
         pthread_mutex_unlock(&lock);
     }
     if (r == CUDA_SUCCESS) {
-        cuda_be_remote->shared_flush(call, &cuda_be_pinner);
+        cuda_be_remote->context_ending(call, &cuda_be_pinner);
         r = CUDA_DRV(cuCtxDestroy_v2)(ctx->ctx);
         cuda_be_remote->ptds_lost(ctx->ctx, ctx->dev);
         gvs_free(ctx);

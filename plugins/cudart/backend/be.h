@@ -206,6 +206,8 @@ struct be_driver {
     be_driver_write_value32_fn write_value32;
     be_driver_attrs_fn attrs; /* cuPointerGetAttributes */
     be_driver_copy_batch_fn copy_batch; /* cuMemcpyBatchAsync */
+    /* What the layer's copy kernel needs (remote_be.h). */
+    struct gvs_remote_copy_driver copy_kernel;
 };
 const struct be_driver *be_driver(void);
 

@@ -64,6 +64,11 @@ static int32_t copy_batch(void *s, unsigned long long *dsts,
                : cudaErrorNotSupported;
 }
 
+static const struct gvs_remote_copy_driver *copy_driver(void)
+{
+    return &be_driver()->copy_kernel;
+}
+
 static const struct gvs_remote_batcher batcher = {
     .success = cudaSuccess,
     .plugin = CUDART_PLUGIN_ID,
@@ -72,9 +77,22 @@ static const struct gvs_remote_batcher batcher = {
     .copy_batch = copy_batch,
 };
 
+/* Copies between device memory may be the layer's copy kernel's: the
+ * others have page-locked host memory on one side, which the kernel
+ * would reach over the bus slower than the DMA engines do. */
+static const struct gvs_remote_batcher d2d_batcher = {
+    .success = cudaSuccess,
+    .plugin = CUDART_PLUGIN_ID,
+    .copy = copy_one,
+    .batchable = batchable,
+    .copy_batch = copy_batch,
+    .driver = copy_driver,
+};
+
 cudaError_t be_copy_posted(struct gvs_call *call, cudaStream_t s, void *dst,
                            const void *src, size_t n, enum cudaMemcpyKind k)
 {
-    return be_remote->copy_posted(call, &batcher, s, (uint64_t)(uintptr_t)dst,
-                                  (uint64_t)(uintptr_t)src, n, (int)k);
+    return be_remote->copy_posted(
+        call, k == cudaMemcpyDeviceToDevice ? &d2d_batcher : &batcher, s,
+        (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, (int)k);
 }

@@ -34,6 +34,21 @@ static void find(void)
         found.attrs = (be_driver_attrs_fn)fn;
     if (be_driver_entry("cuMemcpyBatchAsync", 13000, &fn) == cudaSuccess)
         found.copy_batch = (be_driver_copy_batch_fn)fn;
+    struct gvs_remote_copy_driver *k = &found.copy_kernel;
+    k->launch = found.launch;
+    k->pointer_attrs = found.attrs;
+    if (be_driver_entry("cuLibraryLoadData", 12000, &fn) == cudaSuccess)
+        k->library_load_data = (CUresult(*)(CUlibrary *, const void *,
+                                            CUjit_option *, void **, unsigned,
+                                            CUlibraryOption *, void **,
+                                            unsigned))fn;
+    if (be_driver_entry("cuLibraryGetKernel", 12000, &fn) == cudaSuccess)
+        k->library_get_kernel =
+            (CUresult(*)(CUkernel *, CUlibrary, const char *))fn;
+    if (be_driver_entry("cuStreamGetCtx", 9020, &fn) == cudaSuccess)
+        k->stream_ctx = (CUresult(*)(CUstream, CUcontext *))fn;
+    if (be_driver_entry("cuCtxGetCurrent", 4000, &fn) == cudaSuccess)
+        k->current_ctx = (CUresult(*)(CUcontext *))fn;
     /* A missing entry point leaves nothing for a later cudaGetLastError. */
     (void)cudaGetLastError();
 }

@@ -190,7 +190,7 @@ int cudart_be_cudadevicereset(struct gvs_call *call)
     if (apigen_end(&c) < 0)
         return c.rc;
     cudaError_t e = cudart_be_enter(call);
-    be_remote->shared_flush(call, &be_pinner);
+    be_remote->context_ending(call, &be_pinner);
     if (e == cudaSuccess)
         e = cudaDeviceReset();
     struct be_lane *l = be_lane(call);

@@ -19,6 +19,7 @@
 struct mock_alloc {
     char *base;
     size_t size;
+    int device; /* current when it was made */
 };
 
 #define MAX_ALLOCS 4096
@@ -56,6 +57,7 @@ static void *mock_alloc(size_t size)
             next_va += (size + ((size_t)2 << 20)) & ~(((size_t)2 << 20) - 1);
             allocs[i].base = p;
             allocs[i].size = size;
+            allocs[i].device = mock_current_device();
             return p;
         }
     return NULL;
@@ -128,6 +130,8 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaDeviceReset(void)
 {
+    mock_streams_drain();
+    mock_pinned_reset();
     return cudaSuccess;
 }
 
@@ -195,6 +199,12 @@ CUresult mock_cuPointerGetAttributes(unsigned n, CUpointer_attribute *which,
             break;
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
             *(size_t *)data[i] = a != NULL ? a->size : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *)data[i] = a != NULL ? mock_context(a->device) : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+            *(int *)data[i] = a != NULL;
             break;
         default:
             return CUDA_ERROR_INVALID_VALUE;

@@ -202,6 +202,9 @@ int main()
     CHECK(v == 13000);
     OK(cudaDeviceReset());
     CHECK(cudaGetLastError() == cudaSuccess);
+    // The reset freed the page-locked memory made in the device's
+    // context, the worker's staging too: copies after it make their own.
+    copy_round(3 * CHUNK + 1);
     printf("ok\n");
     return 0;
 }

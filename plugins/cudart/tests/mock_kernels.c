@@ -22,6 +22,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "copy_kernel.h"
 #include "mock_kernels.h"
 #include "mock_streams.h"
 
@@ -139,8 +140,10 @@ static void run_writes_seen(dim3 grid, dim3 block, void **args)
 }
 
 /* The driver's batch copies (mock_cuMemcpyBatchAsync): calls taken and
- * the copies they held, which the kernel batches_seen reports. */
+ * the copies they held; and the launches of the layer's copy kernel and
+ * the copies they made: which the kernel batches_seen reports. */
 static _Atomic unsigned long long batch_calls, batch_copies;
+static _Atomic unsigned long long kernel_launches, kernel_copies;
 
 static void run_batches_seen(dim3 grid, dim3 block, void **args)
 {
@@ -148,6 +151,8 @@ static void run_batches_seen(dim3 grid, dim3 block, void **args)
     unsigned long long *out = *(unsigned long long **)args[0];
     out[0] = atomic_load(&batch_calls);
     out[1] = atomic_load(&batch_copies);
+    out[2] = atomic_load(&kernel_launches);
+    out[3] = atomic_load(&kernel_copies);
 }
 
 /* Holds the worker's thread that launches it for ms milliseconds (the
@@ -387,12 +392,86 @@ cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid,
 /* The driver's launch, which the backend reaches through
  * cudaGetDriverEntryPointByVersion: the driver's codes for what it
  * refuses (the backend then asks the runtime, for the runtime's). */
+/* The layer's copy kernel (copy_kernel.h), the one kernel of the mock
+ * driver's one library, loaded from a fat binary (its magic checked):
+ * a launch makes its copies in order on the stream, as the mock's copies
+ * are, one row of the grid each. */
+static int mock_library, mock_copy_kernel;
+
+static CUresult mock_cuLibraryLoadData(CUlibrary *lib, const void *code,
+                                       CUjit_option *jit_options,
+                                       void **jit_values, unsigned n_jit,
+                                       CUlibraryOption *options, void **values,
+                                       unsigned n_options)
+{
+    (void)jit_options, (void)jit_values, (void)options, (void)values;
+    uint32_t magic = 0;
+    if (code != NULL)
+        memcpy(&magic, code, sizeof(magic));
+    if (magic != 0xba55ed50u || n_jit != 0 || n_options != 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    *lib = (CUlibrary)&mock_library;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_cuLibraryGetKernel(CUkernel *k, CUlibrary lib,
+                                        const char *name)
+{
+    if (lib != (CUlibrary)&mock_library ||
+        strcmp(name, GVS_COPY_KERNEL_NAME) != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    *k = (CUkernel)&mock_copy_kernel;
+    return CUDA_SUCCESS;
+}
+
+/* A device's primary context; a stream is the current device's. */
+static char contexts[2];
+
+CUcontext mock_context(int device)
+{
+    return (CUcontext)&contexts[device != 0];
+}
+
+static CUresult mock_cuStreamGetCtx(CUstream stream, CUcontext *ctx)
+{
+    (void)stream;
+    *ctx = mock_context(mock_current_device());
+    return CUDA_SUCCESS;
+}
+
+static CUresult mock_cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = mock_context(mock_current_device());
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy_kernel(unsigned gx, unsigned gy, unsigned bx,
+                            CUstream stream, void **params)
+{
+    const struct gvs_copy_params *p = params[0];
+    if (gx == 0 || bx == 0 || p->n == 0 || p->n > GVS_COPY_KERNEL_MAX ||
+        gy != p->n)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < p->n; i++)
+        if (cudaMemcpyAsync((void *)(uintptr_t)p->dst[i],
+                            (const void *)(uintptr_t)p->src[i], p->len[i],
+                            cudaMemcpyDeviceToDevice,
+                            (cudaStream_t)stream) != cudaSuccess)
+            return CUDA_ERROR_INVALID_VALUE;
+    atomic_fetch_add(&kernel_launches, 1);
+    atomic_fetch_add(&kernel_copies, p->n);
+    return CUDA_SUCCESS;
+}
+
 static CUresult mock_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                     unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shmem,
                                     CUstream stream, void **params,
                                     void **extra)
 {
+    if (f == (CUfunction)&mock_copy_kernel && extra == NULL && gz == 1 &&
+        by == 1 && bz == 1 && shmem == 0)
+        return copy_kernel(gx, gy, bx, stream, params);
     if (extra != NULL || gx == 0 || gy == 0 || gz == 0 ||
         (size_t)bx * by * bz > 1024 || (size_t)bx * by * bz == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -483,6 +562,14 @@ cudaError_t cudaGetDriverEntryPointByVersion(
         *fn = (void *)mock_cuStreamWriteValue32;
     if (strcmp(symbol, "cuMemcpyBatchAsync") == 0 && version >= 13000)
         *fn = (void *)mock_cuMemcpyBatchAsync;
+    if (strcmp(symbol, "cuLibraryLoadData") == 0)
+        *fn = (void *)mock_cuLibraryLoadData;
+    if (strcmp(symbol, "cuLibraryGetKernel") == 0)
+        *fn = (void *)mock_cuLibraryGetKernel;
+    if (strcmp(symbol, "cuStreamGetCtx") == 0)
+        *fn = (void *)mock_cuStreamGetCtx;
+    if (strcmp(symbol, "cuCtxGetCurrent") == 0)
+        *fn = (void *)mock_cuCtxGetCurrent;
     if (*fn != NULL) {
         if (status != NULL)
             *status = cudaDriverEntryPointSuccess;

@@ -2,10 +2,13 @@
  * and cudaEventRecord, for the host-memory mock of the CUDA runtime.  An
  * async copy from page-locked memory reads it when the copy runs, not
  * when it is queued, as a DMA would: mock_streams.c asks
- * mock_host_pinned whether to take the bytes at once. */
+ * mock_host_pinned whether to take the bytes at once.  A device reset
+ * frees them all, as the end of the context they were made in does:
+ * unmapped, so that a use after it faults. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <cuda_runtime_api.h>
 
@@ -26,8 +29,10 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags)
                                           cudaHostAllocWriteCombined)))
         return cudaErrorInvalidValue;
     *p = NULL;
-    char *b = malloc(size ? size : 1);
-    if (b == NULL)
+    size = size ? size : 1;
+    char *b = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
         return cudaErrorMemoryAllocation;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_PINNED && *p == NULL; i++)
@@ -38,7 +43,7 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags)
         }
     pthread_mutex_unlock(&lock);
     if (*p == NULL) {
-        free(b);
+        munmap(b, size);
         return cudaErrorMemoryAllocation;
     }
     return cudaSuccess;
@@ -49,16 +54,29 @@ cudaError_t cudaFreeHost(void *p)
     if (p == NULL)
         return cudaSuccess;
     cudaError_t e = cudaErrorInvalidValue;
+    size_t size = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_PINNED; i++)
         if (pinned[i].base == p) {
             pinned[i].base = NULL;
+            size = pinned[i].size;
             e = cudaSuccess;
         }
     pthread_mutex_unlock(&lock);
     if (e == cudaSuccess)
-        free(p);
+        munmap(p, size ? size : 1);
     return e;
+}
+
+void mock_pinned_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_PINNED; i++)
+        if (pinned[i].base != NULL) {
+            munmap(pinned[i].base, pinned[i].size ? pinned[i].size : 1);
+            pinned[i].base = NULL;
+        }
+    pthread_mutex_unlock(&lock);
 }
 
 int mock_host_pinned(const void *p)

@@ -642,15 +642,16 @@ static void marked()
 }
 
 // Two of the mock backend's kernels: the driver's batch copies the
-// worker made so far (calls, copies) into out[0..1]; and one that holds
-// the worker's thread launching it for ms milliseconds.
+// worker made so far (calls, copies) into out[0..1] and the launches of
+// the layer's copy kernel (launches, copies) into out[2..3]; and one
+// that holds the worker's thread launching it for ms milliseconds.
 __global__ void batches_seen(unsigned long long *) {}
 __global__ void stall(int) {}
 
-static void batches_now(unsigned long long *dev, unsigned long long out[2])
+static void batches_now(unsigned long long *dev, unsigned long long out[4])
 {
     batches_seen<<<1, 1>>>(dev);
-    OK(cudaMemcpy(out, dev, 2 * sizeof(*out), cudaMemcpyDeviceToHost));
+    OK(cudaMemcpy(out, dev, 4 * sizeof(*out), cudaMemcpyDeviceToHost));
 }
 
 // The copies of batched(), from a thread of their own: a lane no worker
@@ -711,21 +712,22 @@ static void run_burst(void *(*f)(void *), struct burst *b)
 // Posted copies that wait in the connection together (the worker held
 // by a stalling launch) go to the driver in batches of at most 16, one
 // per run of the same op on the same stream (remote batch.c): 32 copies
-// to the device in two, 8 device-to-device ones in one.  A copy that
-// depends on one in the batch (the same destination, another source)
-// ends it, the very same copy again does not; a batch the driver refuses
-// (the mock refuses 3) is made one copy at a time; the legacy stream
-// takes none.  Every byte lands where and in the order it would alone.
+// to the device in two; 8 device-to-device ones in one launch of the
+// layer's copy kernel.  A copy that depends on one in the batch (the
+// same destination, another source) ends it, the very same copy again
+// does not; a batch the driver refuses (the mock refuses 3) is made one
+// copy at a time; the legacy stream takes none of the driver's.  Every
+// byte lands where and in the order it would alone.
 static void batched()
 {
     const size_t n = 64;
     struct burst b;
-    unsigned long long *counter, b0[2], b1[2];
+    unsigned long long *counter, b0[4], b1[4];
     b.n = n;
     OK(cudaMallocHost((void **)&b.h, 64 * n));
     OK(cudaMalloc((void **)&b.d, 64 * n));
     OK(cudaMalloc((void **)&b.d2, 64 * n));
-    OK(cudaMalloc((void **)&counter, 2 * sizeof(*counter)));
+    OK(cudaMalloc((void **)&counter, 4 * sizeof(*counter)));
     OK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
     b.x = b.d2 + 40 * n;
     pattern(b.h, 64 * n, 41);
@@ -735,8 +737,10 @@ static void batched()
     run_burst(burst_copies, &b);
     batches_now(counter, b1);
     if (is_shared(b.h)) {
-        CHECK_EQ(b1[0] - b0[0], 4ull);
-        CHECK_EQ(b1[1] - b0[1], 32ull + 8 + 2);
+        CHECK_EQ(b1[0] - b0[0], 3ull);
+        CHECK_EQ(b1[1] - b0[1], 32ull + 2);
+        CHECK_EQ(b1[2] - b0[2], 1ull);
+        CHECK_EQ(b1[3] - b0[3], 8ull);
     }
     unsigned char *back = (unsigned char *)malloc(64 * n);
     CHECK(back != NULL);
@@ -753,6 +757,7 @@ static void batched()
     batches_now(counter, b0);
     CHECK_EQ(b0[0], b1[0]);
     CHECK_EQ(b0[1], b1[1]);
+    CHECK_EQ(b0[3], b1[3]);
     OK(cudaMemcpy(back, b.d, 8 * n, cudaMemcpyDeviceToHost));
     CHECK(memcmp(back, b.h, 8 * n) == 0);
     free(back);
@@ -761,6 +766,88 @@ static void batched()
     OK(cudaFree(b.d2));
     OK(cudaFree(b.d));
     OK(cudaFreeHost(b.h));
+}
+
+// The copies of kernel_copies(), from a thread of its own as above: on
+// the legacy stream, cudaMemcpyAsync's and cudaMemcpy's (which CUDA
+// does not wait for either) in one run; then copies of memory of the
+// other device's context.
+static void *burst_legacy(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    size_t n = b->n;
+    stall<<<1, 1>>>(0);
+    OK(cudaDeviceSynchronize());
+    stall<<<1, 1>>>(200);
+    for (int i = 0; i < 6; i++)
+        OK(cudaMemcpyAsync(b->d2 + i * n, b->d + i * n, n,
+                           cudaMemcpyDeviceToDevice, 0));
+    for (int i = 6; i < 10; i++)
+        OK(cudaMemcpy(b->d2 + i * n, b->d + i * n, n,
+                      cudaMemcpyDeviceToDevice));
+    OK(cudaDeviceSynchronize());
+    return NULL;
+}
+
+static void *burst_other_device(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    size_t n = b->n;
+    stall<<<1, 1>>>(200);
+    for (int i = 0; i < 4; i++)
+        OK(cudaMemcpyAsync(b->x + i * n, b->d + i * n, n,
+                           cudaMemcpyDeviceToDevice, 0));
+    OK(cudaDeviceSynchronize());
+    return NULL;
+}
+
+// Device-to-device copies are the layer's copy kernel's (remote
+// copy_kernel.c), over every transport: 10 on the legacy stream, which
+// takes no batch of the driver's, in one launch; a copy from or to
+// memory of another device's context is the driver's alone (the mock's
+// stream is the current device's).  Every byte as it would be.
+static void kernel_copies()
+{
+    const size_t n = 96;
+    struct burst b;
+    unsigned long long *counter, b0[4], b1[4];
+    b.n = n;
+    OK(cudaMalloc((void **)&b.d, 16 * n));
+    OK(cudaMalloc((void **)&b.d2, 16 * n));
+    OK(cudaMalloc((void **)&counter, 4 * sizeof(*counter)));
+    unsigned char *h = (unsigned char *)malloc(16 * n),
+                  *back = (unsigned char *)malloc(16 * n);
+    CHECK(h != NULL && back != NULL);
+    pattern(h, 16 * n, 77);
+    OK(cudaMemcpy(b.d, h, 16 * n, cudaMemcpyHostToDevice));
+    OK(cudaMemset(b.d2, 0, 16 * n));
+    batches_now(counter, b0);
+    run_burst(burst_legacy, &b);
+    batches_now(counter, b1);
+    CHECK_EQ(b1[2] - b0[2], 1ull);
+    CHECK_EQ(b1[3] - b0[3], 10ull);
+    OK(cudaMemcpy(back, b.d2, 10 * n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, h, 10 * n) == 0);
+
+    int count = 0;
+    OK(cudaGetDeviceCount(&count));
+    if (count > 1) {
+        OK(cudaSetDevice(1));
+        OK(cudaMalloc((void **)&b.x, 4 * n));
+        OK(cudaSetDevice(0));
+        run_burst(burst_other_device, &b);
+        batches_now(counter, b0);
+        CHECK_EQ(b0[2], b1[2]);
+        CHECK_EQ(b0[3], b1[3]);
+        OK(cudaMemcpy(back, b.x, 4 * n, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(back, h, 4 * n) == 0);
+        OK(cudaFree(b.x));
+    }
+    free(back);
+    free(h);
+    OK(cudaFree(counter));
+    OK(cudaFree(b.d2));
+    OK(cudaFree(b.d));
 }
 
 static void *copier(void *arg)
@@ -951,6 +1038,7 @@ int main(int argc, char **argv)
         signalled();
         batched();
     }
+    kernel_copies();
 
     // Threads copy at once: one has the staging region, the others send
     // their bytes; all must be right.

@@ -12,6 +12,14 @@ int mock_current_device(void);
 CUresult mock_cuPointerGetAttributes(unsigned n, CUpointer_attribute *which,
                                      void **data, CUdeviceptr p);
 
+/* mock_kernels.c: the primary context of device (0 or 1) of the mock
+ * driver's answers (a stream's is the current device's). */
+CUcontext mock_context(int device);
+
+/* mock_pinned.c: frees (unmaps) every page-locked allocation, as a
+ * device reset does. */
+void mock_pinned_reset(void);
+
 /* mock_streams.c: waits until every stream has done its work. */
 void mock_streams_drain(void);
 

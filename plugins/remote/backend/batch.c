@@ -21,6 +21,13 @@
  * is: the batch call changes nothing it refuses.  A stream that cannot
  * take a batch (the legacy stream, a capturing one: a batch has no graph
  * node) has its copies made one by one.
+ *
+ * Copies between device memory go to the layer's copy kernel instead
+ * where it reaches both ranges (copy_kernel.c): a batch as one launch,
+ * which costs the worker less than the driver's batch call, a copy
+ * alone as one launch too; on the legacy stream as well, whose batches
+ * only the kernel makes.  A launch that fails leaves the copies to the
+ * driver's calls, whose failures are the ones latched.
  */
 #include "state.h"
 
@@ -35,6 +42,12 @@
 struct open_batch {
     const struct gvs_remote_batcher *b;
     void *stream;
+    /* The copy kernel's entry points and the stream's context, where
+     * the kernel may make copies on the stream (copy_kernel.c), and
+     * whether it may make every copy of the batch. */
+    const struct gvs_remote_copy_driver *d;
+    CUcontext ctx;
+    int kernel;
     size_t n;
     unsigned long long dst[GVS_REMOTE_BATCH_MAX], src[GVS_REMOTE_BATCH_MAX];
     size_t size[GVS_REMOTE_BATCH_MAX];
@@ -63,6 +76,27 @@ static int independent(const struct open_batch *o, uint64_t dst,
     return 1;
 }
 
+/* The copy kernel's entry points where it may make copies on stream now,
+ * with the stream's context in *ctx: not while the stream is captured (a
+ * launch would be a kernel node of the graph, not a copy node); the
+ * legacy stream, NULL, is never captured.  The open batch's answer for
+ * its own stream. */
+static const struct gvs_remote_copy_driver *
+kernel_for(const struct gvs_remote_batcher *b, void *stream, CUcontext *ctx)
+{
+    const struct open_batch *o = &pending;
+    if (o->n > 0 && o->b == b && o->stream == stream) {
+        *ctx = o->ctx;
+        return o->d;
+    }
+    *ctx = NULL;
+    const struct gvs_remote_copy_driver *d = remote_be_copy_driver(b);
+    if (d == NULL || (stream != NULL && !b->batchable(stream)))
+        return NULL;
+    *ctx = remote_be_copy_context(d, stream);
+    return *ctx != NULL ? d : NULL;
+}
+
 /* One copy made as a posted one is: a failure is latched. */
 static void copy_one(struct gvs_call *call, const struct gvs_remote_batcher *b,
                      void *stream, uint64_t dst, uint64_t src, size_t len,
@@ -79,8 +113,13 @@ void remote_be_batch_flush(struct gvs_call *call)
     if (o->n == 0)
         return;
     const struct gvs_remote_batcher *b = o->b;
-    if (o->n == 1 || !b->batchable(o->stream) ||
-        b->copy_batch(o->stream, o->dst, o->src, o->size, o->n) != b->success)
+    int done = o->kernel && remote_be_kernel_copies(o->d, o->stream, o->dst,
+                                                    o->src, o->size,
+                                                    o->n) == 0;
+    if (!done && o->n > 1 && o->stream != NULL && b->batchable(o->stream))
+        done = b->copy_batch(o->stream, o->dst, o->src, o->size, o->n) ==
+               b->success;
+    if (!done)
         for (size_t i = 0; i < o->n; i++)
             copy_one(call, b, o->stream, o->dst[i], o->src[i], o->size[i],
                      o->kind[i]);
@@ -93,15 +132,31 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
                               int kind)
 {
     struct open_batch *o = &pending;
-    int joins = call->noreply && stream != NULL && len > 0 &&
-                len <= BATCH_LEN && !overlap(dst, len, src, len);
+    int small = len > 0 && len <= BATCH_LEN && !overlap(dst, len, src, len);
+    CUcontext ctx = NULL;
+    const struct gvs_remote_copy_driver *d =
+        small ? kernel_for(b, stream, &ctx) : NULL;
+    int k = d != NULL && remote_be_kernel_copyable(d, ctx, dst, src, len);
+    /* The legacy stream takes no batch of the driver's. */
+    int joins = call->noreply && small && (stream != NULL || k);
     if (o->n > 0 && (!joins || o->b != b || o->stream != stream ||
                      !independent(o, dst, src, (size_t)len)))
         remote_be_batch_flush(call);
-    if (!joins || (o->n == 0 && !call->next_same))
+    if (!joins || (o->n == 0 && !call->next_same)) {
+        unsigned long long d1 = dst, s1 = src;
+        size_t n1 = (size_t)len;
+        if (k && remote_be_kernel_copies(d, stream, &d1, &s1, &n1, 1) == 0)
+            return b->success;
         return b->copy(stream, dst, src, len, kind);
-    o->b = b;
-    o->stream = stream;
+    }
+    if (o->n == 0) {
+        o->b = b;
+        o->stream = stream;
+        o->d = d;
+        o->ctx = ctx;
+        o->kernel = 1;
+    }
+    o->kernel = o->kernel && k;
     o->dst[o->n] = dst;
     o->src[o->n] = src;
     o->size[o->n] = (size_t)len;

@@ -66,3 +66,12 @@ void remote_be_stage_release(const struct gvs_remote_pinner *pn)
 {
     remote_be_lanes_each(release, (void *)pn);
 }
+
+void remote_be_context_ending(struct gvs_call *call,
+                              const struct gvs_remote_pinner *pn)
+{
+    remote_be_shared_flush(call, pn);
+    (void)pn->sync(call);
+    remote_be_stage_release(pn);
+    remote_be_posted_release(pn);
+}

@@ -86,6 +86,7 @@ static const struct gvs_remote_be api = {
     .memcpy_shared = remote_be_memcpy_shared,
     .shared_may_wait = remote_be_shared_may_wait,
     .shared_flush = remote_be_shared_flush,
+    .context_ending = remote_be_context_ending,
     .shared_release = remote_be_shared_release,
     .stage_d2h = remote_be_stage_d2h,
     .stage_release = remote_be_stage_release,

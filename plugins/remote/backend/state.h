@@ -80,6 +80,10 @@ int32_t remote_be_capture_file(int32_t (*write)(const char *path, void *arg),
                                void *arg, size_t max, uint8_t **out,
                                size_t *len);
 
+/* pinned.c: remote_be.h's context_ending. */
+void remote_be_context_ending(struct gvs_call *call,
+                              const struct gvs_remote_pinner *pn);
+
 /* posted.c */
 int remote_be_d2h_posted(struct gvs_call *call,
                          const struct gvs_remote_pinner *pn);
@@ -91,6 +95,25 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
                               uint64_t dst, uint64_t src, uint64_t len,
                               int kind);
 void remote_be_batch_flush(struct gvs_call *call);
+
+/* copy_kernel.c: b's driver entry points when the copy kernel is loaded
+ * (at the first call), else NULL. */
+const struct gvs_remote_copy_driver *
+remote_be_copy_driver(const struct gvs_remote_batcher *b);
+/* stream's context when it is the current one, else NULL. */
+CUcontext remote_be_copy_context(const struct gvs_remote_copy_driver *d,
+                                 void *stream);
+/* Whether the kernel reaches [dst, dst + len) and [src, src + len) in
+ * ctx as the driver's copy would (copy_kernel.c says when). */
+int remote_be_kernel_copyable(const struct gvs_remote_copy_driver *d,
+                              CUcontext ctx, uint64_t dst, uint64_t src,
+                              uint64_t len);
+/* The n copies (1 to GVS_REMOTE_BATCH_MAX) as one launch on stream: 0,
+ * or -1 when the launch failed, having enqueued nothing. */
+int remote_be_kernel_copies(const struct gvs_remote_copy_driver *d,
+                            void *stream, const unsigned long long *dst,
+                            const unsigned long long *src, const size_t *len,
+                            size_t n);
 
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
