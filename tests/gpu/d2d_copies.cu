@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-static const size_t BIG = (size_t)8 << 20;
+static const size_t BIG = (size_t)48 << 20;
 static unsigned char *host_a, *want, *back;
 
 // One copy: len bytes from offset src of a (from_b: of b itself) to
@@ -60,8 +60,9 @@ static std::vector<copy> aligned()
     return cs;
 }
 
-// Sizes around the word and block boundaries, and past the copies the
-// kernel makes (1 MiB), each in a range of its own.
+// Sizes around the word and block boundaries, past the copies a batch
+// takes (1 MiB), and around the longest the kernel makes (16 MiB), the
+// last ones each reading what the one before wrote.
 static std::vector<copy> sizes()
 {
     const size_t lens[] = {1,     3,     15,         16,
@@ -75,6 +76,10 @@ static std::vector<copy> sizes()
         at += (len + 4095) & ~(size_t)4095;
     }
     cs.push_back({5 << 20, 1 << 20, (size_t)3 << 20, false});
+    const size_t m = 1 << 20;
+    cs.push_back({8 * m + 5, 24 * m + 3, 16 * m - 1, false});
+    cs.push_back({24 * m + 16, 8 * m, 16 * m, true});
+    cs.push_back({32 * m - 7, 24 * m + 20, 16 * m + 1, true});
     return cs;
 }
 

@@ -801,6 +801,62 @@ static void *burst_other_device(void *arg)
     return NULL;
 }
 
+// Three copies of 2 MiB waiting together, as in burst_legacy.
+static void *burst_long(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    stall<<<1, 1>>>(0);
+    OK(cudaDeviceSynchronize());
+    stall<<<1, 1>>>(200);
+    for (int i = 0; i < 3; i++)
+        OK(cudaMemcpyAsync(b->d2 + i * b->n, b->d + i * b->n, b->n,
+                           cudaMemcpyDeviceToDevice, 0));
+    OK(cudaDeviceSynchronize());
+    return NULL;
+}
+
+// Device-to-device copies longer than a batch of the driver's takes
+// (1 MiB): up to 16 MiB the copy kernel's, in one launch when they wait
+// together, alone otherwise; the driver's beyond (remote batch.c).
+static void alone_copies(unsigned long long *counter)
+{
+    const size_t lens[2] = {(size_t)4 << 20, ((size_t)16 << 20) + 4096};
+    const unsigned long long launches[2] = {1, 0};
+    unsigned char *d, *d2;
+    unsigned char *h = (unsigned char *)malloc(lens[1]),
+                  *back = (unsigned char *)malloc(lens[1]);
+    CHECK(h != NULL && back != NULL);
+    OK(cudaMalloc((void **)&d, lens[1]));
+    OK(cudaMalloc((void **)&d2, lens[1]));
+    for (int i = 0; i < 2; i++) {
+        unsigned long long c0[4], c1[4];
+        pattern(h, lens[i], 31 + i);
+        OK(cudaMemcpy(d, h, lens[i], cudaMemcpyHostToDevice));
+        OK(cudaMemset(d2, 0, lens[i]));
+        batches_now(counter, c0);
+        OK(cudaMemcpy(d2, d, lens[i], cudaMemcpyDeviceToDevice));
+        batches_now(counter, c1);
+        CHECK_EQ(c1[2] - c0[2], launches[i]);
+        CHECK_EQ(c1[3] - c0[3], launches[i]);
+        OK(cudaMemcpy(back, d2, lens[i], cudaMemcpyDeviceToHost));
+        CHECK(memcmp(back, h, lens[i]) == 0);
+    }
+    struct burst b = {NULL, d, d2, NULL, (size_t)2 << 20, NULL};
+    unsigned long long c0[4], c1[4];
+    OK(cudaMemset(d2, 0, 3 * b.n));
+    batches_now(counter, c0);
+    run_burst(burst_long, &b);
+    batches_now(counter, c1);
+    CHECK_EQ(c1[2] - c0[2], 1ull);
+    CHECK_EQ(c1[3] - c0[3], 3ull);
+    OK(cudaMemcpy(back, d2, 3 * b.n, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(back, h, 3 * b.n) == 0);
+    OK(cudaFree(d2));
+    OK(cudaFree(d));
+    free(back);
+    free(h);
+}
+
 // Device-to-device copies are the layer's copy kernel's (remote
 // copy_kernel.c), over every transport: 10 on the legacy stream, which
 // takes no batch of the driver's, in one launch; a copy from or to
@@ -843,6 +899,7 @@ static void kernel_copies()
         CHECK(memcmp(back, h, 4 * n) == 0);
         OK(cudaFree(b.x));
     }
+    alone_copies(counter);
     free(back);
     free(h);
     OK(cudaFree(counter));

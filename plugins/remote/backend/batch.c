@@ -25,18 +25,22 @@
  * Copies between device memory go to the layer's copy kernel instead
  * where it reaches both ranges (copy_kernel.c): a batch as one launch,
  * which costs the worker less than the driver's batch call, a copy
- * alone as one launch too; on the legacy stream as well, whose batches
- * only the kernel makes.  A launch that fails leaves the copies to the
- * driver's calls, whose failures are the ones latched.
+ * alone as one launch too, up to REMOTE_BE_KERNEL_COPY_MAX; on the
+ * legacy stream as well, whose batches only the kernel makes.  A launch
+ * that fails leaves the copies to the driver's calls, whose failures are
+ * the ones latched.
  */
 #include "state.h"
 
-/* Copies up to this size join a batch.  The batch pays where the
- * driver's call, not the copy, sets the pace (device-to-device copies
- * stay near 5 us each up to about 1 MiB); the driver may run a batch's
- * copies at once, which large device-to-device ones, bound by memory,
- * take worse than one after the other (16-128 MiB: 81-93% of native
- * batched, 96-100% alone, H200). */
+/* Copies up to this size join a batch the driver may make.  The batch
+ * pays where the driver's call, not the copy, sets the pace
+ * (device-to-device copies stay near 5 us each up to about 1 MiB); the
+ * driver may run a batch's copies at once, which large device-to-device
+ * ones, bound by memory, take worse than one after the other (16-128
+ * MiB: 81-93% of native batched, 96-100% alone, H200).  A batch the
+ * copy kernel makes takes copies up to REMOTE_BE_KERNEL_COPY_MAX: one
+ * launch (3.2 us of the worker's) for 16 copies of 2 MiB, which the GPU
+ * makes in about 1 us each. */
 #define BATCH_LEN ((uint64_t)1 << 20)
 
 struct open_batch {
@@ -48,6 +52,9 @@ struct open_batch {
     const struct gvs_remote_copy_driver *d;
     CUcontext ctx;
     int kernel;
+    /* Whether a copy of the batch is longer than BATCH_LEN: then only
+     * the kernel makes it a batch. */
+    int big;
     size_t n;
     unsigned long long dst[GVS_REMOTE_BATCH_MAX], src[GVS_REMOTE_BATCH_MAX];
     size_t size[GVS_REMOTE_BATCH_MAX];
@@ -132,14 +139,17 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
                               int kind)
 {
     struct open_batch *o = &pending;
-    int small = len > 0 && len <= BATCH_LEN && !overlap(dst, len, src, len);
+    int apart = len > 0 && !overlap(dst, len, src, len);
+    int small = apart && len <= BATCH_LEN;
     CUcontext ctx = NULL;
     const struct gvs_remote_copy_driver *d =
-        small ? kernel_for(b, stream, &ctx) : NULL;
+        apart && len <= REMOTE_BE_KERNEL_COPY_MAX ? kernel_for(b, stream, &ctx)
+                                                  : NULL;
     int k = d != NULL && remote_be_kernel_copyable(d, ctx, dst, src, len);
     /* The legacy stream takes no batch of the driver's. */
-    int joins = call->noreply && small && (stream != NULL || k);
+    int joins = call->noreply && (k || (small && stream != NULL));
     if (o->n > 0 && (!joins || o->b != b || o->stream != stream ||
+                     (o->big && !k) || (!small && !o->kernel) ||
                      !independent(o, dst, src, (size_t)len)))
         remote_be_batch_flush(call);
     if (!joins || (o->n == 0 && !call->next_same)) {
@@ -155,8 +165,10 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
         o->d = d;
         o->ctx = ctx;
         o->kernel = 1;
+        o->big = 0;
     }
     o->kernel = o->kernel && k;
+    o->big = o->big || !small;
     o->dst[o->n] = dst;
     o->src[o->n] = src;
     o->size[o->n] = (size_t)len;

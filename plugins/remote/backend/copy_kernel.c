@@ -30,10 +30,11 @@
 #include "copy_kernel.h"
 #include "state.h"
 
-/* Copies of at most this many bytes a block; a copy gets at most
- * MAX_BLOCKS blocks (a row of the grid). */
+/* A copy gets a block (a row of the grid's) for each BLOCK_BYTES, at
+ * most MAX_BLOCKS: a batch of 16 copies of up to 1 MiB 1,024 blocks, a
+ * copy of 16 MiB alone as many, several for each SM. */
 #define BLOCK_BYTES ((uint64_t)16 << 10)
-#define MAX_BLOCKS 64u
+#define MAX_BLOCKS ((unsigned)(REMOTE_BE_KERNEL_COPY_MAX / BLOCK_BYTES))
 #define THREADS 256u
 
 _Static_assert(GVS_COPY_KERNEL_MAX >= GVS_REMOTE_BATCH_MAX,

@@ -103,6 +103,9 @@ remote_be_copy_driver(const struct gvs_remote_batcher *b);
 /* stream's context when it is the current one, else NULL. */
 CUcontext remote_be_copy_context(const struct gvs_remote_copy_driver *d,
                                  void *stream);
+/* Copies the kernel takes are at most this long (copy_kernel.c says
+ * why). */
+#define REMOTE_BE_KERNEL_COPY_MAX ((uint64_t)16 << 20)
 /* Whether the kernel reaches [dst, dst + len) and [src, src + len) in
  * ctx as the driver's copy would (copy_kernel.c says when). */
 int remote_be_kernel_copyable(const struct gvs_remote_copy_driver *d,
