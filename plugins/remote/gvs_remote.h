@@ -484,10 +484,11 @@ int gvs_remote_host_find(const void *p, uint64_t *base,
 int gvs_remote_host_shared(const void *p, size_t len);
 
 /* Synchronous host-to-device copies of at most this many bytes always
- * send them (sh->notsup), shared memory or not (docs/performance.md,
- * "Small posted copies packed": from page-locked memory, 8 and 16 KiB
- * are done sooner by a DMA whose word the GPU writes). */
-#define GVS_REMOTE_H2D_INLINE_MAX ((size_t)4 << 10)
+ * send them (sh->notsup), shared memory or not: the worker's copy of a
+ * few bytes from its request is done sooner than a DMA from page-locked
+ * memory whose word the GPU writes, but from 1 KiB on the DMA is
+ * (docs/performance.md, "Synchronous copies of 1-4 KiB by DMA"). */
+#define GVS_REMOTE_H2D_INLINE_MAX ((size_t)256)
 
 /* A copy between device memory at dev and host memory of len bytes that
  * moves no byte over the connection: one DMA when host lies in shared

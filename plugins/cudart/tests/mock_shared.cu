@@ -60,9 +60,9 @@ static void pinned(size_t size)
     struct stats s0 = now();
     OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
     struct stats s1 = now();
-    // Up to 4 KiB the bytes travel, shared or not: sooner there than a
-    // DMA from page-locked memory completes.
-    if (size > (4 << 10))
+    // Up to 256 bytes the bytes travel, shared or not: sooner there than
+    // a DMA from page-locked memory completes (GVS_REMOTE_H2D_INLINE_MAX).
+    if (size > 256)
         check_traffic(s1.bytes_sent - s0.bytes_sent, size);
     else
         CHECK(s1.bytes_sent - s0.bytes_sent >= size);
@@ -1080,6 +1080,8 @@ int main(int argc, char **argv)
             marked();
     }
     graph_copies();
+    pinned(256);
+    pinned(257);
     pinned(4096);
     pinned(((size_t)16 << 20) + 5);
     await_staging();
