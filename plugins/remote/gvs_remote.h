@@ -487,7 +487,8 @@ int gvs_remote_host_shared(const void *p, size_t len);
  * send them (sh->notsup), shared memory or not: the worker's copy of a
  * few bytes from its request is done sooner than a DMA from page-locked
  * memory whose word the GPU writes, but from 1 KiB on the DMA is
- * (docs/performance.md, "Synchronous copies of 1-4 KiB by DMA"). */
+ * (docs/performance.md, 2026-12-02, "synchronous copies of 1-4 KiB by
+ * DMA"). */
 #define GVS_REMOTE_H2D_INLINE_MAX ((size_t)256)
 
 /* A copy between device memory at dev and host memory of len bytes that

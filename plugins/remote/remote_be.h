@@ -676,7 +676,8 @@ struct gvs_remote_be {
      * open batch, which goes on the stream as one call of b->copy_batch
      * when the run ends (next_same 0), the batch is full, or a copy
      * cannot join (another stream or plugin, not independent of the
-     * batch's copies, not posted, over 1 MiB); otherwise the copy is
+     * batch's copies, not posted, over 1 MiB or, in a launch of the copy
+     * kernel, 16 MiB); otherwise the copy is
      * made at once.  Copies between device memory of the stream's
      * context go to the GPU as one launch of the layer's copy kernel
      * where b->driver gives its entry points (also alone, and on the
