@@ -249,6 +249,15 @@ struct gvs_remote_pinner {
     uintptr_t (*context_key)(struct gvs_call *call);
 };
 
+/* An API's calls that tie a kept callback record to a graph
+ * (callback_give): create makes a user object of one reference whose
+ * destructor is destroy(ptr), CUDA's NO_DESTRUCTOR_SYNC kind; move moves
+ * the caller's reference to graph.  Each answers 0 or the API's error. */
+struct gvs_remote_user_objects {
+    int32_t (*create)(void **object, void *ptr, void (*destroy)(void *ptr));
+    int32_t (*move)(void *graph, void *object);
+};
+
 /* Copies one batch call of the driver's takes at most (copy_posted). */
 #define GVS_REMOTE_BATCH_MAX 16u
 
@@ -437,9 +446,8 @@ struct gvs_remote_be {
      * plugin enqueues a function of its own whose data is a record of the
      * client's callback id; when CUDA calls it, it calls callback_run. */
     /* A record of the client's callback id, NULL when out of memory.
-     * keep: a graph's callback, which runs each time the graph does; the
-     * record then stays until the worker exits (a graph may outlive
-     * what made it, and CUDA does not say when its last copy goes). */
+     * keep: a graph's callback, which runs each time the graph does; once
+     * CUDA has taken it, callback_give hands it to the graph. */
     struct gvs_remote_callback *(*callback_new)(uint64_t id, int keep);
     /* On CUDA's callback thread: runs the client's function with status
      * (the stream's error in the enqueuing plugin's codes) and returns
@@ -451,6 +459,15 @@ struct gvs_remote_be {
     /* Makes a record keep (a host function enqueued into a capturing
      * stream becomes a node of the capture's graph). */
     void (*callback_keep)(struct gvs_remote_callback *cb);
+    /* A kept record CUDA took for a node of graph (a node added or set, a
+     * host function captured) goes with the graph: a user object made
+     * through uo, whose reference graph takes, frees it once no graph,
+     * executable graph or launch holds it (CUDA's clones, instantiations
+     * and updates take references of their own).  A record of no graph
+     * (graph NULL: one an executable graph's node was set to) or one
+     * whose user object CUDA refused stays until the worker exits. */
+    void (*callback_give)(struct gvs_remote_callback *cb, void *graph,
+                          const struct gvs_remote_user_objects *uo);
     /* The handler of an API plugin's HOST_FUNC op, whose request every
      * API lays out alike: u64 stream, u64 callback id, u32 kind (0 a host
      * function, 1 a stream callback), u32 flags (0 for kind 0); reply

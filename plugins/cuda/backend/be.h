@@ -344,9 +344,13 @@ void cuda_be_shared_free(void);
 int cuda_be_destroy_object(struct gvs_call *call, uint16_t type,
                            CUresult (*destroy)(void *));
 /* hostfunc.c: the parameters of a graph host node that runs the client's
- * callback id each time the graph does (its record kept for the
- * session), or CUDA_ERROR_OUT_OF_MEMORY. */
+ * callback id each time the graph does (its record kept), or
+ * CUDA_ERROR_OUT_OF_MEMORY. */
 CUresult cuda_be_host_node(uint64_t id, CUDA_HOST_NODE_PARAMS_v2 *out);
+/* Hands a record CUDA took for a node of g to g (remote_be.h,
+ * callback_give; NULL: an executable graph's node, whose record stays
+ * until the worker exits), and clears *record. */
+void cuda_be_host_give(struct gvs_remote_callback **record, CUgraph g);
 /* The client's callback id of a host node's parameters as CUDA reports
  * them; 0 for a function not ours. */
 uint64_t cuda_be_host_node_id(const CUDA_HOST_NODE_PARAMS *h);

@@ -26,7 +26,8 @@ struct cuda_be_node_buf {
     CUmemAccessDesc access[CUDA_BE_MAX_ACCESS];
     CUgraph *bodies; /* a conditional node's, as CUDA fills them */
     /* A host node's record of the client's callback, freed with the
-     * buffer unless CUDA took it (the caller then sets it NULL). */
+     * buffer unless CUDA took it (the caller then gives it to the graph,
+     * cuda_be_host_give). */
     struct gvs_remote_callback *host;
     CUstreamBatchMemOpParams *memops; /* a batch memory operation node's */
 };

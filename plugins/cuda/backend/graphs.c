@@ -162,7 +162,7 @@ int cuda_be_graph_add_node(struct gvs_call *call)
         r = CUDA_DRV(cuGraphAddNode)(&node, g->g, deps, ndeps, &p);
         cuda_be_graph_mem_settle(&p, r, g->g);
         if (r == CUDA_SUCCESS)
-            nb->host = NULL;
+            cuda_be_host_give(&nb->host, g->g);
     }
     if (c.rc == 0 && r == CUDA_SUCCESS &&
         (nid = cuda_be_remote->node_id(g, node)) == 0) {
@@ -200,11 +200,11 @@ int cuda_be_node_set_params(struct gvs_call *call)
                             : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         r = pr;
-    if (apigen_end(&c) == 0 && r == CUDA_SUCCESS)
-        r = x != NULL ? CUDA_DRV(cuGraphExecNodeSetParams)(x, n->n, &p)
-                      : CUDA_DRV(cuGraphNodeSetParams)(n->n, &p);
-    if (r == CUDA_SUCCESS)
-        nb->host = NULL;
+    if (apigen_end(&c) == 0 && r == CUDA_SUCCESS &&
+        (r = x != NULL ? CUDA_DRV(cuGraphExecNodeSetParams)(x, n->n, &p)
+                       : CUDA_DRV(cuGraphNodeSetParams)(n->n, &p)) ==
+            CUDA_SUCCESS)
+        cuda_be_host_give(&nb->host, x != NULL ? NULL : n->graph->g);
     cuda_be_remote->graphs_unlock();
     cuda_be_node_buf_free(nb);
     gvs_free(nb);

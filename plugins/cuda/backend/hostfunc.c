@@ -2,7 +2,8 @@
  * client through the remoting layer's callbacks (remote_be.h): each is
  * enqueued as a function of ours whose data is the layer's record of the
  * client's callback id.  One enqueued into a capturing stream becomes a
- * node of the capture's graph, whose record is kept for every run. */
+ * node of the capture's graph, whose record is kept for every run and
+ * goes with the graph (callback_give). */
 #include "be.h"
 
 
@@ -37,11 +38,41 @@ uint64_t cuda_be_host_node_id(const CUDA_HOST_NODE_PARAMS *h)
     return cuda_be_remote->callback_id(h->userData);
 }
 
-static int capturing(CUstream s)
+static int32_t object_create(void **object, void *ptr,
+                             void (*destroy)(void *ptr))
+{
+    return CUDA_DRV(cuUserObjectCreate)((CUuserObject *)object, ptr, destroy,
+                                        1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+}
+
+static int32_t object_move(void *graph, void *object)
+{
+    return CUDA_DRV(cuGraphRetainUserObject)(graph, object, 1,
+                                             CU_GRAPH_USER_OBJECT_MOVE);
+}
+
+static const struct gvs_remote_user_objects user_objects = {
+    object_create, object_move};
+
+void cuda_be_host_give(struct gvs_remote_callback **record, CUgraph g)
+{
+    if (*record != NULL)
+        cuda_be_remote->callback_give(*record, g, &user_objects);
+    *record = NULL;
+}
+
+/* The graph s captures into, NULL when it captures none. */
+static CUgraph capture_graph(CUstream s)
 {
     CUstreamCaptureStatus st;
-    return CUDA_DRV(cuStreamIsCapturing)(s, &st) == CUDA_SUCCESS &&
-           st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    cuuint64_t id;
+    CUgraph g = NULL;
+    size_t n;
+    if (CUDA_DRV(cuStreamGetCaptureInfo_v3)(s, &st, &id, &g, NULL, NULL,
+                                            &n) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return NULL;
+    return g;
 }
 
 /* HOST_FUNC's enqueueing (remote_be.h, host_func); the flags are the
@@ -55,12 +86,16 @@ static int32_t enqueue(struct gvs_call *call, uint64_t wire, uint32_t kind,
         r = cuda_be_stream(call, wire, &s);
     if (r != CUDA_SUCCESS)
         return r;
-    if (kind == KIND_HOST_FN && capturing(s))
+    if (kind == KIND_STREAM_CALLBACK)
+        return CUDA_DRV(cuStreamAddCallback)(s, run_stream_callback, cb,
+                                             flags);
+    CUgraph g = capture_graph(s);
+    if (g != NULL)
         cuda_be_remote->callback_keep(cb);
-    return kind == KIND_HOST_FN
-               ? CUDA_DRV(cuLaunchHostFunc)(s, run_host_fn, cb)
-               : CUDA_DRV(cuStreamAddCallback)(s, run_stream_callback, cb,
-                                               flags);
+    r = CUDA_DRV(cuLaunchHostFunc)(s, run_host_fn, cb);
+    if (r == CUDA_SUCCESS && g != NULL)
+        cuda_be_remote->callback_give(cb, g, &user_objects);
+    return r;
 }
 
 int cuda_be_host_func(struct gvs_call *call)

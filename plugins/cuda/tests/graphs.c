@@ -364,8 +364,15 @@ int main(void)
     CHECK(cuGraphLaunch(x4, NULL));
     CHECK(cuCtxSynchronize());
     EXPECT(atomic_load(&host_runs) == 3);
-    CHECK(cuGraphExecDestroy(x4));
+    /* The node's record outlives its graph in an executable graph. */
+    CUgraphExec x5;
+    CHECK(cuGraphInstantiate(&x5, g4, 0));
     CHECK(cuGraphDestroy(g4));
+    CHECK(cuGraphLaunch(x5, NULL));
+    CHECK(cuCtxSynchronize());
+    EXPECT(atomic_load(&host_runs) == 4);
+    CHECK(cuGraphExecDestroy(x5));
+    CHECK(cuGraphExecDestroy(x4));
 
     /* Host memory in a copy node (the client's: hostcopy.c runs such
      * nodes); refused: host memory on both sides, a node of another

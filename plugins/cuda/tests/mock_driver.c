@@ -1259,15 +1259,17 @@ static int node_mem(CUdeviceptr p)
     return alloc_of(p) >= 0 || graph_mem_of(p) >= 0;
 }
 
+#define MOCK_GRAPH_OBJS 16
+
 struct mock_graph {
     unsigned n;
     struct mock_node node[MOCK_NODES];
     unsigned nobjs;
-    CUuserObject objs[4];
+    CUuserObject objs[MOCK_GRAPH_OBJS];
 };
 
-/* User objects: a count of references; a graph holds up to 4 of them,
- * released when it is destroyed. */
+/* User objects: a count of references; a graph holds up to
+ * MOCK_GRAPH_OBJS of them, released when it is destroyed. */
 struct mock_uobj {
     void *ptr;
     CUhostFn destroy;
@@ -1340,7 +1342,7 @@ static CUresult mock_graph_retain(CUgraph g, CUuserObject o, unsigned n,
                                   unsigned flags)
 {
     struct mock_graph *m = (struct mock_graph *)g;
-    if (n != 1 || m->nobjs == 4)
+    if (n != 1 || m->nobjs == MOCK_GRAPH_OBJS)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!(flags & CU_GRAPH_USER_OBJECT_MOVE))
         (void)mock_uobj_retain(o, 1);
@@ -1778,12 +1780,18 @@ static CUresult mock_instantiate(CUgraphExec *x, CUgraph g,
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->from = (struct mock_graph *)g;
     e->copy = *e->from;
+    /* The executable graph holds references of its own, as CUDA's. */
+    for (unsigned i = 0; i < e->copy.nobjs; i++)
+        (void)mock_uobj_retain(e->copy.objs[i], 1);
     *x = (CUgraphExec)e;
     return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult mock_exec_destroy(CUgraphExec x)
 {
+    struct mock_exec *e = (struct mock_exec *)x;
+    for (unsigned i = 0; i < e->copy.nobjs; i++)
+        (void)mock_uobj_release(e->copy.objs[i], 1);
     free(x);
     return CUDA_SUCCESS;
 }

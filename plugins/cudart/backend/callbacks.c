@@ -5,7 +5,8 @@
  * of the client's callback id, and runs it there when CUDA calls it.
  *
  * A callback of a graph (a host node, or a host function captured from a
- * stream) runs each time the graph does: its record is kept.
+ * stream) runs each time the graph does: its record is kept, and goes
+ * with the graph (remote_be.h, callback_give).
  */
 #include "be.h"
 
@@ -45,16 +46,54 @@ uint64_t be_callback_node_id(const struct cudaHostNodeParams *p)
     return be_remote->callback_id(p->userData);
 }
 
-static int capturing(cudaStream_t s)
+static int32_t object_create(void **object, void *ptr,
+                             void (*destroy)(void *ptr))
+{
+    return cudaUserObjectCreate((cudaUserObject_t *)object, ptr, destroy, 1,
+                                cudaUserObjectNoDestructorSync);
+}
+
+static int32_t object_move(void *graph, void *object)
+{
+    return cudaGraphRetainUserObject(graph, object, 1,
+                                     cudaGraphUserObjectMove);
+}
+
+static const struct gvs_remote_user_objects user_objects = {
+    object_create, object_move};
+
+void be_callback_give(struct cudaHostNodeParams *p, cudaGraph_t g)
+{
+    if (p->userData != NULL)
+        be_remote->callback_give(p->userData, g, &user_objects);
+    p->userData = NULL;
+}
+
+void be_callback_drop(struct cudaHostNodeParams *p)
+{
+    if (p->userData != NULL)
+        be_remote->callback_free(p->userData);
+    p->userData = NULL;
+}
+
+/* The graph s captures into, NULL when it captures none. */
+static cudaGraph_t capture_graph(cudaStream_t s)
 {
     enum cudaStreamCaptureStatus st;
-    return cudaStreamIsCapturing(s, &st) == cudaSuccess &&
-           st == cudaStreamCaptureStatusActive;
+    unsigned long long id;
+    cudaGraph_t g = NULL;
+    size_t n;
+    if (cudaStreamGetCaptureInfo(s, &st, &id, &g, NULL, NULL, &n) !=
+            cudaSuccess ||
+        st != cudaStreamCaptureStatusActive)
+        return NULL;
+    return g;
 }
 
 /* HOST_FUNC's enqueueing (remote_be.h, host_func).  A host function
  * launched into a capturing stream becomes a node of the capture's
- * graph: its record is kept for every run of the graph. */
+ * graph: its record is kept for every run of the graph, and goes with
+ * it. */
 static int32_t enqueue(struct gvs_call *call, uint64_t stream,
                        uint32_t kind, uint32_t flags,
                        struct gvs_remote_callback *cb)
@@ -65,11 +104,15 @@ static int32_t enqueue(struct gvs_call *call, uint64_t stream,
         e = be_stream(call, stream, &s);
     if (e != cudaSuccess)
         return e;
-    if (kind == KIND_HOST_FN && capturing(s))
+    if (kind == KIND_STREAM_CALLBACK)
+        return cudaStreamAddCallback(s, run_stream_callback, cb, flags);
+    cudaGraph_t g = capture_graph(s);
+    if (g != NULL)
         be_remote->callback_keep(cb);
-    return kind == KIND_HOST_FN
-               ? cudaLaunchHostFunc(s, run_host_fn, cb)
-               : cudaStreamAddCallback(s, run_stream_callback, cb, flags);
+    e = cudaLaunchHostFunc(s, run_host_fn, cb);
+    if (e == cudaSuccess && g != NULL)
+        be_remote->callback_give(cb, g, &user_objects);
+    return e;
 }
 
 int cudart_be_host_func(struct gvs_call *call)

@@ -157,10 +157,14 @@ static int get_params(struct gvs_call *call, struct apigen_call *c,
     return c->rc;
 }
 
+/* Frees what CUDA did not take: a host node's record it took was given
+ * to its graph already. */
 static void params_free(struct node_params *p)
 {
     if (p->type == cudaGraphNodeTypeKernel && p->kernel.kernelParams != NULL)
         be_kernel_argv_free(p->kernel.kernelParams, p->argv_stack);
+    if (p->type == cudaGraphNodeTypeHost)
+        be_callback_drop(&p->host);
 }
 
 static cudaError_t add(cudaGraphNode_t *out, cudaGraph_t g,
@@ -242,8 +246,10 @@ int be_add_node(struct gvs_call *call, struct apigen_call *c,
         rc = apigen_end(c);
     if (rc == 0 && *e == cudaSuccess)
         *e = cudart_be_enter(call);
-    if (rc == 0 && *e == cudaSuccess)
-        *e = add(out, g->g, deps, ndeps, &p);
+    if (rc == 0 && *e == cudaSuccess &&
+        (*e = add(out, g->g, deps, ndeps, &p)) == cudaSuccess &&
+        p.type == cudaGraphNodeTypeHost)
+        be_callback_give(&p.host, g->g);
     params_free(&p);
     return rc;
 }
@@ -258,8 +264,11 @@ int be_set_node_params(struct gvs_call *call, struct apigen_call *c,
         rc = apigen_end(c);
     if (rc == 0 && *e == cudaSuccess)
         *e = cudart_be_enter(call);
-    if (rc == 0 && *e == cudaSuccess)
-        *e = exec != NULL ? exec_set(exec, node->n, &p) : set(node->n, &p);
+    if (rc == 0 && *e == cudaSuccess &&
+        (*e = exec != NULL ? exec_set(exec, node->n, &p)
+                           : set(node->n, &p)) == cudaSuccess &&
+        p.type == cudaGraphNodeTypeHost)
+        be_callback_give(&p.host, exec != NULL ? NULL : node->graph->g);
     params_free(&p);
     return rc;
 }

@@ -53,10 +53,14 @@ int be_set_node_params(struct gvs_call *call, struct apigen_call *c,
                        cudaError_t *e);
 
 /* callbacks.c: host node parameters that run the client's host callback
- * id every time the node runs (CALLBACK_RUN with keep set); the record
- * stays until the session ends. */
+ * id every time the node runs (CALLBACK_RUN with keep set).  Once CUDA
+ * took them for a node of g, be_callback_give hands the record to g (NULL:
+ * an executable graph's node, whose record stays until the worker exits);
+ * be_callback_drop frees one CUDA did not take.  Both clear userData. */
 cudaError_t be_callback_node(struct gvs_call *call, uint64_t id,
                              struct cudaHostNodeParams *out);
+void be_callback_give(struct cudaHostNodeParams *p, cudaGraph_t g);
+void be_callback_drop(struct cudaHostNodeParams *p);
 /* The client's callback id of host node parameters made by
  * be_callback_node, or 0 for any other. */
 uint64_t be_callback_node_id(const struct cudaHostNodeParams *p);

@@ -23,7 +23,7 @@ struct edge {
     struct CUgraphNode_st *from, *to;
 };
 
-#define MOCK_GRAPH_OBJECTS 8
+#define MOCK_GRAPH_OBJECTS 32
 #define MOCK_BODIES 4
 #define MOCK_NODE_ATTRS 32
 
@@ -89,15 +89,32 @@ static void object_release(struct CUuserObject_st *o, unsigned n)
     }
 }
 
+/* A copy (a clone, an instantiation, a child graph's) holds references
+ * of its own to the user objects src holds, as CUDA's do. */
+static void objects_copy(struct CUgraph_st *g, const struct CUgraph_st *src)
+{
+    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++) {
+        g->objects[i] = src->objects[i];
+        g->object_refs[i] = src->object_refs[i];
+        if (g->objects[i] != NULL)
+            g->objects[i]->refs += g->object_refs[i];
+    }
+}
+
+static void objects_release(struct CUgraph_st *g)
+{
+    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++)
+        if (g->objects[i] != NULL)
+            object_release(g->objects[i], g->object_refs[i]);
+}
+
 static void node_free(struct CUgraphNode_st *n);
 
 static void graph_free(struct CUgraph_st *g)
 {
     for (size_t i = 0; i < g->n; i++)
         node_free(g->nodes[i]);
-    for (int i = 0; i < MOCK_GRAPH_OBJECTS; i++)
-        if (g->objects[i] != NULL)
-            object_release(g->objects[i], g->object_refs[i]);
+    objects_release(g);
     free(g->nodes);
     free(g->edges);
     free(g);
@@ -126,6 +143,7 @@ static void node_free(struct CUgraphNode_st *n)
 static struct CUgraph_st *graph_copy(const struct CUgraph_st *src)
 {
     struct CUgraph_st *g = calloc(1, sizeof(*g));
+    objects_copy(g, src);
     g->nodes = calloc(src->n + 1, sizeof(*g->nodes));
     g->edges = calloc(src->ne + 1, sizeof(*g->edges));
     for (size_t i = 0; i < src->n; i++)
@@ -633,6 +651,10 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g,
             info->errorNode = g->nodes[i];
             return cudaErrorGraphExecUpdateFailure;
         }
+    /* The source's references replace the executable graph's. */
+    struct CUgraph_st old = *x->g;
+    objects_copy(x->g, g);
+    objects_release(&old);
     for (size_t i = 0; i < g->n; i++) {
         struct CUgraphNode_st *d = x->g->nodes[i];
         struct CUgraphNode_st *origin = d->origin;

@@ -449,6 +449,55 @@ static void graphs()
     printf("graphs ok\n");
 }
 
+// A host node's record on the backend lives while a graph, a clone or an
+// executable graph holds it: each graph here goes before what was made
+// from it runs (the worker's ASan would see a record freed too soon).
+static void host_records()
+{
+    int ten = 10, hundred = 100;
+    cudaHostNodeParams hp = {on_host, &ten}, hq = {on_host, &hundred};
+    cudaGraph_t g, clone;
+    cudaGraphNode_t host;
+    cudaGraphExec_t x, y;
+    OK(cudaGraphCreate(&g, 0));
+    OK(cudaGraphAddHostNode(&host, g, NULL, 0, &hp));
+    OK(cudaGraphClone(&clone, g));
+    OK(cudaGraphInstantiate(&x, g, 0));
+    OK(cudaGraphHostNodeSetParams(host, &hq));
+    OK(cudaGraphInstantiate(&y, g, 0));
+    OK(cudaGraphExecHostNodeSetParams(y, host, &hp));
+    OK(cudaGraphDestroy(g));
+    int before = host_runs;
+    OK(cudaGraphLaunch(x, 0));
+    OK(cudaGraphLaunch(y, 0));
+    OK(cudaDeviceSynchronize());
+    CHECK(host_runs == before + 20);
+    OK(cudaGraphExecDestroy(y));
+    cudaGraphExecUpdateResultInfo info;
+    OK(cudaGraphExecUpdate(x, clone, &info));
+    OK(cudaGraphDestroy(clone));
+    OK(cudaGraphLaunch(x, 0));
+    OK(cudaDeviceSynchronize());
+    CHECK(host_runs == before + 30);
+    OK(cudaGraphExecDestroy(x));
+
+    // A host function captured from a stream (the mock runs it as it
+    // comes): its record goes with the capture's graph.
+    cudaStream_t s;
+    cudaGraph_t captured;
+    OK(cudaStreamCreate(&s));
+    OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    OK(cudaLaunchHostFunc(s, on_host, &ten));
+    OK(cudaStreamEndCapture(s, &captured));
+    OK(cudaGraphInstantiate(&x, captured, 0));
+    OK(cudaGraphDestroy(captured));
+    OK(cudaGraphLaunch(x, s));
+    OK(cudaStreamSynchronize(s));
+    OK(cudaGraphExecDestroy(x));
+    OK(cudaStreamDestroy(s));
+    printf("host records ok\n");
+}
+
 // Managed memory: the host's writes reach the device before device work,
 // the device's reach the host at synchronizations.
 static void managed()
@@ -494,6 +543,7 @@ int main()
     arrays();
     pools();
     graphs();
+    host_records();
     managed();
     printf("ok\n");
     return 0;

@@ -8,7 +8,10 @@
  *
  * A kept record (a graph's callback) runs each time the graph does, and
  * each run waits on a copy of it, since two executable graphs made from
- * one graph may run it at once.
+ * one graph may run it at once.  The graph owns it through a user
+ * object, CUDA's count of the graphs, executable graphs and launches
+ * that hold it, whose destructor frees it (callback_give); one no user
+ * object owns is held in a list until the worker exits.
  *
  * While it waits, gvsd reads on with a thread that serves no request
  * (host->await_client): the request being read may wait for this one.
@@ -33,7 +36,7 @@
 #define WAITING_MS 500
 
 struct gvs_remote_callback {
-    struct gvs_remote_callback *next; /* in `waiting` */
+    struct gvs_remote_callback *next; /* in `waiting` or `held` */
     uint64_t id;                      /* the client's */
     int done;
     int keep;
@@ -49,6 +52,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed;
 static pthread_once_t changed_once = PTHREAD_ONCE_INIT;
 static struct gvs_remote_callback *waiting;
+/* Kept records no user object owns. */
+static struct gvs_remote_callback *held;
 static int notifying;
 static int released;
 
@@ -86,6 +91,27 @@ void remote_be_callback_free(struct gvs_remote_callback *cb)
 void remote_be_callback_keep(struct gvs_remote_callback *cb)
 {
     cb->keep = 1;
+}
+
+/* A user object's destructor, on CUDA's thread for them. */
+static void destroy(void *cb)
+{
+    gvs_free(cb);
+}
+
+void remote_be_callback_give(struct gvs_remote_callback *cb, void *graph,
+                             const struct gvs_remote_user_objects *uo)
+{
+    void *object = NULL;
+    /* A user object that graph refused keeps our reference and never
+     * runs its destructor: the record is then held. */
+    if (graph != NULL && uo->create(&object, cb, destroy) == 0 &&
+        uo->move(graph, object) == 0)
+        return;
+    pthread_mutex_lock(&lock);
+    cb->next = held;
+    held = cb;
+    pthread_mutex_unlock(&lock);
 }
 
 /* Kinds of an API's HOST_FUNC (remote_be.h). */

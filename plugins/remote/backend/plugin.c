@@ -51,6 +51,7 @@ static const struct gvs_remote_be api = {
     .callback_free = remote_be_callback_free,
     .callback_id = remote_be_callback_id,
     .callback_keep = remote_be_callback_keep,
+    .callback_give = remote_be_callback_give,
     .host_func = remote_be_host_func,
     .callbacks_release = remote_be_callbacks_release,
     .atomic_caps = remote_be_atomic_caps,

@@ -140,6 +140,8 @@ void remote_be_callback_run(struct gvs_remote_callback *cb, int32_t status);
 void remote_be_callback_free(struct gvs_remote_callback *cb);
 uint64_t remote_be_callback_id(const struct gvs_remote_callback *cb);
 void remote_be_callback_keep(struct gvs_remote_callback *cb);
+void remote_be_callback_give(struct gvs_remote_callback *cb, void *graph,
+                            const struct gvs_remote_user_objects *uo);
 int remote_be_host_func(struct gvs_call *call, int32_t success,
                         int32_t nomem,
                         int32_t (*enqueue)(struct gvs_call *call,
