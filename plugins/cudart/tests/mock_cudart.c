@@ -41,6 +41,12 @@ static struct mock_alloc *alloc_of(const void *p)
     return NULL;
 }
 
+int mock_dev_ok(const void *p, size_t len)
+{
+    const struct mock_alloc *a = alloc_of(p);
+    return a == NULL || len <= (size_t)(a->base + a->size - (const char *)p);
+}
+
 /* Like a GPU's, "device" addresses come from a range of their own, away
  * from where a client's heap would be. */
 static uintptr_t next_va = (uintptr_t)0x500000000000ull;
@@ -217,6 +223,8 @@ cudaError_t cudaMemset(void *p, int value, size_t count)
 {
     /* Nothing to do for count 0, whatever p is (memset's p must not be
      * NULL). */
+    if (!mock_dev_ok(p, count))
+        return fail(cudaErrorIllegalAddress);
     if (count != 0)
         memset(p, value, count);
     return cudaSuccess;
@@ -226,6 +234,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                        enum cudaMemcpyKind kind)
 {
     (void)kind;
+    if (!mock_dev_ok(dst, count) || !mock_dev_ok(src, count))
+        return fail(cudaErrorIllegalAddress);
     if (count != 0)
         memmove(dst, src, count);
     return cudaSuccess;

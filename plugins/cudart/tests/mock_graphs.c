@@ -668,10 +668,13 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g,
     return cudaSuccess;
 }
 
+/* A row the GPU would fault on stops the node, as a fault stops work. */
 static void memset_rows(const struct cudaMemsetParams *s)
 {
     for (size_t y = 0; y < s->height; y++) {
         uint8_t *row = (uint8_t *)s->dst + y * s->pitch;
+        if (!mock_dev_ok(row, s->width * s->elementSize))
+            return;
         for (size_t i = 0; i < s->width; i++)
             memcpy(row + i * s->elementSize, &s->value, s->elementSize);
     }

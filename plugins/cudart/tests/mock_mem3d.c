@@ -258,6 +258,8 @@ cudaError_t mock_copy3d(const struct cudaMemcpy3DParms *p)
                                    p->extent.width, y, z);
             if (d == NULL || s == NULL)
                 return cudaErrorInvalidValue;
+            if (!mock_dev_ok(d, w) || !mock_dev_ok(s, w))
+                return cudaErrorIllegalAddress;
             memmove(d, s, w);
         }
     return cudaSuccess;
@@ -276,32 +278,34 @@ cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
     return e == cudaSuccess ? mock_copy3d(p) : e;
 }
 
-static void set_rows(struct cudaPitchedPtr p, int value, struct cudaExtent e)
+static cudaError_t set_rows(struct cudaPitchedPtr p, int value,
+                            struct cudaExtent e)
 {
     /* An empty extent sets nothing, however many rows it names. */
     if (e.width == 0 || e.height == 0 || e.depth == 0)
-        return;
+        return cudaSuccess;
     for (size_t z = 0; z < e.depth; z++)
-        for (size_t y = 0; y < e.height; y++)
-            memset((uint8_t *)p.ptr + (z * p.ysize + y) * p.pitch, value,
-                   e.width);
+        for (size_t y = 0; y < e.height; y++) {
+            uint8_t *r = (uint8_t *)p.ptr + (z * p.ysize + y) * p.pitch;
+            if (!mock_dev_ok(r, e.width))
+                return cudaErrorIllegalAddress;
+            memset(r, value, e.width);
+        }
+    return cudaSuccess;
 }
 
 cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int value,
                          struct cudaExtent e)
 {
     mock_streams_drain();
-    set_rows(p, value, e);
-    return cudaSuccess;
+    return set_rows(p, value, e);
 }
 
 cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr p, int value,
                               struct cudaExtent e, cudaStream_t stream)
 {
     cudaError_t r = cudaStreamSynchronize(stream);
-    if (r == cudaSuccess)
-        set_rows(p, value, e);
-    return r;
+    return r == cudaSuccess ? set_rows(p, value, e) : r;
 }
 
 /* Texture and surface objects ------------------------------------------ */

@@ -432,6 +432,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                             enum cudaMemcpyKind kind, cudaStream_t s)
 {
     struct task *t;
+    if (!mock_dev_ok(dst, count) || !mock_dev_ok(src, count))
+        return cudaErrorIllegalAddress;
     if (kind == cudaMemcpyHostToDevice && !mock_host_pinned(src)) {
         t = task(run_staged_copy);
         if (t != NULL && (t->src = malloc(count ? count : 1)) == NULL) {
@@ -457,6 +459,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 
 cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t s)
 {
+    if (!mock_dev_ok(p, count))
+        return cudaErrorIllegalAddress;
     struct task *t = task(run_memset);
     if (t != NULL) {
         t->dst = p;

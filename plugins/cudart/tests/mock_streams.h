@@ -23,6 +23,14 @@ void mock_pinned_reset(void);
 /* mock_streams.c: waits until every stream has done its work. */
 void mock_streams_drain(void);
 
+/* mock_cudart.c: whether the GPU could touch [p, p + len) without a
+ * fault: p in no "device" allocation (the worker's own memory), or the
+ * range inside p's.  The backend lets a range across allocations pass
+ * when both ends are device memory, as CUDA's calls do; the mock's
+ * allocations have gaps between them, where a GPU faults:
+ * cudaErrorIllegalAddress. */
+int mock_dev_ok(const void *p, size_t len);
+
 /* mock_pinned.c: whether p lies in page-locked memory of cudaHostAlloc. */
 int mock_host_pinned(const void *p);
 
