@@ -24,7 +24,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 17u
+#define GVS_REMOTE_BE_VERSION 18u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -252,10 +252,12 @@ struct gvs_remote_pinner {
 /* An API's calls that tie a kept callback record to a graph
  * (callback_give): create makes a user object of one reference whose
  * destructor is destroy(ptr), CUDA's NO_DESTRUCTOR_SYNC kind; move moves
- * the caller's reference to graph.  Each answers 0 or the API's error. */
+ * the caller's reference to graph; release drops it.  Each answers 0 or
+ * the API's error. */
 struct gvs_remote_user_objects {
     int32_t (*create)(void **object, void *ptr, void (*destroy)(void *ptr));
     int32_t (*move)(void *graph, void *object);
+    int32_t (*release)(void *object);
 };
 
 /* Copies one batch call of the driver's takes at most (copy_posted). */
@@ -463,7 +465,8 @@ struct gvs_remote_be {
      * host function captured) goes with the graph: a user object made
      * through uo, whose reference graph takes, frees it once no graph,
      * executable graph or launch holds it (CUDA's clones, instantiations
-     * and updates take references of their own).  A record of no graph
+     * and updates take references of their own) and tells the client to
+     * drop its record (CALLBACK_FORGET).  A record of no graph
      * (graph NULL: one an executable graph's node was set to) or one
      * whose user object CUDA refused stays until the worker exits. */
     void (*callback_give)(struct gvs_remote_callback *cb, void *graph,

@@ -51,8 +51,13 @@ static int32_t object_move(void *graph, void *object)
                                              CU_GRAPH_USER_OBJECT_MOVE);
 }
 
+static int32_t object_release(void *object)
+{
+    return CUDA_DRV(cuUserObjectRelease)(object, 1);
+}
+
 static const struct gvs_remote_user_objects user_objects = {
-    object_create, object_move};
+    object_create, object_move, object_release};
 
 void cuda_be_host_give(struct gvs_remote_callback **record, CUgraph g)
 {

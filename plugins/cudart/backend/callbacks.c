@@ -59,8 +59,13 @@ static int32_t object_move(void *graph, void *object)
                                      cudaGraphUserObjectMove);
 }
 
+static int32_t object_release(void *object)
+{
+    return cudaUserObjectRelease(object, 1);
+}
+
 static const struct gvs_remote_user_objects user_objects = {
-    object_create, object_move};
+    object_create, object_move, object_release};
 
 void be_callback_give(struct cudaHostNodeParams *p, cudaGraph_t g)
 {

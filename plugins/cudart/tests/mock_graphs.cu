@@ -4,10 +4,12 @@
 // runs on the host-memory mock (mock_mem3d.c, mock_pools.c,
 // mock_graphs.c).  Checks contents, the packing of strided host rows,
 // request counts, ids and the refusals.
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mock_check.h"
 
@@ -449,11 +451,42 @@ static void graphs()
     printf("graphs ok\n");
 }
 
+// The client's records of callbacks (ids from 1 up), through the layer
+// frontend's exported lookup.
+static int client_records()
+{
+    typedef int (*find_fn)(uint64_t, void *);
+    static find_fn find =
+        (find_fn)dlsym(RTLD_DEFAULT, "gvs_remote_callback_find");
+    CHECK(find != NULL);
+    alignas(16) unsigned char out[256];
+    int n = 0;
+    for (uint64_t id = 1; id <= 4096; id++)
+        n += find(id, out) == 0;
+    return n;
+}
+
+// The worker tells the client when a record goes (CALLBACK_FORGET), on
+// CUDA's thread for user objects: waits up to 5 s for want records.
+static void wait_records(int want)
+{
+    int n = client_records();
+    for (int i = 0; i < 500 && n != want; i++) {
+        usleep(10000);
+        n = client_records();
+    }
+    if (n != want)
+        fprintf(stderr, "client records: %d, want %d\n", n, want);
+    CHECK(n == want);
+}
+
 // A host node's record on the backend lives while a graph, a clone or an
 // executable graph holds it: each graph here goes before what was made
 // from it runs (the worker's ASan would see a record freed too soon).
+// Once none holds it, the client's record goes too.
 static void host_records()
 {
+    wait_records(0);
     int ten = 10, hundred = 100;
     cudaHostNodeParams hp = {on_host, &ten}, hq = {on_host, &hundred};
     cudaGraph_t g, clone;
@@ -481,6 +514,19 @@ static void host_records()
     CHECK(host_runs == before + 30);
     OK(cudaGraphExecDestroy(x));
 
+    // More host nodes than the mock's graph takes user objects: the
+    // records it refused are held by the worker, and run all the same.
+    OK(cudaGraphCreate(&g, 0));
+    for (int i = 0; i < 40; i++)
+        OK(cudaGraphAddHostNode(&host, g, NULL, 0, &hp));
+    OK(cudaGraphInstantiate(&x, g, 0));
+    OK(cudaGraphDestroy(g));
+    before = host_runs;
+    OK(cudaGraphLaunch(x, 0));
+    OK(cudaDeviceSynchronize());
+    CHECK(host_runs == before + 400);
+    OK(cudaGraphExecDestroy(x));
+
     // A host function captured from a stream (the mock runs it as it
     // comes): its record goes with the capture's graph.
     cudaStream_t s;
@@ -495,6 +541,8 @@ static void host_records()
     OK(cudaStreamSynchronize(s));
     OK(cudaGraphExecDestroy(x));
     OK(cudaStreamDestroy(s));
+    // Left: the record set on y's node and the 8 the graph refused.
+    wait_records(9);
     printf("host records ok\n");
 }
 

@@ -10,8 +10,9 @@
  * each run waits on a copy of it, since two executable graphs made from
  * one graph may run it at once.  The graph owns it through a user
  * object, CUDA's count of the graphs, executable graphs and launches
- * that hold it, whose destructor frees it (callback_give); one no user
- * object owns is held in a list until the worker exits.
+ * that hold it, whose destructor frees it and tells the client to drop
+ * its record (CALLBACK_FORGET; callback_give); one no user object owns is
+ * held in a list until the worker exits.
  *
  * While it waits, gvsd reads on with a thread that serves no request
  * (host->await_client): the request being read may wait for this one.
@@ -40,6 +41,7 @@ struct gvs_remote_callback {
     uint64_t id;                      /* the client's */
     int done;
     int keep;
+    int held; /* in `held`: no user object's destructor frees it */
 };
 
 /* The session's host, for notifications (a worker serves one session). */
@@ -93,9 +95,19 @@ void remote_be_callback_keep(struct gvs_remote_callback *cb)
     cb->keep = 1;
 }
 
-/* A user object's destructor, on CUDA's thread for them. */
-static void destroy(void *cb)
+/* A user object's destructor, on CUDA's thread for them: every run of
+ * the record has ended, so the client may drop its own.  held is set
+ * before the reference of a user object the graph refused is dropped. */
+static void destroy(void *p)
 {
+    struct gvs_remote_callback *cb = p;
+    if (cb->held)
+        return;
+    struct gvs_buf *b = gvs_buf_new(sizeof(cb->id));
+    if (b != NULL && gvs_buf_put_u64(b, cb->id) == 0)
+        (void)remote_be_notify(REMOTE_PLUGIN_ID, REMOTE_OP_CALLBACK_FORGET,
+                               gvs_buf_ptr(b), gvs_buf_len(b));
+    gvs_buf_free(b);
     gvs_free(cb);
 }
 
@@ -103,11 +115,12 @@ void remote_be_callback_give(struct gvs_remote_callback *cb, void *graph,
                              const struct gvs_remote_user_objects *uo)
 {
     void *object = NULL;
-    /* A user object that graph refused keeps our reference and never
-     * runs its destructor: the record is then held. */
     if (graph != NULL && uo->create(&object, cb, destroy) == 0 &&
         uo->move(graph, object) == 0)
         return;
+    cb->held = 1;
+    if (object != NULL)
+        (void)uo->release(object);
     pthread_mutex_lock(&lock);
     cb->next = held;
     held = cb;

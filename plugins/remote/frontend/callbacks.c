@@ -59,8 +59,9 @@ static void report_done(uint64_t id)
     gvs_buf_free(b);
 }
 
-/* CALLBACK_RUN: u64 id, i32 status, u8 keep.  Other notifications of the
- * layer are handled inline (output.c) or ignored (CALLBACK_WAITING). */
+/* CALLBACK_RUN: u64 id, i32 status, u8 keep; CALLBACK_FORGET: u64 id.
+ * Other notifications of the layer are handled inline (output.c) or
+ * ignored (CALLBACK_WAITING). */
 static void on_notify(uint16_t op, struct gvs_buf *body, void *arg)
 {
     uint64_t id;
@@ -68,6 +69,11 @@ static void on_notify(uint16_t op, struct gvs_buf *body, void *arg)
     uint8_t keep;
     struct gvs_remote_callback cb;
     (void)arg;
+    if (op == REMOTE_OP_CALLBACK_FORGET) {
+        if (gvs_buf_get_u64(body, &id) == 0 && gvs_buf_expect_end(body) == 0)
+            gvs_remote_callback_drop(id);
+        return;
+    }
     if (op != REMOTE_OP_CALLBACK_RUN || gvs_buf_get_u64(body, &id) < 0 ||
         gvs_buf_get_i32(body, &status) < 0 ||
         gvs_buf_get_u8(body, &keep) < 0 || gvs_buf_expect_end(body) < 0)
