@@ -46,17 +46,27 @@ uint64_t be_callback_node_id(const struct cudaHostNodeParams *p)
     return be_remote->callback_id(p->userData);
 }
 
+/* A refusal here only makes the layer hold the record: it leaves
+ * nothing behind for a later cudaGetLastError. */
+static int32_t quiet(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    return e;
+}
+
 static int32_t object_create(void **object, void *ptr,
                              void (*destroy)(void *ptr))
 {
-    return cudaUserObjectCreate((cudaUserObject_t *)object, ptr, destroy, 1,
-                                cudaUserObjectNoDestructorSync);
+    return quiet(cudaUserObjectCreate((cudaUserObject_t *)object, ptr,
+                                      destroy, 1,
+                                      cudaUserObjectNoDestructorSync));
 }
 
 static int32_t object_move(void *graph, void *object)
 {
-    return cudaGraphRetainUserObject(graph, object, 1,
-                                     cudaGraphUserObjectMove);
+    return quiet(cudaGraphRetainUserObject(graph, object, 1,
+                                           cudaGraphUserObjectMove));
 }
 
 static int32_t object_release(void *object)
