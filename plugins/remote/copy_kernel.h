@@ -4,7 +4,9 @@
  * takes, shared by the kernel, the layer (backend/copy_kernel.c) and the
  * mock driver of the tests.
  * One launch makes up to GVS_COPY_KERNEL_MAX copies between device
- * memory, copy i by the blocks of row i (blockIdx.y).
+ * memory, copy i by the blocks of row i (blockIdx.y); or, ordered, one
+ * block makes them one after the other, each done before the next
+ * begins (a copy may read or write what an earlier one wrote).
  */
 #ifndef GVS_COPY_KERNEL_H
 #define GVS_COPY_KERNEL_H
@@ -18,6 +20,8 @@ struct gvs_copy_params {
     unsigned long long src[GVS_COPY_KERNEL_MAX];
     unsigned long long len[GVS_COPY_KERNEL_MAX];
     unsigned n;
+    /* Nonzero: launched as one block (a grid of 1 x 1), in order. */
+    unsigned ordered;
 };
 
 #ifndef __CUDACC__

@@ -24,7 +24,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 18u
+#define GVS_REMOTE_BE_VERSION 19u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -305,6 +305,11 @@ struct gvs_remote_batcher {
     /* The driver's entry points the layer's copy kernel needs, or NULL
      * where the plugin has none (its copies are then never made by it). */
     const struct gvs_remote_copy_driver *(*driver)(void);
+    /* The same for copies from host memory of a shared region (a
+     * batcher of copies to the device: whose ordered batches the kernel
+     * may make, reading the region; the layer's batch.c says when), or
+     * NULL. */
+    const struct gvs_remote_copy_driver *(*mapped_driver)(void);
 };
 
 struct gvs_remote_be {

@@ -69,17 +69,20 @@ static const struct gvs_remote_copy_driver *copy_driver(void)
     return &be_driver()->copy_kernel;
 }
 
+/* Copies between device and page-locked host memory are the copy
+ * engines', but for a run that depends on itself (copies into one
+ * buffer from memory the worker shares with the client), which the
+ * layer's kernel makes in order in one launch (remote batch.c). */
 static const struct gvs_remote_batcher batcher = {
     .success = cudaSuccess,
     .plugin = CUDART_PLUGIN_ID,
     .copy = copy_one,
     .batchable = batchable,
     .copy_batch = copy_batch,
+    .mapped_driver = copy_driver,
 };
 
-/* Copies between device memory may be the layer's copy kernel's: the
- * others have page-locked host memory on one side, which the kernel
- * would reach over the bus slower than the DMA engines do. */
+/* Copies between device memory may be the layer's copy kernel's. */
 static const struct gvs_remote_batcher d2d_batcher = {
     .success = cudaSuccess,
     .plugin = CUDART_PLUGIN_ID,

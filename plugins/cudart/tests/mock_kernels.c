@@ -140,10 +140,12 @@ static void run_writes_seen(dim3 grid, dim3 block, void **args)
 }
 
 /* The driver's batch copies (mock_cuMemcpyBatchAsync): calls taken and
- * the copies they held; and the launches of the layer's copy kernel and
- * the copies they made: which the kernel batches_seen reports. */
+ * the copies they held; and the launches of the layer's copy kernel, the
+ * copies they made and the launches that made them in order: which the
+ * kernel batches_seen reports. */
 static _Atomic unsigned long long batch_calls, batch_copies;
 static _Atomic unsigned long long kernel_launches, kernel_copies;
+static _Atomic unsigned long long ordered_launches;
 
 static void run_batches_seen(dim3 grid, dim3 block, void **args)
 {
@@ -153,6 +155,7 @@ static void run_batches_seen(dim3 grid, dim3 block, void **args)
     out[1] = atomic_load(&batch_copies);
     out[2] = atomic_load(&kernel_launches);
     out[3] = atomic_load(&kernel_copies);
+    out[4] = atomic_load(&ordered_launches);
 }
 
 /* Holds the worker's thread that launches it for ms milliseconds (the
@@ -450,7 +453,7 @@ static CUresult copy_kernel(unsigned gx, unsigned gy, unsigned bx,
 {
     const struct gvs_copy_params *p = params[0];
     if (gx == 0 || bx == 0 || p->n == 0 || p->n > GVS_COPY_KERNEL_MAX ||
-        gy != p->n)
+        (p->ordered ? gx != 1 || gy != 1 : gy != p->n))
         return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < p->n; i++)
         if (cudaMemcpyAsync((void *)(uintptr_t)p->dst[i],
@@ -460,6 +463,8 @@ static CUresult copy_kernel(unsigned gx, unsigned gy, unsigned bx,
             return CUDA_ERROR_INVALID_VALUE;
     atomic_fetch_add(&kernel_launches, 1);
     atomic_fetch_add(&kernel_copies, p->n);
+    if (p->ordered)
+        atomic_fetch_add(&ordered_launches, 1);
     return CUDA_SUCCESS;
 }
 

@@ -642,16 +642,17 @@ static void marked()
 }
 
 // Two of the mock backend's kernels: the driver's batch copies the
-// worker made so far (calls, copies) into out[0..1] and the launches of
-// the layer's copy kernel (launches, copies) into out[2..3]; and one
-// that holds the worker's thread launching it for ms milliseconds.
+// worker made so far (calls, copies) into out[0..1], the launches of the
+// layer's copy kernel (launches, copies) into out[2..3] and those of them
+// that made their copies in order into out[4]; and one that holds the
+// worker's thread launching it for ms milliseconds.
 __global__ void batches_seen(unsigned long long *) {}
 __global__ void stall(int) {}
 
-static void batches_now(unsigned long long *dev, unsigned long long out[4])
+static void batches_now(unsigned long long *dev, unsigned long long out[5])
 {
     batches_seen<<<1, 1>>>(dev);
-    OK(cudaMemcpy(out, dev, 4 * sizeof(*out), cudaMemcpyDeviceToHost));
+    OK(cudaMemcpy(out, dev, 5 * sizeof(*out), cudaMemcpyDeviceToHost));
 }
 
 // The copies of batched(), from a thread of their own: a lane no worker
@@ -714,20 +715,21 @@ static void run_burst(void *(*f)(void *), struct burst *b)
 // per run of the same op on the same stream (remote batch.c): 32 copies
 // to the device in two; 8 device-to-device ones in one launch of the
 // layer's copy kernel.  A copy that depends on one in the batch (the
-// same destination, another source) ends it, the very same copy again
-// does not; a batch the driver refuses (the mock refuses 3) is made one
-// copy at a time; the legacy stream takes none of the driver's.  Every
-// byte lands where and in the order it would alone.
+// same destination, another source) makes the batch one the kernel
+// makes in order, the very same copy again does not; a batch the
+// driver refuses (the mock refuses 3) is made one copy at a time; the
+// legacy stream takes none of the driver's.  Every byte lands where and
+// in the order it would alone.
 static void batched()
 {
     const size_t n = 64;
     struct burst b;
-    unsigned long long *counter, b0[4], b1[4];
+    unsigned long long *counter, b0[5], b1[5];
     b.n = n;
     OK(cudaMallocHost((void **)&b.h, 64 * n));
     OK(cudaMalloc((void **)&b.d, 64 * n));
     OK(cudaMalloc((void **)&b.d2, 64 * n));
-    OK(cudaMalloc((void **)&counter, 4 * sizeof(*counter)));
+    OK(cudaMalloc((void **)&counter, 5 * sizeof(*counter)));
     OK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
     b.x = b.d2 + 40 * n;
     pattern(b.h, 64 * n, 41);
@@ -737,10 +739,11 @@ static void batched()
     run_burst(burst_copies, &b);
     batches_now(counter, b1);
     if (is_shared(b.h)) {
-        CHECK_EQ(b1[0] - b0[0], 3ull);
-        CHECK_EQ(b1[1] - b0[1], 32ull + 2);
-        CHECK_EQ(b1[2] - b0[2], 1ull);
-        CHECK_EQ(b1[3] - b0[3], 8ull);
+        CHECK_EQ(b1[0] - b0[0], 2ull);
+        CHECK_EQ(b1[1] - b0[1], 32ull);
+        CHECK_EQ(b1[2] - b0[2], 2ull);
+        CHECK_EQ(b1[3] - b0[3], 8ull + 3);
+        CHECK_EQ(b1[4] - b0[4], 1ull);
     }
     unsigned char *back = (unsigned char *)malloc(64 * n);
     CHECK(back != NULL);
@@ -766,6 +769,130 @@ static void batched()
     OK(cudaFree(b.d2));
     OK(cudaFree(b.d));
     OK(cudaFreeHost(b.h));
+}
+
+// The copies of packed_batches(), from a thread of their own as in
+// batched(): 40 stream-ordered pageable copies of 4 KiB into one buffer,
+// each of other bytes, then 20 into buffers of their own; the round
+// trips they took into packed_trips.
+static uint64_t packed_trips;
+
+static void *burst_packed(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    const size_t n = b->n;
+    stall<<<1, 1>>>(0);
+    OK(cudaStreamSynchronize(b->s));
+    stall<<<1, 1>>>(200);
+    struct stats s0 = now();
+    for (int i = 0; i < 60; i++) {
+        pattern(b->h, n, 100u + (unsigned)i);
+        OK(cudaMemcpyAsync(i < 40 ? b->d : b->d2 + (i - 40) * n, b->h, n,
+                           cudaMemcpyHostToDevice, b->s));
+    }
+    packed_trips = now().round_trips - s0.round_trips;
+    OK(cudaStreamSynchronize(b->s));
+    return NULL;
+}
+
+// Copies of b->n bytes into one buffer, enough to fill every staging
+// slot and come back to the first, from a thread of their own: the first
+// of them (past the first slot's end) wait together in the connection,
+// the worker held by a stalling launch for 5 ms, less than a copy polls
+// a slot's word before it asks for it.  The round trips they took into
+// packed_trips.
+static int slot_copies(size_t len)
+{
+    return 5 * (int)(((size_t)2 << 20) / len);
+}
+
+static void *burst_slots(void *arg)
+{
+    struct burst *b = (struct burst *)arg;
+    stall<<<1, 1>>>(0);
+    OK(cudaStreamSynchronize(b->s));
+    stall<<<1, 1>>>(5);
+    struct stats s0 = now();
+    for (int i = 0; i < slot_copies(b->n); i++) {
+        pattern(b->h, b->n, (unsigned)i);
+        OK(cudaMemcpyAsync(b->d, b->h, b->n, cudaMemcpyHostToDevice, b->s));
+    }
+    packed_trips = now().round_trips - s0.round_trips;
+    OK(cudaStreamSynchronize(b->s));
+    return NULL;
+}
+
+// Small pageable copies packed into a staging slot join the worker's
+// batches too, the write of the slot's word behind the batch (remote
+// shared.c, "tail"): copies into one buffer depend on each other, and
+// the kernel makes them in order, one block, 16 to a launch (remote
+// batch.c); once the batch holds 16, the 8 left of them and the first 8
+// into buffers of their own go together, and the last 12 go to the
+// driver's batch, from host memory.  Then copies enough to fill every
+// slot and come back to the first, at the pace they come: each slot's
+// word comes (one that did not would be asked for by a round trip, after
+// 20 ms).  The last bytes into each buffer are the ones there.
+static void packed_batches()
+{
+    const size_t n = 4096;
+    struct burst b;
+    unsigned long long *counter, b0[5], b1[5];
+    b.n = n;
+    b.h = (unsigned char *)malloc(n);
+    unsigned char *back = (unsigned char *)malloc(20 * n),
+                  *want = (unsigned char *)malloc(n);
+    CHECK(b.h != NULL && back != NULL && want != NULL);
+    OK(cudaMalloc((void **)&b.d, n));
+    OK(cudaMalloc((void **)&b.d2, 20 * n));
+    OK(cudaMalloc((void **)&counter, 5 * sizeof(*counter)));
+    OK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    OK(cudaMemset(b.d, 0, n));
+    OK(cudaMemset(b.d2, 0, 20 * n));
+    batches_now(counter, b0);
+    run_burst(burst_packed, &b);
+    batches_now(counter, b1);
+    CHECK_EQ(packed_trips, 0ull);
+    CHECK_EQ(b1[4] - b0[4], 3ull);
+    CHECK_EQ(b1[2] - b0[2], 3ull);
+    CHECK_EQ(b1[3] - b0[3], 48ull);
+    CHECK_EQ(b1[0] - b0[0], 1ull);
+    CHECK_EQ(b1[1] - b0[1], 12ull);
+    OK(cudaMemcpy(back, b.d, n, cudaMemcpyDeviceToHost));
+    pattern(want, n, 139);
+    CHECK(memcmp(back, want, n) == 0);
+    OK(cudaMemcpy(back, b.d2, 20 * n, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 20; i++) {
+        pattern(want, n, 140u + (unsigned)i);
+        CHECK(memcmp(back + i * n, want, n) == 0);
+    }
+
+    // Of 4 KiB, made in order by the kernel; of 32 KiB, too long for
+    // that: one at a time.
+    for (size_t len = n; len <= 8 * n; len *= 8) {
+        struct burst c = {(unsigned char *)malloc(len), NULL, NULL, NULL,
+                          len, b.s};
+        unsigned char *got = (unsigned char *)malloc(len),
+                      *exp = (unsigned char *)malloc(len);
+        CHECK(c.h != NULL && got != NULL && exp != NULL);
+        OK(cudaMalloc((void **)&c.d, len));
+        run_burst(burst_slots, &c);
+        if (polls())
+            CHECK_EQ(packed_trips, 0ull);
+        OK(cudaMemcpy(got, c.d, len, cudaMemcpyDeviceToHost));
+        pattern(exp, len, (unsigned)slot_copies(len) - 1);
+        CHECK(memcmp(got, exp, len) == 0);
+        OK(cudaFree(c.d));
+        free(exp);
+        free(got);
+        free(c.h);
+    }
+    OK(cudaStreamDestroy(b.s));
+    OK(cudaFree(counter));
+    OK(cudaFree(b.d2));
+    OK(cudaFree(b.d));
+    free(want);
+    free(back);
+    free(b.h);
 }
 
 // The copies of kernel_copies(), from a thread of its own as above: on
@@ -829,7 +956,7 @@ static void alone_copies(unsigned long long *counter)
     OK(cudaMalloc((void **)&d, lens[1]));
     OK(cudaMalloc((void **)&d2, lens[1]));
     for (int i = 0; i < 2; i++) {
-        unsigned long long c0[4], c1[4];
+        unsigned long long c0[5], c1[5];
         pattern(h, lens[i], 31 + i);
         OK(cudaMemcpy(d, h, lens[i], cudaMemcpyHostToDevice));
         OK(cudaMemset(d2, 0, lens[i]));
@@ -842,7 +969,7 @@ static void alone_copies(unsigned long long *counter)
         CHECK(memcmp(back, h, lens[i]) == 0);
     }
     struct burst b = {NULL, d, d2, NULL, (size_t)2 << 20, NULL};
-    unsigned long long c0[4], c1[4];
+    unsigned long long c0[5], c1[5];
     OK(cudaMemset(d2, 0, 3 * b.n));
     batches_now(counter, c0);
     run_burst(burst_long, &b);
@@ -866,11 +993,11 @@ static void kernel_copies()
 {
     const size_t n = 96;
     struct burst b;
-    unsigned long long *counter, b0[4], b1[4];
+    unsigned long long *counter, b0[5], b1[5];
     b.n = n;
     OK(cudaMalloc((void **)&b.d, 16 * n));
     OK(cudaMalloc((void **)&b.d2, 16 * n));
-    OK(cudaMalloc((void **)&counter, 4 * sizeof(*counter)));
+    OK(cudaMalloc((void **)&counter, 5 * sizeof(*counter)));
     unsigned char *h = (unsigned char *)malloc(16 * n),
                   *back = (unsigned char *)malloc(16 * n);
     CHECK(h != NULL && back != NULL);
@@ -1096,6 +1223,7 @@ int main(int argc, char **argv)
         staged_packed();
         signalled();
         batched();
+        packed_batches();
     }
     kernel_copies();
 

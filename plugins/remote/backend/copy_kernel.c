@@ -8,7 +8,9 @@
  * it runs in stream order as the driver's copy would, and reads and
  * writes the same bytes.
  *
- * Only where the kernel reaches both ranges as the driver's copy does:
+ * Only where the kernel reaches both ranges as the driver's copy does
+ * (or, in an ordered batch, reads host memory the GPU maps at the same
+ * address, which batch.c learns from shared.c):
  * each lies in one allocation of cuMemAlloc's (the driver says it could
  * be shared by the legacy IPC: not managed memory, not a pool's, not a
  * mapping of the virtual memory API, whose access rights a kernel of
@@ -36,6 +38,9 @@
 #define BLOCK_BYTES ((uint64_t)16 << 10)
 #define MAX_BLOCKS ((unsigned)(REMOTE_BE_KERNEL_COPY_MAX / BLOCK_BYTES))
 #define THREADS 256u
+/* An ordered batch's one block: 16 KiB a step, a copy of at most
+ * ORDERED_MAX (batch.c) in one. */
+#define ORDERED_THREADS 1024u
 
 _Static_assert(GVS_COPY_KERNEL_MAX >= GVS_REMOTE_BATCH_MAX,
                "a batch fits one launch");
@@ -69,10 +74,11 @@ static CUkernel loaded_kernel(const struct gvs_remote_copy_driver *d)
 }
 
 const struct gvs_remote_copy_driver *
-remote_be_copy_driver(const struct gvs_remote_batcher *b)
+remote_be_copy_driver(const struct gvs_remote_batcher *b, int mapped)
 {
-    const struct gvs_remote_copy_driver *d =
-        b->driver != NULL ? b->driver() : NULL;
+    const struct gvs_remote_copy_driver *(*get)(void) =
+        mapped ? b->mapped_driver : b->driver;
+    const struct gvs_remote_copy_driver *d = get != NULL ? get() : NULL;
     if (d == NULL || d->library_load_data == NULL ||
         d->library_get_kernel == NULL || d->launch == NULL ||
         d->pointer_attrs == NULL || d->stream_ctx == NULL ||
@@ -92,9 +98,10 @@ CUcontext remote_be_copy_context(const struct gvs_remote_copy_driver *d,
 }
 
 /* The boolean attributes are written as the driver's own type; a wider
- * zeroed word reads any of them. */
+ * zeroed word reads any of them.  The allocation found into [*from,
+ * *to). */
 static int in_context(const struct gvs_remote_copy_driver *d, CUcontext ctx,
-                      uint64_t p, uint64_t len)
+                      uint64_t p, uint64_t len, uint64_t *from, uint64_t *to)
 {
     CUmemorytype type = (CUmemorytype)0;
     CUcontext owner = NULL;
@@ -107,28 +114,39 @@ static int in_context(const struct gvs_remote_copy_driver *d, CUcontext ctx,
         CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
     void *data[5] = {&type, &owner, &start, &size, &ipc};
     if (d->pointer_attrs(5, which, data, (CUdeviceptr)p) != CUDA_SUCCESS ||
-        type != CU_MEMORYTYPE_DEVICE || owner != ctx || ipc == 0 || p < start)
+        type != CU_MEMORYTYPE_DEVICE || owner != ctx || ipc == 0 || p < start ||
+        p - start > size || len > size - (p - start))
         return 0;
-    return p - start <= size && len <= size - (p - start);
+    *from = start;
+    *to = start + size;
+    return 1;
+}
+
+int remote_be_kernel_reaches(const struct gvs_remote_copy_driver *d,
+                             CUcontext ctx, uint64_t p, uint64_t len,
+                             uint64_t *from, uint64_t *to)
+{
+    return ctx != NULL && in_context(d, ctx, p, len, from, to);
 }
 
 int remote_be_kernel_copyable(const struct gvs_remote_copy_driver *d,
                               CUcontext ctx, uint64_t dst, uint64_t src,
-                              uint64_t len)
+                              uint64_t len, int src_mapped)
 {
-    return ctx != NULL && in_context(d, ctx, dst, len) &&
-           in_context(d, ctx, src, len);
+    uint64_t from, to;
+    return ctx != NULL && in_context(d, ctx, dst, len, &from, &to) &&
+           (src_mapped || in_context(d, ctx, src, len, &from, &to));
 }
 
 int remote_be_kernel_copies(const struct gvs_remote_copy_driver *d,
                             void *stream, const unsigned long long *dst,
                             const unsigned long long *src, const size_t *len,
-                            size_t n)
+                            size_t n, int ordered)
 {
     CUkernel k = loaded_kernel(d);
     if (k == NULL || n == 0 || n > GVS_COPY_KERNEL_MAX)
         return -1;
-    struct gvs_copy_params p = {.n = (unsigned)n};
+    struct gvs_copy_params p = {.n = (unsigned)n, .ordered = ordered != 0};
     uint64_t most = 0;
     for (size_t i = 0; i < n; i++) {
         p.dst[i] = dst[i];
@@ -140,6 +158,11 @@ int remote_be_kernel_copies(const struct gvs_remote_copy_driver *d,
     uint64_t blocks = (most + BLOCK_BYTES - 1) / BLOCK_BYTES;
     unsigned gx = blocks < MAX_BLOCKS ? (unsigned)blocks : MAX_BLOCKS;
     void *params[1] = {&p};
+    if (ordered)
+        return d->launch((CUfunction)k, 1, 1, 1, ORDERED_THREADS, 1, 1, 0,
+                         (CUstream)stream, params, NULL) == CUDA_SUCCESS
+                   ? 0
+                   : -1;
     return d->launch((CUfunction)k, gx > 0 ? gx : 1, (unsigned)n, 1, THREADS,
                      1, 1, 0, (CUstream)stream, params, NULL) == CUDA_SUCCESS
                ? 0

@@ -1,6 +1,7 @@
 // The layer's copy kernel (copy_kernel.h): row blockIdx.y copies
 // p.len[y] bytes from p.src[y] to p.dst[y], its blocks striding over
-// them.  Words as wide as the two addresses' distance allows (16, 4 or 1
+// them; ordered, the one block copies row after row, the barrier between
+// two making the block's writes visible to all its threads.  Words as wide as the two addresses' distance allows (16, 4 or 1
 // bytes), the bytes before the destination's first such word and after
 // its last one copied alone.
 #include "copy_kernel.h"
@@ -29,11 +30,8 @@ __device__ static void copy_words(unsigned char *d, const unsigned char *s,
         d[i] = s[i];
 }
 
-extern "C" __global__ void gvs_copies(const struct gvs_copy_params p)
+__device__ static void copy_row(const struct gvs_copy_params &p, unsigned y)
 {
-    unsigned y = blockIdx.y;
-    if (y >= p.n)
-        return;
     unsigned char *d = reinterpret_cast<unsigned char *>(p.dst[y]);
     const unsigned char *s = reinterpret_cast<const unsigned char *>(p.src[y]);
     unsigned long long skew = p.dst[y] - p.src[y];
@@ -43,4 +41,17 @@ extern "C" __global__ void gvs_copies(const struct gvs_copy_params p)
         copy_words<unsigned>(d, s, p.len[y]);
     else
         copy_words<unsigned char>(d, s, p.len[y]);
+}
+
+extern "C" __global__ void gvs_copies(const struct gvs_copy_params p)
+{
+    if (!p.ordered) {
+        if (blockIdx.y < p.n)
+            copy_row(p, blockIdx.y);
+        return;
+    }
+    for (unsigned y = 0; y < p.n; y++) {
+        copy_row(p, y);
+        __syncthreads();
+    }
 }

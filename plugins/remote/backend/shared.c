@@ -364,6 +364,13 @@ static int release_held(struct gvs_call *call, const struct held *now,
     return 0;
 }
 
+/* The signal of the last copy of this thread's that joined its open
+ * batch (batch.c), whose write must follow the batch onto the stream:
+ * remote_be_shared_batched takes it then.  Each copy that joins after it
+ * names the same word and stream (another goes once the batch did) and
+ * replaces it. */
+static __thread struct held tail;
+
 /* Holds next unless another context's signal is held: 1 when it did. */
 static int hold(const struct held *next)
 {
@@ -373,6 +380,22 @@ static int hold(const struct held *next)
         held = *next;
     pthread_mutex_unlock(&held_lock);
     return free;
+}
+
+void remote_be_shared_batched(struct gvs_call *call)
+{
+    struct held t = tail;
+    if (t.pn == NULL)
+        return;
+    tail.pn = NULL;
+    if (remote_be_latched(call, t.pn->plugin))
+        t.value |= GVS_REMOTE_SIGNAL_ASK;
+    /* A signal held of the same word is older: dropped, lest it be
+     * written after this one (by the next copy of another word) and the
+     * word end at a value the client no longer waits for. */
+    (void)release_held(call, &t, &t, 0);
+    if (!hold(&t))
+        signal_word(call, t.pn, t.stream, t.word, t.value, 1);
 }
 
 void remote_be_shared_flush(struct gvs_call *call,
@@ -474,15 +497,19 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         apigen_get_u32(&c, &value);
     }
     int bad = apigen_end(&c) < 0;
-    /* Only a plain posted copy joins the copies batched before it (and
-     * only through pn->copy): anything else follows them on the
-     * stream. */
+    /* Only a plain posted copy, or one whose signal may be held, joins
+     * the copies batched before it (and only through pn->copy), the
+     * latter when the batch's signal, if any, names its word and stream:
+     * anything else follows them on the stream. */
     int plain = !bad && call->noreply && flags == GVS_REMOTE_SHARED_ON_STREAM;
-    if (!plain)
-        remote_be_batch_flush(call);
     struct held next = {pn, stream, word, context_of(call, pn), 0, 0};
     int holds = !bad && call->noreply && holdable(stream) &&
                 flags == (GVS_REMOTE_SHARED_ON_STREAM | GVS_REMOTE_SHARED_SIGNAL);
+    int joins = plain || (holds && (tail.pn == NULL ||
+                                    (tail.pn == pn && tail.stream == stream &&
+                                     tail.word == word)));
+    if (!joins)
+        remote_be_batch_flush(call);
     int replaces = release_held(call, &next, holds ? &next : NULL, 0);
     if (bad)
         return c.rc;
@@ -519,10 +546,17 @@ int remote_be_memcpy_shared(struct gvs_call *call,
         struct region *r = containing(addr, len ? len : 1, &base);
         void *host = r != NULL ? (uint8_t *)r->p + (addr - base) : NULL;
         uint32_t how = gpu     ? on
-                       : plain ? on | GVS_REMOTE_SHARED_BATCH
+                       : joins ? on | GVS_REMOTE_SHARED_BATCH
                                : flags & ~(signal | store);
+        /* The GPU reads the region at the worker's address: an ordered
+         * batch's kernel may read it (batch.c). */
+        int mapped = h2d && r != NULL && r->dev == (uint64_t)(uintptr_t)r->p;
+        if (mapped)
+            remote_be_batch_source_mapped((uint64_t)(uintptr_t)host, len);
         e = r == NULL ? pn->invalid
                       : pn->copy(call, stream, how, h2d, dev, host, len);
+        if (mapped)
+            remote_be_batch_source_mapped(0, 0);
         /* The client gave up polling before the mark: it waits for the
          * reply, which comes after the wait, as a STORE's. */
         if (gpu && e == pn->success && !(gpu = mark_gpu(word, value)))
@@ -547,8 +581,17 @@ int remote_be_memcpy_shared(struct gvs_call *call,
     if (signal) {
         next.value = ask ? value | GVS_REMOTE_SIGNAL_ASK : value;
         next.copied = copied || replaces;
-        if (!holds || !hold(&next))
-            signal_word(call, pn, stream, word, next.value, next.copied);
+        if (holds && copied && remote_be_batch_open()) {
+            /* The copy waits in the batch: its write follows it. */
+            tail = next;
+        } else {
+            /* A batch that went with this copy left its signal of the
+             * same word held: this one, behind it, replaces it. */
+            if (holds)
+                (void)release_held(call, &next, &next, 0);
+            if (!holds || !hold(&next))
+                signal_word(call, pn, stream, word, next.value, next.copied);
+        }
     }
     if (store && gpu && copied) {
         signal_word(call, pn, stream, word, value, 1);

@@ -95,11 +95,18 @@ int32_t remote_be_copy_posted(struct gvs_call *call,
                               uint64_t dst, uint64_t src, uint64_t len,
                               int kind);
 void remote_be_batch_flush(struct gvs_call *call);
+/* The next copy_posted's source is [src, src + len) of a shared region's
+ * host memory, which the GPU reads at that address (shared.c, around
+ * its copy; 0, 0 after): an ordered batch's kernel may read it. */
+void remote_be_batch_source_mapped(uint64_t src, uint64_t len);
+/* Whether the thread's batch holds copies not yet on their stream. */
+int remote_be_batch_open(void);
 
-/* copy_kernel.c: b's driver entry points when the copy kernel is loaded
- * (at the first call), else NULL. */
+/* copy_kernel.c: b's driver entry points (for copies from a shared
+ * region's host memory: mapped) when the copy kernel is loaded (at the
+ * first call), else NULL. */
 const struct gvs_remote_copy_driver *
-remote_be_copy_driver(const struct gvs_remote_batcher *b);
+remote_be_copy_driver(const struct gvs_remote_batcher *b, int mapped);
 /* stream's context when it is the current one, else NULL. */
 CUcontext remote_be_copy_context(const struct gvs_remote_copy_driver *d,
                                  void *stream);
@@ -107,16 +114,25 @@ CUcontext remote_be_copy_context(const struct gvs_remote_copy_driver *d,
  * why). */
 #define REMOTE_BE_KERNEL_COPY_MAX ((uint64_t)16 << 20)
 /* Whether the kernel reaches [dst, dst + len) and [src, src + len) in
- * ctx as the driver's copy would (copy_kernel.c says when). */
+ * ctx as the driver's copy would (copy_kernel.c says when); src_mapped:
+ * the source is host memory the GPU reads at that address, only the
+ * destination is asked about. */
 int remote_be_kernel_copyable(const struct gvs_remote_copy_driver *d,
                               CUcontext ctx, uint64_t dst, uint64_t src,
-                              uint64_t len);
-/* The n copies (1 to GVS_REMOTE_BATCH_MAX) as one launch on stream: 0,
- * or -1 when the launch failed, having enqueued nothing. */
+                              uint64_t len, int src_mapped);
+/* Whether the kernel reaches [p, p + len) in ctx, as
+ * remote_be_kernel_copyable asks of either range; the allocation it lies
+ * in into [*from, *to). */
+int remote_be_kernel_reaches(const struct gvs_remote_copy_driver *d,
+                             CUcontext ctx, uint64_t p, uint64_t len,
+                             uint64_t *from, uint64_t *to);
+/* The n copies (1 to GVS_REMOTE_BATCH_MAX) as one launch on stream,
+ * ordered: by one block, one after the other: 0, or -1 when the launch
+ * failed, having enqueued nothing. */
 int remote_be_kernel_copies(const struct gvs_remote_copy_driver *d,
                             void *stream, const unsigned long long *dst,
                             const unsigned long long *src, const size_t *len,
-                            size_t n);
+                            size_t n, int ordered);
 
 /* stage.c */
 int remote_be_take_stage(struct gvs_call *call, uint8_t **image, size_t *len);
@@ -222,6 +238,9 @@ int remote_be_shared_may_wait(const struct gvs_buf *in, uint32_t lane,
                               uint16_t plugin);
 void remote_be_shared_flush(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
+/* The thread's batch is on its stream (batch.c): the signal of the last
+ * copy of a shared region that joined it is held or enqueued now. */
+void remote_be_shared_batched(struct gvs_call *call);
 int remote_be_memcpy_shared(struct gvs_call *call,
                             const struct gvs_remote_pinner *pn);
 void remote_be_shared_release(const struct gvs_remote_pinner *pn);
