@@ -192,7 +192,8 @@ enum {
     GVS_REMOTE_SHARED_SIGNAL = 4u,    /* a word written after the copy */
     GVS_REMOTE_SHARED_STORE = 8u,     /* the word stored after a wait */
     /* Never on the wire (refused there): the layer's word to a pinner's
-     * copy that this one is a plain posted copy, which may go through
+     * copy that this one is posted (plain, or a packed one whose signal
+     * the layer writes behind the batch), which may go through
      * copy_posted and join a batch. */
     GVS_REMOTE_SHARED_BATCH = 0x100u,
 };
