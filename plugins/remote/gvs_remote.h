@@ -301,8 +301,24 @@ int gvs_remote_managed_push_locked(const struct gvs_remote_managed_io *io,
 int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
-/* Bulk copies (frontend/bulk.c).  A host-to-device copy in pieces of at
- * most GVS_BULK_CHUNK bytes: piece encodes piece i's request into hdr
+/* Bulk copies (frontend/bulk.c), in pieces of gvs_remote_piece_len
+ * both ways.  The length of the next piece of a copy with rem bytes
+ * still to go: GVS_REMOTE_PIECE while more remains.  The backend copies
+ * a piece to the device once all its bytes have come, while the next
+ * one arrives, and one from it while the one before travels, so only
+ * one piece's copy is not hidden behind the wire (over tcp on the H200,
+ * an 8 MiB piece took 1.64 ms to arrive, then 0.66 ms to copy).  And the
+ * storage a piece passes through on either side was used a few pieces
+ * before, likely still in the processor's caches at 1 MiB: over tcp on
+ * the H200, copies of 64 and 256 MiB moved 11% (to the device) and 20%
+ * (from it) faster on average in pieces of 1 MiB than of 8 MiB, the
+ * most a frame carries (GVS_BULK_CHUNK; docs/performance.md).  Not smaller: gvsd
+ * copies a smaller piece to the device where it reads it, not while it
+ * reads the next (server/executor.c, bulky). */
+#define GVS_REMOTE_PIECE ((size_t)1 << 20)
+size_t gvs_remote_piece_len(size_t rem);
+
+/* A host-to-device copy: piece encodes piece i's request into hdr
  * (reset for it), called for i = 0, 1, ... in order, its last field the
  * u32 length of its bytes, and names them (one span of the program's
  * memory), which the request carries as they are.  Every piece but the
@@ -323,21 +339,8 @@ struct gvs_remote_h2d {
     uint16_t post_op;
 };
 int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o);
-/* The length of the next piece of a host-to-device copy with rem bytes
- * still to send: GVS_BULK_CHUNK while more remains, then half of what
- * remains down to GVS_REMOTE_TAPER_MIN.  The backend copies a piece into
- * the device only once all its bytes have come, so the last piece's
- * copy follows the wire (over tcp on the H200, an 8 MiB piece took 1.64
- * ms to arrive, then 0.66 ms to copy: docs/performance.md); halving
- * hides each piece's copy behind the arrival of the next, and only the
- * last, of at most twice the minimum, is left.  Not below the minimum:
- * gvsd copies a smaller piece where it reads it, not while it reads the
- * next (server/executor.c, bulky). */
-#define GVS_REMOTE_TAPER_MIN ((size_t)1 << 20)
-size_t gvs_remote_h2d_piece_len(size_t rem);
 
-/* A device-to-host copy in pieces of at most GVS_BULK_CHUNK bytes,
- * pipelined: a window of piece requests in
+/* A device-to-host copy, pipelined: a window of piece requests in
  * flight, so that the backend copies a piece while the one before
  * travels, and each piece's bytes read by the client's receiver thread
  * straight into the program's memory.  A piece's reply is i32 result,

@@ -1,16 +1,15 @@
 /* Copies between the program's memory and device memory (cuda.api,
  * MEMCPY_*; docs/driver.md "Memory"): every 1D, 2D and 3D form is a box,
  * depth slices of rows (one slice of one row for a 1D copy), split into
- * pieces of at most GVS_BULK_CHUNK bytes, whole rows of one slice where
- * a row fits (the pipelined pieces of a copy to the device halving
- * towards its end, gvs_remote_h2d_piece_len).  Host to device, every
- * piece but the last is posted and
- * the last one's reply carries the first failure, each piece's bytes
- * sent from the program's memory as they are where they are one span of
- * it (gvs_remote_bulk_h2d), else packed; device to host, the pieces are
- * pipelined (gvs_remote_bulk_d2h), each reply's bytes read straight into
- * the program's memory, where each piece lands in one span of it (else
- * each piece is a round trip).  Over shm:// a copy of
+ * pieces, whole rows of one slice where a row fits: of
+ * gvs_remote_piece_len when pipelined, else of at most GVS_BULK_CHUNK
+ * bytes.  Host to device, every piece but the last is posted and the
+ * last one's reply carries the first failure, each piece's bytes sent
+ * from the program's memory as they are where they are one span of it
+ * (gvs_remote_bulk_h2d, pipelined), else packed; device to host, the
+ * pieces are pipelined (gvs_remote_bulk_d2h), each reply's bytes read
+ * straight into the program's memory, where each piece lands in one
+ * span of it (else each piece is a round trip).  Over shm:// a copy of
  * one span on both sides moves no byte through the connection
  * (gvs_remote_shared_try_copy). */
 #include "call.h"
@@ -57,13 +56,11 @@ static uint64_t remaining(const struct rect *r, const struct at *a)
     return ((r->depth - a->slice) * r->rows - a->row) * r->width - a->col;
 }
 
-/* At most how many bytes the piece of r starting at a holds: a
- * host-to-device copy's pipelined pieces taper towards the end
- * (gvs_remote_h2d_piece_len). */
-static uint64_t piece_cap(const struct rect *r, const struct at *a,
-                          int taper)
+/* At most how many bytes the pipelined piece of r starting at a holds
+ * (gvs_remote_piece_len). */
+static uint64_t piece_cap(const struct rect *r, const struct at *a)
 {
-    return taper ? gvs_remote_h2d_piece_len(remaining(r, a)) : GVS_BULK_CHUNK;
+    return gvs_remote_piece_len(remaining(r, a));
 }
 
 /* The piece of r starting at a, of at most cap bytes: whole rows of a's
@@ -152,13 +149,13 @@ CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
 }
 
 /* How many pieces r is cut into. */
-static size_t count_pieces(const struct rect *r, int taper)
+static size_t count_pieces(const struct rect *r)
 {
     struct at a = {0, 0, 0};
     struct rect p;
     size_t n = 0;
     do {
-        piece(r, &a, piece_cap(r, &a, taper), &p);
+        piece(r, &a, piece_cap(r, &a), &p);
         n++;
     } while (advance(r, &p, &a));
     return n;
@@ -179,7 +176,6 @@ struct pipelined {
     struct at a;
     uint64_t stream;
     int async;
-    int taper; /* host to device */
     size_t pieces;
 };
 
@@ -209,7 +205,7 @@ static struct rect next_piece(struct pipelined *d, struct apigen_call *c,
                               uint8_t last)
 {
     struct rect p;
-    piece(d->r, &d->a, piece_cap(d->r, &d->a, d->taper), &p);
+    piece(d->r, &d->a, piece_cap(d->r, &d->a), &p);
     (void)advance(d->r, &p, &d->a);
     apigen_put_u64(c, d->stream);
     apigen_put_u8(c, (uint8_t)((d->async ? PIECE_ASYNC : 0) | last));
@@ -233,7 +229,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
 static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, 1, count_pieces(r, 1)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
     struct gvs_remote_h2d o = {
         &cuda_fe_remote_api,
         r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
@@ -313,7 +309,7 @@ static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
 static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, 0, count_pieces(r, 0)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
     struct gvs_remote_d2h o = {&cuda_fe_remote_api,
                                r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
                                              : CUDA_OP_MEMCPY_D2H,

@@ -152,12 +152,10 @@ static void pageable(CUdeviceptr d, int shm)
     free(q);
 }
 
-/* Larger than a piece (GVS_BULK_CHUNK, 8 MiB): on the socket
+/* Larger than a frame's bytes (GVS_BULK_CHUNK, 8 MiB): on the socket
  * transports a copy of it is pieces, host to device all but the last
- * posted, device to host pipelined, each one round trip.  Device to
- * host three pieces of up to 8 MiB; host to device five, the last 4 MiB
- * and 4 KiB halving: 8 MiB, 8 MiB, 2 MiB + 2 KiB, then twice 1 MiB + 1
- * KiB. */
+ * posted, device to host pipelined, each one round trip.  Both ways 21,
+ * twenty of 1 MiB (GVS_REMOTE_PIECE) and the last 4 KiB. */
 #define LARGE (((size_t)20 << 20) + 4096)
 
 static void large(int shm)
@@ -174,11 +172,11 @@ static void large(int shm)
     struct stats s2 = now();
     EXPECT(same(q, LARGE, 6));
     if (!shm) {
-        /* Host to device: four pieces posted, the last waited for. */
-        EXPECT(s1.posts - s0.posts == 4);
+        /* Host to device: 20 pieces posted, the last waited for. */
+        EXPECT(s1.posts - s0.posts == 20);
         EXPECT(s1.round_trips - s0.round_trips == 1);
         EXPECT(s1.bytes_sent - s0.bytes_sent >= LARGE);
-        EXPECT(s2.round_trips - s1.round_trips == 3);
+        EXPECT(s2.round_trips - s1.round_trips == 21);
         EXPECT(s2.posts == s1.posts);
         EXPECT(s2.bytes_received - s1.bytes_received >= LARGE);
     }
@@ -199,10 +197,10 @@ static void large(int shm)
 
 /* A 2D copy to pitched device memory from rows that follow each other
  * (one span: pipelined on every transport), of 4 rows of 3 MiB + 8:
- * its pieces halve towards the end, into parts of a row: 2 rows, 1 row,
- * then the last row in two halves, three posted and the last waited
- * for.  The bytes come back whole. */
-static void tapered_2d(void)
+ * its pieces are parts of a row (GVS_REMOTE_PIECE, 1 MiB), three of
+ * 1 MiB and one of 8 bytes a row, 15 posted and the last waited for.
+ * The bytes come back whole. */
+static void rows_2d(void)
 {
     const size_t w = ((size_t)3 << 20) + 8, rows = 4, pitch = w + 512;
     uint8_t *p = malloc(w * rows), *q = malloc(w * rows);
@@ -223,7 +221,7 @@ static void tapered_2d(void)
     struct stats s0 = now();
     CHECK(cuMemcpy2D(&c));
     struct stats s1 = now();
-    EXPECT(s1.posts - s0.posts == 3);
+    EXPECT(s1.posts - s0.posts == 15);
     EXPECT(s1.round_trips - s0.round_trips == 1);
     c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     c.srcDevice = d;
@@ -426,7 +424,7 @@ int main(void)
     pinned(d, shm);
     pageable(d, shm);
     large(shm);
-    tapered_2d();
+    rows_2d();
     graph_copies(d, shm);
     posted_failure();
     if (shm)

@@ -1,27 +1,17 @@
 #include "bulk.h"
 
-#include "gvs/err.h"
-#include "gvs/mem.h"
-#include "gvs/proto.h"
 #include "gvs_remote.h"
-
-static size_t chunk_len(size_t count, size_t i)
-{
-    size_t off = i * GVS_BULK_CHUNK;
-    return count - off < GVS_BULK_CHUNK ? count - off : GVS_BULK_CHUNK;
-}
 
 static int put_stream(struct gvs_buf *b, const struct fe_bulk_op *o)
 {
     return o->has_stream ? gvs_buf_put_u64(b, o->stream) : 0;
 }
 
-/* Host to device, the pieces of the last GVS_BULK_CHUNK halve
- * (gvs_remote_h2d_piece_len). */
-static size_t h2d_pieces(size_t count)
+/* How many pieces of gvs_remote_piece_len a copy of count bytes is. */
+static size_t pieces(size_t count)
 {
     size_t n = 0;
-    for (size_t rem = count; rem > 0; rem -= gvs_remote_h2d_piece_len(rem))
+    for (size_t rem = count; rem > 0; rem -= gvs_remote_piece_len(rem))
         n++;
     return n;
 }
@@ -42,7 +32,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
     struct h2d *h = arg;
     (void)i;
     *src = h->src + h->off;
-    *len = gvs_remote_h2d_piece_len(h->count - h->off);
+    *len = gvs_remote_piece_len(h->count - h->off);
     int rc = put_stream(hdr, h->o);
     if (rc == 0)
         rc = gvs_buf_put_u64(hdr, h->dst + h->off);
@@ -57,40 +47,42 @@ cudaError_t fe_bulk_h2d(const struct fe_bulk_op *o, uint64_t dst,
 {
     struct h2d h = {o, dst, src, count, 0};
     const struct gvs_remote_h2d r = {&fe_remote_api, o->op,
-                                     h2d_pieces(count), h2d_piece, &h,
+                                     pieces(count), h2d_piece, &h,
                                      o->post_op};
     return (cudaError_t)gvs_remote_bulk_h2d(&r);
 }
 
-/* A chunk's request: (stream), u64 src, u64 len. */
+/* A piece's request: (stream), u64 src, u64 len.  Pieces are asked for
+ * in order, from off on. */
 struct d2h {
     const struct fe_bulk_op *o;
     uint8_t *dst;
     uint64_t src;
     size_t count;
+    size_t off;
 };
 
 static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
                      size_t *len)
 {
-    const struct d2h *d = arg;
-    size_t off = i * GVS_BULK_CHUNK;
-    *dst = d->dst + off;
-    *len = chunk_len(d->count, i);
+    struct d2h *d = arg;
+    (void)i;
+    *dst = d->dst + d->off;
+    *len = gvs_remote_piece_len(d->count - d->off);
     int rc = put_stream(req, d->o);
     if (rc == 0)
-        rc = gvs_buf_put_u64(req, d->src + off);
+        rc = gvs_buf_put_u64(req, d->src + d->off);
     if (rc == 0)
         rc = gvs_buf_put_u64(req, *len);
+    d->off += *len;
     return rc;
 }
 
 cudaError_t fe_bulk_d2h(const struct fe_bulk_op *o, void *dst, uint64_t src,
                         size_t count)
 {
-    struct d2h d = {o, dst, src, count};
-    const struct gvs_remote_d2h r = {
-        &fe_remote_api, o->op, (count + GVS_BULK_CHUNK - 1) / GVS_BULK_CHUNK,
-        d2h_piece, &d};
+    struct d2h d = {o, dst, src, count, 0};
+    const struct gvs_remote_d2h r = {&fe_remote_api, o->op, pieces(count),
+                                     d2h_piece, &d};
     return (cudaError_t)gvs_remote_bulk_d2h(&r);
 }

@@ -76,20 +76,12 @@ static inline struct stats now()
     return s;
 }
 
-// The pieces a host-to-device copy of n bytes goes in when its bytes
-// travel (frontend/bulk.c): 8 MiB ones, then the last 8 MiB halving
-// down to 1 MiB, so that the backend's copy of each hides behind the
-// next one's arrival.
-static inline size_t h2d_pieces(size_t n)
+// The pieces a copy of n bytes goes in, either way, when its bytes
+// travel (frontend/bulk.c): 1 MiB ones, the last one the rest.
+static inline size_t pieces(size_t n)
 {
-    const size_t chunk = (size_t)8 << 20, least = (size_t)1 << 20;
-    size_t pieces = 0;
-    while (n > 0) {
-        size_t p = n > chunk ? chunk : n >= 2 * least ? n / 2 : n;
-        n -= p;
-        pieces++;
-    }
-    return pieces;
+    const size_t piece = (size_t)1 << 20;
+    return (n + piece - 1) / piece;
 }
 
 #endif

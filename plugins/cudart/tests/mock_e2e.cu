@@ -36,8 +36,10 @@ static void copy_round(size_t size)
     OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
     struct stats s1 = now();
     CHECK(s1.round_trips - s0.round_trips == 1);
-    CHECK(s1.posts - s0.posts == h2d_pieces(size) - 1);
+    CHECK(s1.posts - s0.posts == pieces(size) - 1);
     OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    struct stats s2 = now();
+    CHECK_EQ(s2.round_trips - s1.round_trips, pieces(size));
     CHECK(memcmp(h, back, size) == 0);
     memset(back, 0, size);
     OK(cudaMemcpy(back, d, size, cudaMemcpyDefault));

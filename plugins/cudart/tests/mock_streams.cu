@@ -95,7 +95,7 @@ static void copy_round(cudaStream_t s, size_t size)
         CHECK_EQ(s1.posts - s0.posts, 1);
     } else {
         CHECK_EQ(s1.round_trips - s0.round_trips, 1);
-        CHECK_EQ(s1.posts - s0.posts, h2d_pieces(size) - 1);
+        CHECK_EQ(s1.posts - s0.posts, pieces(size) - 1);
     }
     // The source is free again at once.
     memset(h, 0, size);

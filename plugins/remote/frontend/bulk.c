@@ -25,11 +25,9 @@ static int32_t failure(const struct gvs_remote_api *api, int rc)
     return rc == GVS_E_NOMEM ? api->nomem : api->transport_error(rc);
 }
 
-EXPORT size_t gvs_remote_h2d_piece_len(size_t rem)
+EXPORT size_t gvs_remote_piece_len(size_t rem)
 {
-    if (rem > GVS_BULK_CHUNK)
-        return GVS_BULK_CHUNK;
-    return rem >= 2 * GVS_REMOTE_TAPER_MIN ? rem / 2 : rem;
+    return rem > GVS_REMOTE_PIECE ? GVS_REMOTE_PIECE : rem;
 }
 
 EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
