@@ -39,9 +39,10 @@ and pageable, each direction, device to device; cudaMemcpy and
 cudaMemcpyAsync), a row per power of two from 4 B to 512 MiB, each cell
 the rate, its ratio to native and the CPU seconds per GB moved (the
 program's, and for gvs gvsd's and its workers' too); then a pipeline of
-blocks of 64 KiB to 16 MiB on 4 streams.  --json FILE also writes every
-median, which bench/sweep_plot.py draws; --sweep-only runs the sweep and
-the transports' bulk rates alone.
+blocks of 64 KiB to 16 MiB on 4 streams; and the cells that miss the
+copy targets, per transport (bench/sweep_targets.py).  --json FILE also
+writes every median, which bench/sweep_plot.py draws; --sweep-only runs
+the sweep and the transports' bulk rates alone.
 
 tls runs on loopback with throwaway certificates made for the run
 (bench/tls_certs.py, in a temporary directory): gvsd asks for the client's
@@ -59,6 +60,7 @@ import tempfile
 import time
 
 import sweep_table
+import sweep_targets
 import tls_certs
 
 APPS = ("histogram", "matrixMul", "scalarProd")
@@ -453,6 +455,7 @@ def main():
                   "%.2f%% of a core" % results[n][idle][0] for n in names)))
     if any(sweep_table.is_sweep(m) for m in results["native"]):
         print("\n".join(sweep_table.tables(results, names)))
+        print("\n".join(sweep_targets.lines(results, names)))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"device": gpu, "names": names, "results": results}, f,

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import gvsd_start  # noqa: E402  (tests/gvsd_start.py)
 import run  # noqa: E402  (bench/run.py: its parser of "metric value unit")
 import sweep_table  # noqa: E402
+import sweep_targets  # noqa: E402
 
 MAX = 1 << 20
 
@@ -82,6 +83,13 @@ def main(argv):
     rows = [l for l in lines if l.startswith("| 4B |")]
     if len(rows) != len(sweep_table.TABLES) or "(100%)" not in rows[0]:
         print("FAILED: tables:\n" + "\n".join(lines[:20]))
+        return 1
+    # The same results as native and as the transport: nothing missed.
+    targets = sweep_targets.lines({"native": res, a.transport: res},
+                                  ["native", a.transport])
+    if not any(l.startswith("* **%s**: 0 of " % a.transport)
+               for l in targets):
+        print("FAILED: targets:\n" + "\n".join(targets))
         return 1
     print("%d metrics, %d table lines: ok" % (len(res), len(lines)))
     return 0
