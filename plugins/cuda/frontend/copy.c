@@ -56,11 +56,19 @@ static uint64_t remaining(const struct rect *r, const struct at *a)
     return ((r->depth - a->slice) * r->rows - a->row) * r->width - a->col;
 }
 
-/* At most how many bytes the pipelined piece of r starting at a holds
- * (gvs_remote_piece_len). */
+/* At most how many bytes the pipelined piece of r starting at a holds:
+ * gvs_remote_piece_len, or where rows are shorter, the whole rows that
+ * reach it (under 2 MiB).  Fewer rows, short of 1 MiB, would be copied
+ * where gvsd reads them rather than while it reads the next piece
+ * (server/executor.c, bulky), and from the device not through the
+ * worker's pinned staging (backend/pinned.c, STAGE_MIN): rows of 4,000
+ * bytes would come 262 to a piece, 48 bytes short. */
 static uint64_t piece_cap(const struct rect *r, const struct at *a)
 {
-    return gvs_remote_piece_len(remaining(r, a));
+    uint64_t cap = gvs_remote_piece_len(remaining(r, a));
+    if (r->width == 0 || r->width >= cap)
+        return cap;
+    return (cap + r->width - 1) / r->width * r->width;
 }
 
 /* The piece of r starting at a, of at most cap bytes: whole rows of a's

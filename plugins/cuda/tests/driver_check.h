@@ -33,6 +33,18 @@
         }                                                                    \
     } while (0)
 
+/* EXPECT_EQ(a, b): as EXPECT(a == b) for counts, printing both values
+ * when they differ. */
+#define EXPECT_EQ(a, b)                                                      \
+    do {                                                                     \
+        unsigned long long a_ = (a), b_ = (b);                               \
+        if (a_ != b_) {                                                      \
+            printf("FAIL line %d: %s == %s (%llu, %llu)\n", __LINE__, #a, #b, \
+                   a_, b_);                                                  \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
+
 /* The client library's counters (include/gvs/client.h), looked up: the
  * program links nothing of gvs.  more[] is room for later fields. */
 struct stats {
