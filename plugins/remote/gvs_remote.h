@@ -332,10 +332,11 @@ struct gvs_remote_h2d {
     int (*piece)(void *arg, size_t i, struct gvs_buf *hdr, const void **src,
                  size_t *len);
     void *arg;
-    /* When not 0 and the copy is one piece: the op that piece is posted
-     * as instead (no reply; the API's tables proved the copy valid, and
-     * the backend latches a failure for the lane's next synchronizing
-     * call), so that the call returns once the bytes have left. */
+    /* When not 0: the op every piece is posted as instead, the last too
+     * (no reply; the API's tables proved the copy valid, and the backend
+     * latches a failure for the lane's next synchronizing call), so that
+     * the call returns once the bytes have left and a program copying
+     * block after block keeps the wire busy, no round trip between. */
     uint16_t post_op;
 };
 int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o);

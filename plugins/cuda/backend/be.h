@@ -413,12 +413,14 @@ CUresult cuda_be_check_device_rect(uint64_t p, uint64_t pitch,
  * caller to make none current again. */
 int cuda_be_enter_library_context(void);
 /* Pieces of one copy to device memory (MEMCPY_H2D, MEMCPY3D_TO), every
- * piece but the last posted.  The lane's first failure of its current
- * copy's pieces, NULL when out of memory: a piece does its work only
- * while it is CUDA_SUCCESS, and keeps its result there. */
+ * piece but the last posted, the last too when the frontend proved the
+ * copy valid.  The lane's first failure of its current copy's pieces,
+ * NULL when out of memory: a piece does its work only while it is
+ * CUDA_SUCCESS, and keeps its result there. */
 CUresult *cuda_be_piece_failed(struct gvs_call *call);
 /* After a piece's work: the last piece, or any piece waited for, replies
- * the first failure, which is then forgotten. */
+ * the first failure, which is then forgotten; a posted last piece keeps
+ * it for the lane's next synchronizing call. */
 void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
                           CUresult *failed, uint8_t flags);
 /* A host piece's rectangle: one slice of rows rows of width bytes (the

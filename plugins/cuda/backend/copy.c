@@ -2,7 +2,8 @@
  * reply and device memory, or within device memory; a 1D copy is one
  * row.  Host to device, the pieces of one copy but its last are posted:
  * the first failure is kept in the lane and the last piece's reply says
- * it. */
+ * it, or when the last is posted too, the lane's next synchronizing
+ * call. */
 #include "be.h"
 
 #include "apigen_rt.h"
@@ -29,6 +30,8 @@ void cuda_be_piece_report(struct gvs_call *call, struct apigen_call *c,
         *failed = CUDA_SUCCESS;
         if (!call->noreply)
             apigen_put_i32(c, r);
+        else if (r != CUDA_SUCCESS)
+            cuda_be_posted_failure(call, (int)r);
     }
 }
 

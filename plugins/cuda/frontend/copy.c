@@ -4,7 +4,8 @@
  * pieces, whole rows of one slice where a row fits: of
  * gvs_remote_piece_len when pipelined, else of at most GVS_BULK_CHUNK
  * bytes.  Host to device, every piece but the last is posted and the
- * last one's reply carries the first failure, each piece's bytes sent
+ * last one's reply carries the first failure (the last posted too for a
+ * stream-ordered copy the tables prove valid), each piece's bytes sent
  * from the program's memory as they are where they are one span of it
  * (gvs_remote_bulk_h2d, pipelined), else packed; device to host, the
  * pieces are pipelined (gvs_remote_bulk_d2h), each reply's bytes read
@@ -177,6 +178,55 @@ static int spans(const struct rect *r, uint64_t pitch)
     return !empty_box(r) && (r->rows == 1 || pitch == r->width);
 }
 
+/* The bytes rows of width at pitch span: 0 where they cannot be told
+ * (a pitch short of the width, an overflow). */
+static uint64_t span_of(uint64_t pitch, uint64_t width, uint64_t rows)
+{
+    if (rows > 1 && (pitch < width || rows - 1 > (UINT64_MAX - width) / pitch))
+        return 0;
+    return (rows - 1) * (rows > 1 ? pitch : 0) + width;
+}
+
+/* A copy within device memory is posted once the layer's tables prove
+ * that the driver has nothing to refuse at once: both sides inside
+ * allocations of the stream's device, one slice, no capture that could
+ * make it a node.  The driver does not make the host wait for a copy
+ * between device memory even in its synchronous form (CUDA's rules of
+ * synchronization), so neither does gvs; a posted one's failure is the
+ * lane's next synchronizing call's. */
+static int may_post_d2d(const struct rect *r, uint64_t stream)
+{
+    CUdevice dev, ddev, sdev;
+    if (r->depth != 1 || r->width == 0 || r->rows == 0 ||
+        gvs_remote_capturing())
+        return 0;
+    uint64_t dspan = span_of(r->dpitch, r->width, r->rows);
+    uint64_t sspan = span_of(r->spitch, r->width, r->rows);
+    return dspan != 0 && sspan != 0 &&
+           cuda_fe_mem_device_of(r->dst, dspan, &ddev) &&
+           cuda_fe_mem_device_of(r->src, sspan, &sdev) &&
+           cuda_fe_stream_device(stream, &dev) == 0 && dev == ddev &&
+           dev == sdev;
+}
+
+/* A stream-ordered copy to device memory is posted, its last piece too,
+ * once the tables prove that the driver has nothing to refuse at once:
+ * its rows inside an allocation of the stream's device, one slice, no
+ * capture.  The call returns once the bytes have left, as the driver's
+ * returns once it staged them, and a program copying block after block
+ * keeps the wire busy, no round trip between; a failure is the lane's
+ * next synchronizing call's. */
+static int may_post_h2d(const struct rect *r, uint64_t stream, int async)
+{
+    CUdevice dev, ddev;
+    if (!async || r->da.id != 0 || r->depth != 1 || r->width == 0 ||
+        r->rows == 0 || gvs_remote_capturing())
+        return 0;
+    uint64_t dspan = span_of(r->dpitch, r->width, r->rows);
+    return dspan != 0 && cuda_fe_mem_device_of(r->dst, dspan, &ddev) &&
+           cuda_fe_stream_device(stream, &dev) == 0 && dev == ddev;
+}
+
 /* A pipelined copy (gvs_remote_bulk_h2d, gvs_remote_bulk_d2h): the
  * pieces of r in order. */
 struct pipelined {
@@ -233,15 +283,15 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
     return c.rc;
 }
 
-/* Every piece's bytes straight from the program's memory. */
+/* Every piece's bytes straight from the program's memory; a
+ * stream-ordered copy the tables prove valid posted whole. */
 static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
     struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
-    struct gvs_remote_h2d o = {
-        &cuda_fe_remote_api,
-        r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D, d.pieces,
-        h2d_piece, &d, 0};
+    uint16_t op = r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D;
+    struct gvs_remote_h2d o = {&cuda_fe_remote_api, op, d.pieces, h2d_piece,
+                               &d, may_post_h2d(r, stream, async) ? op : 0};
     return (CUresult)gvs_remote_bulk_h2d(&o);
 }
 
@@ -361,37 +411,6 @@ static CUresult d2h(const struct rect *r, uint64_t stream, int async)
         if (empty || !advance(r, &p, &a))
             return CUDA_SUCCESS;
     }
-}
-
-/* The bytes rows of width at pitch span: 0 where they cannot be told
- * (a pitch short of the width, an overflow). */
-static uint64_t span_of(uint64_t pitch, uint64_t width, uint64_t rows)
-{
-    if (rows > 1 && (pitch < width || rows - 1 > (UINT64_MAX - width) / pitch))
-        return 0;
-    return (rows - 1) * (rows > 1 ? pitch : 0) + width;
-}
-
-/* A copy within device memory is posted once the layer's tables prove
- * that the driver has nothing to refuse at once: both sides inside
- * allocations of the stream's device, one slice, no capture that could
- * make it a node.  The driver does not make the host wait for a copy
- * between device memory even in its synchronous form (CUDA's rules of
- * synchronization), so neither does gvs; a posted one's failure is the
- * lane's next synchronizing call's. */
-static int may_post_d2d(const struct rect *r, uint64_t stream)
-{
-    CUdevice dev, ddev, sdev;
-    if (r->depth != 1 || r->width == 0 || r->rows == 0 ||
-        gvs_remote_capturing())
-        return 0;
-    uint64_t dspan = span_of(r->dpitch, r->width, r->rows);
-    uint64_t sspan = span_of(r->spitch, r->width, r->rows);
-    return dspan != 0 && sspan != 0 &&
-           cuda_fe_mem_device_of(r->dst, dspan, &ddev) &&
-           cuda_fe_mem_device_of(r->src, sspan, &sdev) &&
-           cuda_fe_stream_device(stream, &dev) == 0 && dev == ddev &&
-           dev == sdev;
 }
 
 /* Request: header, u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width,

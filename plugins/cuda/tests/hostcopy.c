@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "driver_check.h"
+#include "mock_driver.h"
 
 #define PINNED ((size_t)8 << 20)
 #define PAGEABLE ((size_t)5 << 20)
@@ -92,6 +93,17 @@ static void pinned(CUdeviceptr d, int shm)
         EXPECT(s4.round_trips - s3.round_trips == 1);
         EXPECT(s4.posts - s3.posts == 2);
     }
+    /* A stream-ordered copy the tables prove valid costs no round trip:
+     * over shm one posted request, else every piece posted with its
+     * bytes; one running past the allocation is refused at once. */
+    struct stats s5 = now();
+    CHECK(cuMemcpyHtoDAsync(d, h, PINNED, st));
+    struct stats s6 = now();
+    EXPECT_EQ(s6.round_trips - s5.round_trips, 0);
+    EXPECT_EQ(s6.posts - s5.posts, shm ? 1 : PINNED / (1u << 20));
+    EXPECT(cuMemcpyHtoDAsync(d + PINNED - 16, h, 32, st) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(now().posts - s6.posts, 0);
     /* A part of a region, at an offset. */
     CHECK(cuMemcpyDtoHAsync(h2 + 4096, d, 4096, st));
     CHECK(cuStreamSynchronize(st));
@@ -270,6 +282,22 @@ static void posted_failure(void)
     CHECK(cuModuleUnload(mod));
 }
 
+/* A stream-ordered copy the tables prove valid returns at once, posted
+ * over every transport; a failure the worker then meets (the mock's
+ * broken stream fails its copies) is the next synchronization's. */
+static void posted_copy_failure(CUdeviceptr d)
+{
+    CUstream broken;
+    static uint8_t buf[4096];
+    CHECK(cuStreamCreateWithPriority(&broken, 0, MOCK_BROKEN_PRIORITY));
+    struct stats s0 = now();
+    CHECK(cuMemcpyHtoDAsync(d, buf, sizeof(buf), broken));
+    EXPECT_EQ(now().round_trips - s0.round_trips, 0);
+    EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK(cuCtxSynchronize());
+    CHECK(cuStreamDestroy(broken));
+}
+
 /* Three launches of g, whose nodes copy in to the device and back out:
  * out holds in's bytes after each. */
 static void launches(CUgraph g, uint8_t *in, uint8_t *out, unsigned seed)
@@ -437,6 +465,7 @@ int main(void)
     rows_2d();
     graph_copies(d, shm);
     posted_failure();
+    posted_copy_failure(d);
     if (shm)
         batched();
     CHECK(cuMemFree(d));

@@ -698,11 +698,13 @@ static CUresult mock_h2d(CUdeviceptr d, const void *s, size_t n)
     return CUDA_SUCCESS;
 }
 
+static CUresult stream_status(CUstream s);
+
 static CUresult mock_h2d_async(CUdeviceptr d, const void *s, size_t n,
                                CUstream st)
 {
-    (void)st;
-    return mock_h2d(d, s, n);
+    CUresult r = stream_status(st);
+    return r != CUDA_SUCCESS ? r : mock_h2d(d, s, n);
 }
 
 static CUresult mock_d2h(void *d, CUdeviceptr s, size_t n)
@@ -1148,6 +1150,15 @@ static CUresult mock_stream_create(CUstream *s, unsigned flags, int prio)
                                         : CUDA_SUCCESS;
     *s = (CUstream)obj;
     return CUDA_SUCCESS;
+}
+
+/* A stream's status: what its object holds (MOCK_BROKEN_PRIORITY), the
+ * default streams' CUDA_SUCCESS. */
+static CUresult stream_status(CUstream s)
+{
+    int *obj = (int *)s;
+    return obj >= stream_objs && obj < stream_objs + 64 ? (CUresult)*obj
+                                                        : CUDA_SUCCESS;
 }
 
 /* A stream's id: its object's place, from 1; the legacy stream's 0. */

@@ -6,7 +6,8 @@
 #define CUDA_MOCK_DRIVER_H
 
 /* A stream created with this priority carries a persistent error,
- * CUDA_ERROR_LAUNCH_FAILED, which its stream callbacks get as status. */
+ * CUDA_ERROR_LAUNCH_FAILED, which its stream callbacks get as status and
+ * its stream-ordered copies to the device return. */
 #define MOCK_BROKEN_PRIORITY (-99)
 
 /* mock_callbacks.c: fills cuda_be_drv's host functions and stream

@@ -4,7 +4,7 @@
  *
  * H2D: the bytes travel in the requests, so the program's buffer is free
  * again when the call returns, as with CUDA's staging of pageable memory;
- * up to 64 KiB in one request posted when the tables prove it valid.
+ * every piece posted when the tables prove the copy valid.
  * D2H: the reply carries the bytes once the stream has reached the copy,
  * so the call returns with them in the program's buffer, as CUDA does
  * for a pageable destination.
@@ -17,10 +17,6 @@
 #include "shared.h"
 #include "cudart_fe_gen.h"
 #include "cudart_ops.h"
-
-/* The most bytes a host-to-device copy of memory not shared sends in one
- * posted request (MEMCPY_ASYNC_H2D_POSTED). */
-#define POSTED_H2D_MAX ((size_t)64 << 10)
 
 cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
                           enum cudaMemcpyKind kind, cudaStream_t stream,
@@ -53,8 +49,7 @@ cudaError_t fe_copy_async(void *dst, const void *src, size_t count,
         return fe_bulk_h2d(
             &(struct fe_bulk_op){
                 CUDART_OP_MEMCPY_ASYNC_H2D, 1, s,
-                count <= POSTED_H2D_MAX &&
-                        fe_may_post_copy(s, (uint64_t)(uintptr_t)dst, count)
+                fe_may_post_copy(s, (uint64_t)(uintptr_t)dst, count)
                     ? CUDART_OP_MEMCPY_ASYNC_H2D_POSTED
                     : 0},
             (uint64_t)(uintptr_t)dst, src, count);

@@ -20,6 +20,7 @@
 #include "gvs/proto.h"
 
 #define NOT_READY 600
+#define NOT_SUPPORTED 801
 
 /* Notifications the layer sent: the last CALLBACK_RUN's id, how many
  * CALLBACK_WAITING; once `gone`, sends fail as on a closed connection. */
@@ -245,7 +246,7 @@ static int foreign_ids(struct gvs_buf *in, struct gvs_buf *out)
 }
 
 /* A callback's round trip on a mock stream, then one whose client goes
- * away while it waits. */
+ * away while it waits (and comes back for the tests after). */
 static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
 {
     uint64_t stream;
@@ -273,6 +274,9 @@ static int round_trip(struct gvs_buf *in, struct gvs_buf *out)
     CHECK(nwaiting >= 1);
     CHECK(on_u64(CUDART_OP_STREAM_DESTROY, stream, in, out) == 0);
     CHECK(on_u64(CUDART_OP_cudaStreamQuery, stream, in, out) == INVALID_HANDLE);
+    pthread_mutex_lock(&lock);
+    gone = 0;
+    pthread_mutex_unlock(&lock);
     return 0;
 }
 
@@ -663,6 +667,75 @@ static int post_d2h(uint64_t stream, uint64_t dev, uint64_t token,
                     : call_noreply(CUDART_OP_MEMCPY_POSTED, in, out, 1);
 }
 
+/* A posted device-to-host copy of len bytes that waits for its reply:
+ * its result, or -1000. */
+static int32_t ask_d2h(uint64_t stream, uint64_t dev, uint64_t len,
+                       uint64_t token, struct gvs_buf *in,
+                       struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, stream);
+    gvs_buf_put_u64(in, dev);
+    gvs_buf_put_u64(in, len);
+    gvs_buf_put_u64(in, token);
+    return call(CUDART_OP_MEMCPY_POSTED, in, out) == 0 ? result_of(out)
+                                                       : -1000;
+}
+
+/* Lets the stream held by host function id go on, and waits for it. */
+static int release(uint64_t stream, uint64_t id, struct gvs_buf *in,
+                   struct gvs_buf *out)
+{
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, id);
+    CHECK_EQ(call_layer_noreply(REMOTE_OP_CALLBACK_DONE, in, out, 1), 0);
+    CHECK_EQ(on_u64(CUDART_OP_cudaStreamSynchronize, stream, in, out), 0);
+    return 0;
+}
+
+/* The worker's page-locked buffers for posted copies count bytes (remote
+ * posted.c): 64 MiB of pieces of 1 MiB and of GVS_BULK_CHUNK together.
+ * With the stream held by a host function, 64 copies of 1 MiB hold one
+ * each and the next is refused (not supported: the client copies the
+ * ordinary way), as is a larger one; once their bytes are sent, copies of
+ * GVS_BULK_CHUNK free the free smaller buffers to make room, as many as
+ * 64 MiB holds, and the next of either size is refused. */
+static int posted_d2h_pool(struct gvs_buf *in, struct gvs_buf *out)
+{
+    const uint64_t piece = 1u << 20, chunk = GVS_BULK_CHUNK;
+    const int pieces = 64, chunks = (int)((64u << 20) / chunk);
+    uint64_t dev = 0, stream = 0;
+    int32_t r;
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, chunk);
+    CHECK_EQ(call(CUDART_OP_cudaMalloc, in, out), 0);
+    CHECK(gvs_buf_get_i32(out, &r) == 0 && r == 0);
+    CHECK(gvs_buf_get_u64(out, &dev) == 0 && dev != 0);
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_CREATE, &stream, in, out), 0);
+
+    CHECK_EQ(host_func(stream, 90, in, out), 0);
+    CHECK(waits_for_run(90));
+    for (int i = 0; i < pieces; i++)
+        CHECK_EQ(ask_d2h(stream, dev, piece, 100 + i, in, out), 0);
+    CHECK_EQ(ask_d2h(stream, dev, piece, 200, in, out), NOT_SUPPORTED);
+    CHECK_EQ(ask_d2h(stream, dev, chunk, 201, in, out), NOT_SUPPORTED);
+    CHECK_EQ(release(stream, 90, in, out), 0);
+
+    CHECK_EQ(host_func(stream, 91, in, out), 0);
+    CHECK(waits_for_run(91));
+    for (int i = 0; i < chunks; i++)
+        CHECK_EQ(ask_d2h(stream, dev, chunk, 300 + i, in, out), 0);
+    CHECK_EQ(ask_d2h(stream, dev, chunk, 400, in, out), NOT_SUPPORTED);
+    CHECK_EQ(ask_d2h(stream, dev, piece, 401, in, out), NOT_SUPPORTED);
+    CHECK_EQ(release(stream, 91, in, out), 0);
+
+    CHECK_EQ(stream_call(CUDART_OP_STREAM_DESTROY, &stream, in, out), 0);
+    gvs_buf_reset(in);
+    gvs_buf_put_u64(in, dev);
+    CHECK_EQ(call(CUDART_OP_cudaFree, in, out), 0);
+    return 0;
+}
+
 /* Tokens seen once the device is idle (their host functions ran). */
 static int tokens_seen(struct gvs_buf *in, struct gvs_buf *out)
 {
@@ -781,6 +854,7 @@ int main(int argc, char **argv)
         CHECK(held_signals(in, out) == 0);
         CHECK(posted_d2h_failure(in, out) == 0);
         CHECK(posted_d2h_batch(in, out) == 0);
+        CHECK(posted_d2h_pool(in, out) == 0);
         CHECK(batch_then_reply(in, out) == 0);
     }
     harness_close();

@@ -24,17 +24,22 @@
  * another lane passes the batch meanwhile: its copies are ordered jobs
  * (server/executor.c), whose lane thread others wait for.
  *
- * The buffers are kept for reuse, in two sizes; a copy that finds none
- * free and no room for another is refused with the API's "not supported",
- * and the client copies the ordinary way.  A posted request (no reply:
- * the client sends a large copy's pieces one after the other, none
- * waiting for the bytes of the one before) cannot be refused: it waits
- * for a buffer to come back, and when none does in time it takes a heap
- * buffer instead, into which CUDA copies once the stream reaches the
- * copy, the lane waiting meanwhile as the ordinary way would.  A
- * pinned buffer is freed (a CUDA call, which host functions must not
- * make) only by a lane or at the session's close, never by the callback
- * thread, which only returns it.
+ * The buffers are kept for reuse, in three sizes: a small copy's, a
+ * pipelined piece's (a frontend posts a large copy in pieces of 1 MiB,
+ * which gvsd sends while the GPU copies the next, each still in the
+ * caches when the socket reads it) and a frame's most.  The session holds
+ * at most so many bytes of the small ones, and so many of the others
+ * together; a copy that finds none of its size free and no room for
+ * another frees free ones of the other large size, and failing that is
+ * refused with the API's "not supported": the client copies the ordinary
+ * way.  A posted request (no reply: the client sends a large copy's
+ * pieces one after the other, none waiting for the bytes of the one
+ * before) cannot be refused: it waits for a buffer to come back, and
+ * when none does in time it takes a heap buffer instead, into which CUDA
+ * copies once the stream reaches the copy, the lane waiting meanwhile as
+ * the ordinary way would.  A pinned buffer is freed (a CUDA call, which
+ * host functions must not make) only by a lane or at the session's
+ * close, never by the callback thread, which only returns it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -45,22 +50,28 @@
 #include "gvs/err.h"
 #include "gvs/mem.h"
 #include "gvs/proto.h"
+#include "gvs_remote.h"
 #include "remote_ops.h"
 #include "state.h"
 
 /* The token ahead of the bytes. */
 #define HEAD 8u
-#define SMALL ((size_t)64 << 10)
-/* Buffers a session may hold of each size: 64 small ones (4 MiB) and 8
- * of GVS_BULK_CHUNK (64 MiB). */
-static const unsigned keep_max[2] = {64, 8};
+
+/* The buffers' sizes, smallest first, and the pool each counts in. */
+#define SIZES 3
+static const size_t cap[SIZES] = {(size_t)64 << 10, GVS_REMOTE_PIECE,
+                                  GVS_BULK_CHUNK};
+static const int pool_of[SIZES] = {0, 1, 1};
+/* Bytes a session may hold in each pool: 4 MiB of small buffers (64), 64
+ * MiB of the others (64 pieces, 8 frames, or a mix). */
+static const size_t budget[2] = {(size_t)4 << 20, (size_t)64 << 20};
 
 struct posted {
     struct posted *next;
     const struct gvs_remote_pinner *pn;
     uint8_t *buf; /* pinned: HEAD bytes, then room */
     size_t len;   /* of the copy under way */
-    int big;
+    int size;     /* index into cap */
     int heap; /* buf is the heap's, freed with the record once sent */
 };
 
@@ -88,31 +99,70 @@ static __thread struct batch open_batch;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t returned;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static struct posted *free_list[2];
-static unsigned made[2];
+static struct posted *free_list[SIZES];
+static size_t made[2]; /* bytes, per pool */
 
 static void init_cond(void)
 {
     remote_be_cond_init(&returned);
 }
 
-/* Caller holds lock.  pn's buffer of the size taken off the free list,
- * else NULL (*room: one more may be made, counted as made). */
-static struct posted *take_free(const struct gvs_remote_pinner *pn, int big,
-                                int *room)
+/* The smallest size that holds len bytes. */
+static int size_for(size_t len)
 {
-    struct posted **pp = &free_list[big];
+    int i = 0;
+    while (i + 1 < SIZES && len > cap[i])
+        i++;
+    return i;
+}
+
+/* Caller holds lock.  pn's first free buffer of size i, off its list. */
+static struct posted *unlink_free(const struct gvs_remote_pinner *pn, int i)
+{
+    struct posted **pp = &free_list[i];
     while (*pp != NULL && (*pp)->pn != pn)
         pp = &(*pp)->next;
     struct posted *p = *pp;
-    *room = 0;
-    if (p != NULL) {
+    if (p != NULL)
         *pp = p->next;
-    } else if (made[big] < keep_max[big]) {
+    return p;
+}
+
+/* Caller holds lock.  pn's free buffer of size i, else NULL (*room: one
+ * more may be made, counted as made).  Free buffers of pn's of the pool's
+ * other sizes go to *unused to make that room, counted as freed: the
+ * caller frees them (a CUDA call) once the lock is let go. */
+static struct posted *take_free(const struct gvs_remote_pinner *pn, int i,
+                                int *room, struct posted **unused)
+{
+    struct posted *p = unlink_free(pn, i), *q;
+    int pool = pool_of[i];
+    *room = 0;
+    for (int j = 0; p == NULL && j < SIZES; j++) {
+        if (j == i || pool_of[j] != pool)
+            continue;
+        while (made[pool] + cap[i] > budget[pool] &&
+               (q = unlink_free(pn, j)) != NULL) {
+            made[pool] -= cap[j];
+            q->next = *unused;
+            *unused = q;
+        }
+    }
+    if (p == NULL && made[pool] + cap[i] <= budget[pool]) {
         *room = 1;
-        made[big]++;
+        made[pool] += cap[i];
     }
     return p;
+}
+
+/* Frees buffers take_free set aside. */
+static void free_unused(struct posted *p)
+{
+    for (struct posted *next; p != NULL; p = next) {
+        next = p->next;
+        p->pn->host_free(p->buf);
+        gvs_free(p);
+    }
 }
 
 /* A pinned buffer for len bytes, NULL when none is free and no more may
@@ -122,39 +172,39 @@ static struct posted *take_free(const struct gvs_remote_pinner *pn, int big,
 static struct posted *take(const struct gvs_remote_pinner *pn, size_t len,
                            int wait)
 {
-    int big = len > SMALL, room;
+    int i = size_for(len), room;
+    struct posted *unused = NULL;
     pthread_once(&once, init_cond);
     struct timespec until = {0, 0};
     pthread_mutex_lock(&lock);
-    struct posted *p = take_free(pn, big, &room);
+    struct posted *p = take_free(pn, i, &room, &unused);
     /* The clock is read only when a wait begins. */
     if (p == NULL && !room && wait)
         remote_be_deadline(&until, WAIT_NS);
     while (p == NULL && !room && wait) {
         if (pthread_cond_timedwait(&returned, &lock, &until) != 0)
             wait = 0;
-        p = take_free(pn, big, &room);
+        p = take_free(pn, i, &room, &unused);
     }
     pthread_mutex_unlock(&lock);
+    free_unused(unused);
     if (p == NULL && !room)
         return NULL;
     if (p != NULL)
         return p;
     p = gvs_calloc(1, sizeof(*p));
     void *buf = NULL;
-    if (p == NULL ||
-        pn->host_alloc(&buf, HEAD + (big ? GVS_BULK_CHUNK : SMALL)) !=
-            pn->success ||
+    if (p == NULL || pn->host_alloc(&buf, HEAD + cap[i]) != pn->success ||
         buf == NULL) {
         gvs_free(p);
         pthread_mutex_lock(&lock);
-        made[big]--;
+        made[pool_of[i]] -= cap[i];
         pthread_mutex_unlock(&lock);
         return NULL;
     }
     p->pn = pn;
     p->buf = buf;
-    p->big = big;
+    p->size = i;
     return p;
 }
 
@@ -184,8 +234,8 @@ static void give_back(struct posted *p)
         return;
     }
     pthread_mutex_lock(&lock);
-    p->next = free_list[p->big];
-    free_list[p->big] = p;
+    p->next = free_list[p->size];
+    free_list[p->size] = p;
     pthread_cond_broadcast(&returned);
     pthread_mutex_unlock(&lock);
 }
@@ -239,7 +289,7 @@ static void join(struct gvs_call *call, const struct gvs_remote_pinner *pn,
     }
     b->tail = p;
     b->n++;
-    if (!call->next_same || p->big || b->n >= BATCH_MAX)
+    if (!call->next_same || p->size > 0 || b->n >= BATCH_MAX)
         flush(call);
 }
 
@@ -305,20 +355,14 @@ int remote_be_d2h_posted(struct gvs_call *call,
 
 void remote_be_posted_release(const struct gvs_remote_pinner *pn)
 {
+    struct posted *unused = NULL, *p;
     pthread_mutex_lock(&lock);
-    for (int big = 0; big < 2; big++) {
-        struct posted **pp = &free_list[big];
-        while (*pp != NULL) {
-            struct posted *p = *pp;
-            if (p->pn != pn) {
-                pp = &p->next;
-                continue;
-            }
-            *pp = p->next;
-            made[big]--;
-            pn->host_free(p->buf);
-            gvs_free(p);
+    for (int i = 0; i < SIZES; i++)
+        while ((p = unlink_free(pn, i)) != NULL) {
+            made[pool_of[i]] -= cap[i];
+            p->next = unused;
+            unused = p;
         }
-    }
     pthread_mutex_unlock(&lock);
+    free_unused(unused);
 }

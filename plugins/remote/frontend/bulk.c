@@ -40,7 +40,7 @@ EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
     struct gvs_buf *hdr = remote_fe_bulk_buf(0);
     struct gvs_buf *rep = remote_fe_bulk_buf(1);
     int rc = hdr != NULL && rep != NULL ? 0 : GVS_E_NOMEM;
-    int posted = o->post_op != 0 && o->pieces == 1;
+    int posted = o->post_op != 0;
     uint64_t id = 0;
     /* The pieces follow each other in the lane: a failure the backend
      * keeps is the last piece's to report. */

@@ -229,9 +229,11 @@ static int32_t post_piece(const struct gvs_remote_shared *sh, uint64_t stream,
     return e;
 }
 
-/* Pieces of at most GVS_BULK_CHUNK: 1 with the API's result in
- * *result, or 0 when the backend refused the first (no pinned memory
- * free there): nothing is then under way. */
+/* Pieces of at most GVS_REMOTE_PIECE when posted (proven), which gvsd
+ * sends while the GPU copies the next, else of GVS_BULK_CHUNK, each a
+ * round trip: 1 with the API's result in *result, or 0 when the backend
+ * refused the first (no pinned memory free there): nothing is then under
+ * way. */
 static int post(const struct gvs_remote_shared *sh, uint64_t stream,
                 uint64_t dev, uint8_t *dst, size_t len, int proven,
                 int32_t *result)
@@ -242,8 +244,9 @@ static int post(const struct gvs_remote_shared *sh, uint64_t stream,
     /* A refused piece (no pinned memory free in the worker) leaves the
      * whole copy to the ordinary way, which the stream orders after the
      * pieces posted: their bytes land first, the same bytes again after. */
+    size_t most = proven ? GVS_REMOTE_PIECE : GVS_BULK_CHUNK;
     while (done < len && e == sh->api->success) {
-        size_t n = len - done < GVS_BULK_CHUNK ? len - done : GVS_BULK_CHUNK;
+        size_t n = len - done < most ? len - done : most;
         e = post_piece(sh, stream, dev + done, dst + done, n, proven);
         if (e == sh->notsup)
             return 0;
