@@ -32,10 +32,13 @@ static int blocking(const struct gvsd_job *j)
     return j->op != NULL && (j->op->flags & GVS_OP_BLOCKING);
 }
 
-/* A request as large as a bulk piece is handed to a lane thread rather
- * than served where it was read (GVS_OVERLAP_BYTES).  The hand-off costs
- * at most a wake-up, a fraction of the time a socket takes to carry
- * 256 KiB (64 us at 4 GB/s). */
+/* A request as large as a bulk piece takes about as long to serve (a
+ * copy of its bytes) as to read: the reader hands it to a lane thread
+ * rather than serving it where it was read, so that the next piece is
+ * read while it is copied, not after.  The hand-off costs at most a
+ * wake-up, a fraction of the time a socket takes to carry 1 MiB. */
+#define OVERLAP_BYTES ((size_t)1 << 20)
+
 /* Whether j, blocking, may wait this time, as its plugin says
  * (gvs_plugin.may_wait); 0 for a job not blocking.  The reader asks,
  * before it takes the session's lock again. */
@@ -50,7 +53,7 @@ static int may_wait(const struct gvs_session *s, const struct gvsd_job *j)
 
 static int bulky(const struct gvsd_job *j)
 {
-    return gvs_buf_len(j->in) >= GVS_OVERLAP_BYTES;
+    return gvs_buf_len(j->in) >= OVERLAP_BYTES;
 }
 
 /* A blocking request whose client waits for the answer: other lanes'

@@ -36,12 +36,6 @@
 #define GVS_FRAME_MAX_DEFAULT ((size_t)(16u << 20) + 4096u)
 /* Bulk data is cut into chunks of this size so no frame exceeds the max. */
 #define GVS_BULK_CHUNK ((size_t)8u << 20)
-/* A request at least this long takes about as long to serve (a copy of
- * its bytes) as to read: gvsd serves it off the thread that read it, so
- * that the next is read meanwhile (server/executor.c).  A bulk copy to
- * the device ends in a piece about this long (gvs_remote.h,
- * gvs_remote_h2d_piece_len). */
-#define GVS_OVERLAP_BYTES ((size_t)256u << 10)
 
 enum gvs_frame_flags {
     GVS_F_REPLY = 1u << 0,   /* this frame answers request `id` */

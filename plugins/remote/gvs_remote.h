@@ -302,34 +302,21 @@ int32_t gvs_remote_managed_pull(const struct gvs_remote_managed_io *io,
                                 int only);
 
 /* Bulk copies (frontend/bulk.c), in pieces of gvs_remote_piece_len
- * from the device and of gvs_remote_h2d_piece_len to it.  The length of
- * the next piece of a copy from the device with rem bytes still to go:
- * GVS_REMOTE_PIECE while more remains.  The backend copies a piece to
- * the device once all its bytes have come, while the next one arrives,
- * and one from it while the one before travels, so only one piece's
- * copy is not hidden behind the wire (over tcp on the H200, an 8 MiB
- * piece took 1.64 ms to arrive, then 0.66 ms to copy).  And the storage
- * a piece passes through on either side was used a few pieces before,
- * likely still in the processor's caches at 1 MiB: over tcp on the H200,
- * copies of 64 and 256 MiB moved 11% (to the device) and 20% (from it)
- * faster on average in pieces of 1 MiB than of 8 MiB, the most a frame
- * carries (GVS_BULK_CHUNK; docs/performance.md). */
+ * both ways.  The length of the next piece of a copy with rem bytes
+ * still to go: GVS_REMOTE_PIECE while more remains.  The backend copies
+ * a piece to the device once all its bytes have come, while the next
+ * one arrives, and one from it while the one before travels, so only
+ * one piece's copy is not hidden behind the wire (over tcp on the H200,
+ * an 8 MiB piece took 1.64 ms to arrive, then 0.66 ms to copy).  And the
+ * storage a piece passes through on either side was used a few pieces
+ * before, likely still in the processor's caches at 1 MiB: over tcp on
+ * the H200, copies of 64 and 256 MiB moved 11% (to the device) and 20%
+ * (from it) faster on average in pieces of 1 MiB than of 8 MiB, the
+ * most a frame carries (GVS_BULK_CHUNK; docs/performance.md).  Not smaller: gvsd
+ * copies a smaller piece to the device where it reads it, not while it
+ * reads the next (server/executor.c, bulky). */
 #define GVS_REMOTE_PIECE ((size_t)1 << 20)
 size_t gvs_remote_piece_len(size_t rem);
-
-/* To the device, the copy of the last piece is the one not hidden: a
- * synchronous copy's reply waits for it (gvsd's copy of 1 MiB from its
- * pageable frame buffer, 30-80 us, a tenth to a quarter of the time the
- * socket takes to carry it).  So a copy ends in a piece of
- * GVS_OVERLAP_BYTES, copied in a fifth of that time, whose arrival hides
- * the copy of the piece before, at most GVS_REMOTE_PIECE (CUDA's staging
- * copies pageable memory three times as fast as a socket carries it):
- * of rem bytes still to go, all of them when at most twice
- * GVS_OVERLAP_BYTES, else GVS_REMOTE_PIECE or less so that
- * GVS_OVERLAP_BYTES are left.  Every piece but a copy's only one is at
- * least GVS_OVERLAP_BYTES, which gvsd copies while it reads the next
- * (server/executor.c, bulky). */
-size_t gvs_remote_h2d_piece_len(size_t rem);
 
 /* A host-to-device copy: piece encodes piece i's request into hdr
  * (reset for it), called for i = 0, 1, ... in order, its last field the

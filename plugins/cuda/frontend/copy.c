@@ -58,19 +58,15 @@ static uint64_t remaining(const struct rect *r, const struct at *a)
 }
 
 /* At most how many bytes the pipelined piece of r starting at a holds:
- * gvs_remote_piece_len (gvs_remote_h2d_piece_len to_device), or where
- * rows are shorter, the whole rows that reach it (under twice that).
- * Fewer rows, short of it, would be copied where gvsd reads them rather
- * than while it reads the next piece (server/executor.c, bulky), and
- * from the device not through the worker's pinned staging
- * (backend/pinned.c, STAGE_MIN): rows of 4,000 bytes would come 262 to
- * a 1 MiB piece, 48 bytes short. */
-static uint64_t piece_cap(const struct rect *r, const struct at *a,
-                          int to_device)
+ * gvs_remote_piece_len, or where rows are shorter, the whole rows that
+ * reach it (under 2 MiB).  Fewer rows, short of 1 MiB, would be copied
+ * where gvsd reads them rather than while it reads the next piece
+ * (server/executor.c, bulky), and from the device not through the
+ * worker's pinned staging (backend/pinned.c, STAGE_MIN): rows of 4,000
+ * bytes would come 262 to a piece, 48 bytes short. */
+static uint64_t piece_cap(const struct rect *r, const struct at *a)
 {
-    uint64_t rem = remaining(r, a);
-    uint64_t cap = to_device ? gvs_remote_h2d_piece_len(rem)
-                             : gvs_remote_piece_len(rem);
+    uint64_t cap = gvs_remote_piece_len(remaining(r, a));
     if (r->width == 0 || r->width >= cap)
         return cap;
     return (cap + r->width - 1) / r->width * r->width;
@@ -161,14 +157,14 @@ CUresult cuda_fe_copy_begin(struct apigen_call *c, uint64_t stream,
     return CUDA_SUCCESS;
 }
 
-/* How many pieces r is cut into, pipelined to_device or from it. */
-static size_t count_pieces(const struct rect *r, int to_device)
+/* How many pieces r is cut into. */
+static size_t count_pieces(const struct rect *r)
 {
     struct at a = {0, 0, 0};
     struct rect p;
     size_t n = 0;
     do {
-        piece(r, &a, piece_cap(r, &a, to_device), &p);
+        piece(r, &a, piece_cap(r, &a), &p);
         n++;
     } while (advance(r, &p, &a));
     return n;
@@ -238,7 +234,6 @@ struct pipelined {
     struct at a;
     uint64_t stream;
     int async;
-    int to_device;
     size_t pieces;
 };
 
@@ -268,7 +263,7 @@ static struct rect next_piece(struct pipelined *d, struct apigen_call *c,
                               uint8_t last)
 {
     struct rect p;
-    piece(d->r, &d->a, piece_cap(d->r, &d->a, d->to_device), &p);
+    piece(d->r, &d->a, piece_cap(d->r, &d->a), &p);
     (void)advance(d->r, &p, &d->a);
     apigen_put_u64(c, d->stream);
     apigen_put_u8(c, (uint8_t)((d->async ? PIECE_ASYNC : 0) | last));
@@ -293,8 +288,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
 static CUresult h2d_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, 1,
-                          count_pieces(r, 1)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
     uint16_t op = r->da.id != 0 ? CUDA_OP_MEMCPY3D_TO : CUDA_OP_MEMCPY_H2D;
     struct gvs_remote_h2d o = {&cuda_fe_remote_api, op, d.pieces, h2d_piece,
                                &d, may_post_h2d(r, stream, async) ? op : 0};
@@ -373,8 +367,7 @@ static int d2h_piece(void *arg, size_t i, struct gvs_buf *req, void **dst,
 static CUresult d2h_pipelined(const struct rect *r, uint64_t stream,
                               int async)
 {
-    struct pipelined d = {r, {0, 0, 0}, stream, async, 0,
-                          count_pieces(r, 0)};
+    struct pipelined d = {r, {0, 0, 0}, stream, async, count_pieces(r)};
     struct gvs_remote_d2h o = {&cuda_fe_remote_api,
                                r->sa.id != 0 ? CUDA_OP_MEMCPY3D_FROM
                                              : CUDA_OP_MEMCPY_D2H,

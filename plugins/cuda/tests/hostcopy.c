@@ -100,9 +100,7 @@ static void pinned(CUdeviceptr d, int shm)
     CHECK(cuMemcpyHtoDAsync(d, h, PINNED, st));
     struct stats s6 = now();
     EXPECT_EQ(s6.round_trips - s5.round_trips, 0);
-    /* 8 MiB: seven pieces of 1 MiB, then 768 and 256 KiB (a copy to the
-     * device ends in a piece of GVS_OVERLAP_BYTES). */
-    EXPECT_EQ(s6.posts - s5.posts, shm ? 1 : 9);
+    EXPECT_EQ(s6.posts - s5.posts, shm ? 1 : PINNED / (1u << 20));
     EXPECT(cuMemcpyHtoDAsync(d + PINNED - 16, h, 32, st) ==
            CUDA_ERROR_INVALID_VALUE);
     EXPECT_EQ(now().posts - s6.posts, 0);
@@ -168,10 +166,8 @@ static void pageable(CUdeviceptr d, int shm)
 
 /* Larger than a frame's bytes (GVS_BULK_CHUNK, 8 MiB): on the socket
  * transports a copy of it is pieces, host to device all but the last
- * posted, device to host pipelined, each one round trip.  Both ways 21:
- * to the device nineteen of 1 MiB (GVS_REMOTE_PIECE), then 772 and
- * 256 KiB (GVS_OVERLAP_BYTES); from it twenty of 1 MiB and the last
- * 4 KiB. */
+ * posted, device to host pipelined, each one round trip.  Both ways 21,
+ * twenty of 1 MiB (GVS_REMOTE_PIECE) and the last 4 KiB. */
 #define LARGE (((size_t)20 << 20) + 4096)
 
 static void large(int shm)
@@ -213,11 +209,9 @@ static void large(int shm)
 
 /* A 2D copy to pitched device memory from rows w bytes long that
  * follow each other on the host (one span: pipelined on every
- * transport), and back: in to pieces to the device, all but the last
- * posted, and from pieces from it, each a round trip.  The bytes come
- * back whole. */
-static void pitched_2d(size_t w, size_t rows, size_t to, size_t from,
-                       int seed)
+ * transport), and back: in pieces each way, all but the last posted to
+ * the device, each a round trip from it.  The bytes come back whole. */
+static void pitched_2d(size_t w, size_t rows, size_t pieces, int seed)
 {
     const size_t pitch = w + 512;
     uint8_t *p = malloc(w * rows), *q = malloc(w * rows);
@@ -237,7 +231,7 @@ static void pitched_2d(size_t w, size_t rows, size_t to, size_t from,
     struct stats s0 = now();
     CHECK(cuMemcpy2D(&c));
     struct stats s1 = now();
-    EXPECT_EQ(s1.posts - s0.posts, to - 1);
+    EXPECT_EQ(s1.posts - s0.posts, pieces - 1);
     EXPECT_EQ(s1.round_trips - s0.round_trips, 1);
     c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     c.srcDevice = d;
@@ -247,7 +241,7 @@ static void pitched_2d(size_t w, size_t rows, size_t to, size_t from,
     c.dstPitch = w;
     memset(q, 0, w * rows);
     CHECK(cuMemcpy2D(&c));
-    EXPECT_EQ(now().round_trips - s1.round_trips, from);
+    EXPECT_EQ(now().round_trips - s1.round_trips, pieces);
     EXPECT(same(q, w * rows, seed));
     CHECK(cuMemFree(d));
     free(p);
@@ -255,17 +249,14 @@ static void pitched_2d(size_t w, size_t rows, size_t to, size_t from,
 }
 
 /* Rows longer than a piece (GVS_REMOTE_PIECE, 1 MiB) go in parts: four
- * rows of 3 MiB + 8, each three parts of 1 MiB and one of 8 bytes, but
- * that to the device the last row ends in 768 KiB + 8 and 256 KiB
- * (GVS_OVERLAP_BYTES).  Shorter rows go whole, as many as reach the
- * piece: 526 rows of 4,000 bytes, from the device 263 a piece
- * (1,052,000 bytes), in two pieces, not 262 (48 bytes short, which
- * gvsd would stage where it reads them) and three; to it 263, then the
- * 198 that reach all but 256 KiB of the rest, then 65. */
+ * rows of 3 MiB + 8, each three parts of 1 MiB and one of 8 bytes.
+ * Shorter rows go whole, as many as reach 1 MiB: 526 rows of 4,000
+ * bytes, 263 a piece (1,052,000 bytes), in two pieces, not 262 (48
+ * bytes short, which gvsd would copy where it reads them) and three. */
 static void rows_2d(void)
 {
-    pitched_2d(((size_t)3 << 20) + 8, 4, 16, 16, 9);
-    pitched_2d(4000, 526, 3, 2, 10);
+    pitched_2d(((size_t)3 << 20) + 8, 4, 16, 9);
+    pitched_2d(4000, 526, 2, 10);
 }
 
 /* A failure posted before a page-locked allocation (whose sharing is a

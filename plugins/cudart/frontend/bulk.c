@@ -7,11 +7,11 @@ static int put_stream(struct gvs_buf *b, const struct fe_bulk_op *o)
     return o->has_stream ? gvs_buf_put_u64(b, o->stream) : 0;
 }
 
-/* How many pieces of len a copy of count bytes is. */
-static size_t pieces(size_t count, size_t (*len)(size_t))
+/* How many pieces of gvs_remote_piece_len a copy of count bytes is. */
+static size_t pieces(size_t count)
 {
     size_t n = 0;
-    for (size_t rem = count; rem > 0; rem -= len(rem))
+    for (size_t rem = count; rem > 0; rem -= gvs_remote_piece_len(rem))
         n++;
     return n;
 }
@@ -32,7 +32,7 @@ static int h2d_piece(void *arg, size_t i, struct gvs_buf *hdr,
     struct h2d *h = arg;
     (void)i;
     *src = h->src + h->off;
-    *len = gvs_remote_h2d_piece_len(h->count - h->off);
+    *len = gvs_remote_piece_len(h->count - h->off);
     int rc = put_stream(hdr, h->o);
     if (rc == 0)
         rc = gvs_buf_put_u64(hdr, h->dst + h->off);
@@ -47,8 +47,7 @@ cudaError_t fe_bulk_h2d(const struct fe_bulk_op *o, uint64_t dst,
 {
     struct h2d h = {o, dst, src, count, 0};
     const struct gvs_remote_h2d r = {&fe_remote_api, o->op,
-                                     pieces(count, gvs_remote_h2d_piece_len),
-                                     h2d_piece, &h,
+                                     pieces(count), h2d_piece, &h,
                                      o->post_op};
     return (cudaError_t)gvs_remote_bulk_h2d(&r);
 }
@@ -83,8 +82,7 @@ cudaError_t fe_bulk_d2h(const struct fe_bulk_op *o, void *dst, uint64_t src,
                         size_t count)
 {
     struct d2h d = {o, dst, src, count, 0};
-    const struct gvs_remote_d2h r = {&fe_remote_api, o->op,
-                                     pieces(count, gvs_remote_piece_len),
+    const struct gvs_remote_d2h r = {&fe_remote_api, o->op, pieces(count),
                                      d2h_piece, &d};
     return (cudaError_t)gvs_remote_bulk_d2h(&r);
 }

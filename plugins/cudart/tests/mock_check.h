@@ -76,23 +76,12 @@ static inline struct stats now()
     return s;
 }
 
-// The pieces a copy of n bytes from the device goes in when its bytes
+// The pieces a copy of n bytes goes in, either way, when its bytes
 // travel (frontend/bulk.c): 1 MiB ones, the last one the rest.
 static inline size_t pieces(size_t n)
 {
     const size_t piece = (size_t)1 << 20;
     return (n + piece - 1) / piece;
-}
-
-// To the device, the same but that the last 256 KiB (GVS_OVERLAP_BYTES)
-// go alone where more than 512 KiB would be left
-// (gvs_remote_h2d_piece_len): whole pieces while more than 1.25 MiB is
-// left, then the rest in one piece or two.
-static inline size_t h2d_pieces(size_t n)
-{
-    const size_t piece = (size_t)1 << 20, tail = (size_t)256 << 10;
-    size_t whole = n > piece + tail ? (n - tail - 1) / piece : 0;
-    return whole + (n - whole * piece <= 2 * tail ? 1 : 2);
 }
 
 #endif

@@ -91,7 +91,7 @@ static void copy_round(cudaStream_t s, size_t size)
     struct stats s1 = now();
     // A copy the tables prove valid is posted, every piece of it.
     CHECK_EQ(s1.round_trips - s0.round_trips, 0);
-    CHECK_EQ(s1.posts - s0.posts, h2d_pieces(size));
+    CHECK_EQ(s1.posts - s0.posts, pieces(size));
     // The source is free again at once.
     memset(h, 0, size);
     OK(cudaMemcpyAsync(d2, d, size, cudaMemcpyDefault, s));

@@ -30,15 +30,6 @@ EXPORT size_t gvs_remote_piece_len(size_t rem)
     return rem > GVS_REMOTE_PIECE ? GVS_REMOTE_PIECE : rem;
 }
 
-EXPORT size_t gvs_remote_h2d_piece_len(size_t rem)
-{
-    if (rem <= 2 * GVS_OVERLAP_BYTES)
-        return rem;
-    if (rem <= GVS_REMOTE_PIECE + GVS_OVERLAP_BYTES)
-        return rem - GVS_OVERLAP_BYTES;
-    return GVS_REMOTE_PIECE;
-}
-
 EXPORT int32_t gvs_remote_bulk_h2d(const struct gvs_remote_h2d *o)
 {
     const struct gvs_remote_api *api = o->api;
