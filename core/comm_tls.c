@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +46,8 @@
 /* Bytes handed to one SSL_write: the lock is let go between calls, so a
  * reader never waits behind a whole bulk chunk being encrypted. */
 #define WRITE_MAX (256u << 10)
+/* Sends at least this long go corked (tls_sendv): four records. */
+#define CORK_MIN ((size_t)4 * GVS_TLS_RECORD_MAX)
 
 enum { HANDSHAKE_DUE = 0, READY = 1 };
 
@@ -265,14 +269,32 @@ static int gather_send(struct gvs_conn *c, const struct iovec *iov,
     return r == 0 && staged > 0 ? write_all(c, t->rec, staged) : r;
 }
 
+/* Sets the socket's TCP_CORK (tls_sendv). */
+static void cork(int fd, int on)
+{
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+}
+
 static int tls_sendv(struct gvs_conn *c, const struct iovec *iov, int iovcnt)
 {
     struct tls_conn *t = c->priv;
     int state = atomic_load(&t->state);
     if (state != READY)
         return state < 0 ? state : GVS_E_INVAL;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    /* A record is one send, and with TCP_NODELAY one segment: a bulk
+     * chunk's records go corked, in full segments, fewer of them for
+     * both kernels to carry, the last pushed out when the cork comes
+     * off.  A short message goes at once, without the two calls. */
+    int corked = len >= CORK_MIN;
     pthread_mutex_lock(&t->send_lock);
+    if (corked)
+        cork(c->fd, 1);
     int r = gather_send(c, iov, iovcnt);
+    if (corked)
+        cork(c->fd, 0);
     pthread_mutex_unlock(&t->send_lock);
     return r;
 }
@@ -284,8 +306,8 @@ static int tls_set_timeout(struct gvs_conn *c, unsigned ms)
     return 0;
 }
 
-/* Decrypted bytes or a record partly read count as readable: the
- * socket alone would not show them.  A busy lock (a send under way)
+/* Decrypted bytes or records read ahead count as readable: the socket
+ * alone would not show them.  A busy lock (a send under way)
  * says nothing either way: the caller reads in the end regardless. */
 static int tls_readable(struct gvs_conn *c)
 {

@@ -108,9 +108,16 @@ static SSL_CTX *new_ctx(const SSL_METHOD *method)
     SSL_CTX *ctx = SSL_CTX_new(method);
     if (ctx == NULL)
         return NULL;
-    /* TLS 1.2 only with forward secrecy and AEAD, as 1.3 always is. */
+    /* TLS 1.2 only with forward secrecy and AEAD, as 1.3 always is.
+     * In 1.3, AES-128-GCM first (the suite every implementation must
+     * have): a third faster than AES-256-GCM, OpenSSL's first choice
+     * (openssl speed on the H200's host, 16 KiB records: 12.9 against
+     * 10.0 GB/s), and a bulk copy is encrypted on one core a side. */
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-        SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) {
+        SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1 ||
+        SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:"
+                                      "TLS_AES_256_GCM_SHA384:"
+                                      "TLS_CHACHA20_POLY1305_SHA256") != 1) {
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -121,6 +128,12 @@ static SSL_CTX *new_ctx(const SSL_METHOD *method)
      * retried from where they stopped. */
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
                               SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* A receive takes what the socket holds, up to GVS_TLS_READ_AHEAD,
+     * rather than a record's header and then its body: two system calls
+     * per 16 KiB record of a bulk copy otherwise.  What it read beyond
+     * the record stays in OpenSSL (comm_tls.c, tls_readable). */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, GVS_TLS_READ_AHEAD);
     return ctx;
 }
 

@@ -11,6 +11,8 @@
 
 /* TLS records carry at most this many bytes of data. */
 #define GVS_TLS_RECORD_MAX 16384
+/* Bytes a receive may take from the socket at once (tls_ctx.c). */
+#define GVS_TLS_READ_AHEAD ((size_t)64 << 10)
 
 /* Initializes OpenSSL once, without its cleanup at exit (tls_ctx.c
  * says why). */

@@ -59,6 +59,7 @@
     /* core/comm_tls */                                                      \
     TEST_ENTRY(tls_transfer)                                                 \
     TEST_ENTRY(tls_readable_pending)                                         \
+    TEST_ENTRY(tls_readable_read_ahead)                                      \
     TEST_ENTRY(tls_shutdown_unblocks)                                        \
     TEST_ENTRY(tls_uri)                                                      \
     TEST_ENTRY(tls_untrusted_server)                                         \
