@@ -60,6 +60,7 @@
     TEST_ENTRY(tls_transfer)                                                 \
     TEST_ENTRY(tls_readable_pending)                                         \
     TEST_ENTRY(tls_readable_read_ahead)                                      \
+    TEST_ENTRY(tls_corked_send_pushed)                                       \
     TEST_ENTRY(tls_shutdown_unblocks)                                        \
     TEST_ENTRY(tls_uri)                                                      \
     TEST_ENTRY(tls_untrusted_server)                                         \

@@ -1,7 +1,8 @@
 /*
  * tls:// moving bytes: large frames both ways between two processes,
  * many small ones gathered into records, bytes left decrypted inside
- * OpenSSL, shutdown waking blocked readers and senders, the URI.
+ * OpenSSL or read ahead, corked sends out whole when they return,
+ * shutdown waking blocked readers and senders, the URI.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -172,6 +173,39 @@ TEST_IMPL(tls_readable_read_ahead)
     gvs_conn_close(b);
     gvs_listener_close(l, 0);
     test_pki_remove(&p);
+    return 0;
+}
+
+/* A send long enough to go corked is out whole when it returns: its
+ * last, partial segment does not wait for the kernel's 200 ms cork
+ * timer.  Twenty exchanges of 64 KiB + 1 and one byte back take
+ * milliseconds, seconds if each waited. */
+TEST_IMPL(tls_corked_send_pushed)
+{
+    struct test_pki p;
+    struct gvs_listener *l;
+    struct gvs_conn *a, *b;
+    ASSERT_EQ(test_tls_setup(&p, &l), 0);
+    ASSERT_EQ(test_tls_pair_ok(l, NULL, &a, &b), 0);
+    const size_t len = ((size_t)64 << 10) + 1;
+    uint8_t *out = malloc(len), *in = malloc(len);
+    ASSERT(out != NULL && in != NULL);
+    test_fill(out, len, 6);
+    long long t0 = test_now_ms();
+    for (int i = 0; i < 20; i++) {
+        ASSERT_EQ(gvs_conn_send(a, out, len), 0);
+        ASSERT_EQ(gvs_conn_recv(b, in, len), 0);
+        ASSERT_EQ(gvs_conn_send(b, in, 1), 0);
+        ASSERT_EQ(gvs_conn_recv(a, in, 1), 0);
+    }
+    ASSERT_LT(test_now_ms() - t0, 2000);
+    ASSERT_MEM_EQ(in, out, len);
+    gvs_conn_close(a);
+    gvs_conn_close(b);
+    gvs_listener_close(l, 0);
+    test_pki_remove(&p);
+    free(out);
+    free(in);
     return 0;
 }
 
