@@ -351,7 +351,9 @@ static void *lane_main(void *arg)
         const struct gvsd_job *n = t->jobs.head;
         j->next_same = n != NULL && ordered && n->ordered && n->op == j->op &&
                        n->slot == j->slot && j->op != NULL;
+        t->serving = j;
         serve_unlocked(s, j, t->out);
+        t->serving = NULL;
         if (ordered && --t->ordered == 0)
             pthread_cond_broadcast(&s->drained);
     }
@@ -439,6 +441,20 @@ static void lane_give(struct gvsd_lane_thread *t, struct gvsd_job *j)
     t->blocking += w;
     j->held = w ? t : NULL;
     jobs_push(&t->jobs, j);
+}
+
+int gvsd_next_queued(const struct gvs_call *call)
+{
+    struct gvs_session *s = call->session;
+    pthread_mutex_lock(&s->lock);
+    const struct gvsd_lane_thread *t = lane_busy(s, call->lane);
+    const struct gvsd_job *j = t != NULL ? t->serving : NULL;
+    const struct gvsd_job *n = t != NULL ? t->jobs.head : NULL;
+    int queued = j != NULL && n != NULL && j->h.id == call->id &&
+                 waited_for(j) && n->h.plugin == j->h.plugin &&
+                 n->h.op == j->h.op;
+    pthread_mutex_unlock(&s->lock);
+    return queued;
 }
 
 /* Caller holds the lock.  Whether a lane thread not serving `lane`

@@ -42,7 +42,7 @@ HOST_SLOTS(HOST_LOG_FN)
      gvsd_recv_fd,           gvsd_session_info, gvsd_report_memory,          \
      gvsd_session_peer,      gvsd_report_gpu_memory,                         \
      gvsd_report_gpu_uuid,   gvsd_area,         gvsd_await_client,           \
-     gvsd_notify_many},
+     gvsd_notify_many,       gvsd_next_queued},
 static const struct gvs_host_api host_apis[] = {HOST_SLOTS(HOST_API_ROW)};
 
 _Static_assert(sizeof(host_apis) / sizeof(host_apis[0]) == GVS_MAX_PLUGINS,

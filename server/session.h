@@ -103,6 +103,7 @@ struct gvsd_lane_thread {
                    * but the blocking ones waited for and those behind
                    * them */
     struct gvsd_jobs jobs;
+    const struct gvsd_job *serving; /* taken from jobs, being served */
     struct gvs_buf *out;
 };
 
@@ -323,6 +324,8 @@ int gvsd_reading_wait(struct gvs_session *s);
  * lane thread (none: to the next that goes idle) and, once served,
  * becomes that request's lane's thread. */
 void gvsd_await_client(struct gvs_session *s, int begin);
+/* The host API's next_queued (include/gvs/plugin.h). */
+int gvsd_next_queued(const struct gvs_call *call);
 /* A job to read a request of len body bytes into (reused, with storage
  * that fits it when a spare one has such, or new), NULL when out of
  * memory; waits first while too many bytes are outstanding. */

@@ -16,11 +16,12 @@
 #include "gvs/buf.h"
 #include "gvs/log.h"
 
-#define GVS_PLUGIN_ABI 14u
+#define GVS_PLUGIN_ABI 15u
 #define GVS_PLUGIN_ENTRY "gvs_plugin_entry"
 
 /* A session as the host knows it; opaque to plugins. */
 struct gvs_session;
+struct gvs_call;
 
 /* Who a session serves and what it may hold (docs/security.md). */
 #define GVS_IDENTITY_MAX 128
@@ -91,6 +92,14 @@ struct gvs_host_api {
      * one write, in order. */
     int (*notify_many)(struct gvs_session *session, uint16_t plugin,
                        uint16_t op, const struct iovec *bodies, int n);
+    /* From the handler of call, a GVS_OP_BLOCKING request its client
+     * waits for: 1 when the next request of call's lane is already here
+     * and of the same plugin and op (the next piece of a bulk copy, say),
+     * so that the handler may start what that request will likely ask
+     * for (read the next piece ahead), which must come to no harm when it
+     * asks for something else; else 0.  Asked late in the handler, it
+     * finds more arrived than when the handler began. */
+    int (*next_queued)(const struct gvs_call *call);
 };
 
 /* Device ordinals report_gpu_memory is shown for. */

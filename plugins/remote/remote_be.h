@@ -24,7 +24,7 @@
 #include "gvs/u64map.h"
 
 #define GVS_REMOTE_PEER "remote"
-#define GVS_REMOTE_BE_VERSION 19u
+#define GVS_REMOTE_BE_VERSION 20u
 
 /* Each API plugin's own per-lane state hangs off the lane, by its wire
  * id (cudart 1, cuda 2; the layer is 3). */
@@ -32,6 +32,25 @@
 
 /* No plugin's wire id: see context_moved. */
 #define GVS_REMOTE_CONTEXT_LOST 0xffffu
+
+/* A device-to-host piece: len bytes at device address src, on stream
+ * (the API's own; NULL for a synchronous copy's). */
+struct gvs_remote_piece {
+    uint64_t src, len;
+    void *stream;
+};
+
+/* The piece a lane reads ahead (stage_d2h_next) into half `half` of its
+ * staging, with pinner's API: pending from its copy's start until
+ * waited for, event (the API's, kept for the next) recorded behind it. */
+struct gvs_remote_pinner;
+struct gvs_remote_ahead {
+    struct gvs_remote_piece piece;
+    const struct gvs_remote_pinner *pinner;
+    void *event;
+    int half;
+    int pending;
+};
 
 /* A lane: one client thread.  A lane's own requests never overlap
  * (include/gvs/plugin.h), so a handler may use its lane's fields without
@@ -58,6 +77,7 @@ struct gvs_remote_lane {
     void *d2h_stage;
     const struct gvs_remote_pinner *d2h_pinner;
     int d2h_unpinned;
+    struct gvs_remote_ahead d2h_ahead;
     /* The lane's per-thread default streams, the layer's (ptds_stream). */
     struct gvs_remote_ptds *ptds;
     uint32_t nptds;
@@ -248,6 +268,20 @@ struct gvs_remote_pinner {
     /* The name the plugin gives device_code for the context of call's
      * lane (entered by copy before). */
     uintptr_t (*context_key)(struct gvs_call *call);
+    /* Reading a piece ahead (stage_d2h_next); NULL when the API does not.
+     * ahead_copy, in the lane's current context, cuts p at the end of
+     * the device allocation it starts in (none: a failure) and enqueues
+     * on p's stream (a synchronous copy's: the legacy stream) the copy
+     * of its bytes to host and behind it the record of *event,
+     * which it makes when NULL and may replace; success, or a failure
+     * with nothing enqueued, no copy running into host, and no error left
+     * for a later call.  ahead_done answers whether event was reached
+     * (1, *result the copy's result), waiting for it when wait is set,
+     * else 0 at once; ahead_free frees an event. */
+    int32_t (*ahead_copy)(void *host, struct gvs_remote_piece *p,
+                          void **event);
+    int (*ahead_done)(void *event, int wait, int32_t *result);
+    void (*ahead_free)(void *event);
 };
 
 /* An API's calls that tie a kept callback record to a graph
@@ -664,15 +698,31 @@ struct gvs_remote_be {
                            const struct gvs_remote_pinner *pn);
 
     /* Pinned staging of device-to-host pieces (backend/pinned.c) ---------
-     * A pinned buffer of GVS_BULK_CHUNK bytes for a piece of len bytes
-     * of the lane of call, made with pn the first time: the lane's until
-     * its next bulk copy, so it may be the reply's tail (one DMA into it,
-     * sent from there); NULL when staging does not pay (below 1 MiB) or
-     * cannot be had (past 8 lanes, or no pinned memory): the caller then
-     * copies through the API's own staging.  The caller has entered the
-     * lane. */
+     * Pinned memory for a piece of len bytes of the lane of call (its
+     * staging of GVS_BULK_CHUNK bytes, made with pn the first time; a
+     * piece of up to half of it gets a half), the lane's until its next
+     * bulk copy, so it may be the reply's tail (one DMA into it, sent
+     * from there); NULL when staging does not pay (below 1 MiB) or cannot
+     * be had (past 8 lanes, or no pinned memory): the caller then copies
+     * through the API's own staging.  When p (NULL for bytes that are not
+     * one linear piece) is the piece the lane read ahead, *read is set and
+     * *result is that copy's result: on success the bytes are there, else
+     * the piece fails with it; else *read is 0 and the caller copies the
+     * piece in.  The caller has entered the lane. */
     void *(*stage_d2h)(struct gvs_call *call, size_t len,
-                       const struct gvs_remote_pinner *pn);
+                       const struct gvs_remote_piece *p,
+                       const struct gvs_remote_pinner *pn, int *read,
+                       int32_t *result);
+    /* After piece p is in buf (from stage_d2h) and before its reply goes:
+     * when the host's next_queued says the lane's next request is
+     * another of the same op, and pn can, starts the copy of the piece
+     * that follows p in device memory (as long, on p's stream, cut at
+     * its allocation's end) into the staging's other half, for that
+     * request's stage_d2h to find: the lane's next piece is read from
+     * the GPU while this one is sent. */
+    void (*stage_d2h_next)(struct gvs_call *call,
+                           const struct gvs_remote_piece *p, const void *buf,
+                           const struct gvs_remote_pinner *pn);
     /* Frees the lanes' buffers pn made (the plugin's session_close). */
     void (*stage_release)(const struct gvs_remote_pinner *pn);
 

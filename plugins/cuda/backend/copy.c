@@ -141,7 +141,10 @@ int cuda_be_reply_rows(struct gvs_call *call, struct apigen_call *c,
                        CUresult (*fill)(uint8_t *rows, void *arg), void *arg,
                        CUstream s, int async)
 {
-    uint8_t *rows = cuda_be_remote->stage_d2h(call, len, &cuda_be_pinner);
+    int read;
+    int32_t unused;
+    uint8_t *rows = cuda_be_remote->stage_d2h(call, len, NULL, &cuda_be_pinner,
+                                              &read, &unused);
     if (rows != NULL) {
         CUresult r = fill(rows, arg);
         if (r == CUDA_SUCCESS && async)

@@ -232,14 +232,19 @@ cudaError_t be_copy_posted(struct gvs_call *call, cudaStream_t s, void *dst,
  * device one is expected is undefined, and a host address here would be
  * one of the worker's. */
 cudaError_t be_check_device_range(uint64_t p, uint64_t len);
+/* The bytes from p to the end of the allocation that holds it when the
+ * driver types it device memory; 0 when p is in none, or the driver
+ * cannot tell. */
+uint64_t be_device_left(uint64_t p);
 
 struct apigen_call;
 /* A device-to-host piece's reply (the range checked, the call entered):
  * i32 result, then on success u32 len and the len bytes from device
  * address src, copied with cudaMemcpy, or on *s and the stream waited
  * for.  From 1 MiB the bytes are DMAed into the lane's pinned staging
- * (stage_d2h) and sent from there as the reply's tail; below, or without
- * one, CUDA stages them into the reply.  The handler's result. */
+ * (stage_d2h) and sent from there as the reply's tail, the lane's next
+ * piece read ahead meanwhile (stage_d2h_next); below, or without one,
+ * CUDA stages them into the reply.  The handler's result. */
 int be_reply_d2h(struct gvs_call *call, struct apigen_call *c, uint64_t src,
                  uint64_t len, const cudaStream_t *s);
 

@@ -17,14 +17,11 @@ static int is_device_memory(uint64_t p)
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
-/* Whether [p, p + len) lies in one device allocation, told by one driver
- * query (its type and range), half the cost of asking the runtime about
- * both ends, on the path of every copy.  0 also when the query cannot
- * tell: the caller then asks about both ends, which also accepts a range
- * across adjacent allocations, as CUDA's copies do.  That query, unlike
- * cuPointerGetAttribute, answers an unknown address with empty values
- * rather than an error. */
-static int in_one_allocation(uint64_t p, uint64_t len)
+/* One driver query (its type and range), half the cost of asking the
+ * runtime about both ends of a range, on the path of every copy.  That
+ * query, unlike cuPointerGetAttribute, answers an unknown address with
+ * empty values rather than an error. */
+uint64_t be_device_left(uint64_t p)
 {
     be_driver_attrs_fn attrs = be_driver()->attrs;
     if (attrs == NULL)
@@ -37,9 +34,18 @@ static int in_one_allocation(uint64_t p, uint64_t len)
                                     CU_POINTER_ATTRIBUTE_RANGE_SIZE};
     void *data[3] = {&type, &start, &size};
     if (attrs(3, which, data, (CUdeviceptr)p) != CUDA_SUCCESS ||
-        type != CU_MEMORYTYPE_DEVICE || p < start)
+        type != CU_MEMORYTYPE_DEVICE || p < start || p - start >= size)
         return 0;
-    return p - start <= size && len <= size - (p - start);
+    return size - (p - start);
+}
+
+/* 0 also when the query cannot tell: the caller then asks about both
+ * ends, which also accepts a range across adjacent allocations, as
+ * CUDA's copies do. */
+static int in_one_allocation(uint64_t p, uint64_t len)
+{
+    uint64_t left = be_device_left(p);
+    return left > 0 && len <= left;
 }
 
 cudaError_t be_check_device_range(uint64_t p, uint64_t len)
@@ -125,12 +131,16 @@ static cudaError_t d2h_done(void *dst, uint64_t src, uint64_t len,
 int be_reply_d2h(struct gvs_call *call, struct apigen_call *c, uint64_t src,
                  uint64_t len, const cudaStream_t *s)
 {
-    void *stage = be_remote->stage_d2h(call, len, &be_pinner);
+    const struct gvs_remote_piece p = {src, len, s != NULL ? *s : NULL};
+    int read;
+    int32_t r;
+    void *stage = be_remote->stage_d2h(call, len, &p, &be_pinner, &read, &r);
     if (stage != NULL) {
-        cudaError_t e = d2h_done(stage, src, len, s);
+        cudaError_t e = read ? (cudaError_t)r : d2h_done(stage, src, len, s);
         apigen_put_i32(c, e);
         if (e != cudaSuccess)
             return c->rc;
+        be_remote->stage_d2h_next(call, &p, stage, &be_pinner);
         apigen_put_u32(c, (uint32_t)len);
         call->out_tail = stage;
         call->out_tail_len = len;

@@ -114,6 +114,61 @@ static int32_t host_func(struct gvs_call *call, uint64_t stream,
     return e;
 }
 
+/* A piece read ahead goes where its copy would: a synchronous copy's on
+ * the legacy stream, as cudaMemcpy's, never into a capture.  It stays in
+ * the device allocation it starts in (cut at its end): a range across
+ * allocations passes the requests' checks when both ends are device
+ * memory, but a DMA over a gap between them would fault, and a fault
+ * ends the context. */
+static int32_t ahead_copy(void *host, struct gvs_remote_piece *p,
+                          void **event)
+{
+    cudaStream_t s = p->stream != NULL ? (cudaStream_t)p->stream
+                                       : cudaStreamLegacy;
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    uint64_t left = be_device_left(p->src);
+    if (left == 0)
+        return cudaErrorInvalidValue;
+    if (p->len > left)
+        p->len = left;
+    cudaError_t e = cudaStreamIsCapturing(s, &st);
+    if (e == cudaSuccess && st != cudaStreamCaptureStatusNone)
+        e = cudaErrorStreamCaptureUnsupported;
+    if (e == cudaSuccess && *event == NULL)
+        e = cudaEventCreateWithFlags((cudaEvent_t *)event,
+                                     cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = be_memcpy_async(host, (const void *)(uintptr_t)p->src,
+                            (size_t)p->len, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess &&
+        (e = cudaEventRecord((cudaEvent_t)*event, s)) != cudaSuccess) {
+        /* An event of another device: the copy is waited for, and the
+         * next read ahead makes one of the lane's current device. */
+        (void)cudaStreamSynchronize(s);
+        (void)cudaEventDestroy((cudaEvent_t)*event);
+        *event = NULL;
+    }
+    (void)cudaGetLastError();
+    return e;
+}
+
+static int ahead_done(void *event, int wait, int32_t *result)
+{
+    cudaError_t e = wait ? cudaEventSynchronize((cudaEvent_t)event)
+                         : cudaEventQuery((cudaEvent_t)event);
+    (void)cudaGetLastError();
+    if (e == cudaErrorNotReady)
+        return 0;
+    *result = e;
+    return 1;
+}
+
+static void ahead_free(void *event)
+{
+    (void)cudaEventDestroy((cudaEvent_t)event);
+    (void)cudaGetLastError();
+}
+
 const struct gvs_remote_pinner be_pinner = {
     .success = cudaSuccess,
     .invalid = cudaErrorInvalidValue,
@@ -132,6 +187,9 @@ const struct gvs_remote_pinner be_pinner = {
     .host_func = host_func,
     .signal = signal_word,
     .context_key = be_lane_key,
+    .ahead_copy = ahead_copy,
+    .ahead_done = ahead_done,
+    .ahead_free = ahead_free,
 };
 
 int cudart_be_hostmem_share(struct gvs_call *call)

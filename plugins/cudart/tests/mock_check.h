@@ -84,4 +84,16 @@ static inline size_t pieces(size_t n)
     return (n + piece - 1) / piece;
 }
 
+// What kernel k of the mock backend, one that writes a counter of the
+// worker's into its argument, reports now, read back through the
+// device word word.  (The copy back waits, and settles the launch.)
+static inline unsigned long long mock_counter(void (*k)(unsigned long long *),
+                                              unsigned long long *word)
+{
+    unsigned long long v = 0;
+    k<<<1, 1>>>(word);
+    OK(cudaMemcpy(&v, word, sizeof(v), cudaMemcpyDeviceToHost));
+    return v;
+}
+
 #endif

@@ -20,6 +20,7 @@ __global__ void fill(int *p, int n, double d, char c) {}
 __global__ void take_struct(S s, int *out) {}
 __global__ void add_dv(int *p) {}
 __global__ void empty() {}
+__global__ void aheads_seen(unsigned long long *) {}
 
 static const size_t CHUNK = (size_t)8 << 20;
 
@@ -44,6 +45,35 @@ static void copy_round(size_t size)
     memset(back, 0, size);
     OK(cudaMemcpy(back, d, size, cudaMemcpyDefault));
     CHECK(memcmp(h, back, size) == 0);
+    OK(cudaFree(d));
+    free(h);
+    free(back);
+}
+
+// A copy from the device in pieces: while one piece's reply is sent, the
+// worker reads the next into its other staging half (synchronous copies
+// otherwise never copy asynchronously into page-locked memory), the
+// last one cut at the allocation's end, and the bytes arrive in order.
+static void reads_ahead()
+{
+    const size_t size = ((size_t)8 << 20) + ((size_t)512 << 10);
+    unsigned char *h = (unsigned char *)malloc(size);
+    unsigned char *back = (unsigned char *)calloc(size, 1);
+    unsigned long long *word;
+    void *d;
+    CHECK(h != NULL && back != NULL);
+    for (size_t i = 0; i < size; i++)
+        h[i] = (unsigned char)(i * 7 + i / 4093);
+    OK(cudaMalloc(&d, size));
+    OK(cudaMalloc(&word, sizeof(*word)));
+    OK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
+    unsigned long long a0 = mock_counter(aheads_seen, word);
+    OK(cudaMemcpy(back, d, size, cudaMemcpyDeviceToHost));
+    unsigned long long read = mock_counter(aheads_seen, word) - a0;
+    CHECK(memcmp(h, back, size) == 0);
+    printf("pieces read ahead: %llu of 8\n", read);
+    CHECK(read >= 1 && read <= 8);
+    OK(cudaFree(word));
     OK(cudaFree(d));
     free(h);
     free(back);
@@ -207,6 +237,7 @@ int main()
     // The reset freed the page-locked memory made in the device's
     // context, the worker's staging too: copies after it make their own.
     copy_round(3 * CHUNK + 1);
+    reads_ahead();
     printf("ok\n");
     return 0;
 }

@@ -10,7 +10,8 @@
  * say and complain write on stdout and stderr, as CUDA does when it
  * flushes device printf output and assert messages; writes_seen counts
  * the stream writes enqueued through the driver's entry point,
- * batches_seen the batches of copies; stall holds the launching thread.
+ * batches_seen the batches of copies, aheads_seen the worker's copies
+ * into page-locked memory; stall holds the launching thread.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -158,6 +159,14 @@ static void run_batches_seen(dim3 grid, dim3 block, void **args)
     out[4] = atomic_load(&ordered_launches);
 }
 
+/* What the kernel aheads_seen reports: the copies from device memory
+ * into page-locked memory (mock_d2h_pinned_copies). */
+static void run_aheads_seen(dim3 grid, dim3 block, void **args)
+{
+    (void)grid, (void)block;
+    **(unsigned long long **)args[0] = mock_d2h_pinned_copies();
+}
+
 /* Holds the worker's thread that launches it for ms milliseconds (the
  * mock runs kernels at their launch): the client's next requests wait
  * in the connection meanwhile. */
@@ -185,6 +194,7 @@ static const struct mock_kernel kernels[] = {
     {"_Z11writes_seenPy", 1, {0}, {8}, run_writes_seen},
     {"_Z12batches_seenPy", 1, {0}, {8}, run_batches_seen},
     {"_Z5stalli", 1, {0}, {4}, run_stall},
+    {"_Z11aheads_seenPy", 1, {0}, {8}, run_aheads_seen},
 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 

@@ -10,6 +10,7 @@
  * runs), one to pageable host memory returns once done.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,12 +429,21 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb,
 
 /* Memory ---------------------------------------------------------------- */
 
+static _Atomic unsigned long long d2h_pinned;
+
+unsigned long long mock_d2h_pinned_copies(void)
+{
+    return atomic_load(&d2h_pinned);
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                             enum cudaMemcpyKind kind, cudaStream_t s)
 {
     struct task *t;
     if (!mock_dev_ok(dst, count) || !mock_dev_ok(src, count))
         return cudaErrorIllegalAddress;
+    if (kind == cudaMemcpyDeviceToHost && mock_host_pinned(dst))
+        atomic_fetch_add(&d2h_pinned, 1);
     if (kind == cudaMemcpyHostToDevice && !mock_host_pinned(src)) {
         t = task(run_staged_copy);
         if (t != NULL && (t->src = malloc(count ? count : 1)) == NULL) {

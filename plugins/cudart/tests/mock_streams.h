@@ -34,4 +34,8 @@ int mock_dev_ok(const void *p, size_t len);
 /* mock_pinned.c: whether p lies in page-locked memory of cudaHostAlloc. */
 int mock_host_pinned(const void *p);
 
+/* mock_streams.c: the copies cudaMemcpyAsync took from device memory
+ * into page-locked memory (the worker's reads ahead, among others). */
+unsigned long long mock_d2h_pinned_copies(void);
+
 #endif

@@ -90,6 +90,7 @@ static const struct gvs_remote_be api = {
     .context_ending = remote_be_context_ending,
     .shared_release = remote_be_shared_release,
     .stage_d2h = remote_be_stage_d2h,
+    .stage_d2h_next = remote_be_stage_d2h_next,
     .stage_release = remote_be_stage_release,
     .d2h_posted = remote_be_d2h_posted,
     .posted_release = remote_be_posted_release,
@@ -129,6 +130,7 @@ static int session_open(const struct gvs_host_api *host,
     remote_be_callbacks_open(host, session);
     remote_be_user_objects_open(host, session);
     remote_be_shared_open(host, session);
+    remote_be_pinned_open(host);
     /* Without capture the session still works: device printf output then
      * stays in the worker.  Before any CUDA call: CUDA keeps the stdio
      * streams it finds. */

@@ -249,8 +249,15 @@ void *remote_be_shared_host(uint64_t p, uint64_t len);
 uint64_t remote_be_shared_client(const void *w);
 
 /* pinned.c */
+void remote_be_pinned_open(const struct gvs_host_api *h);
 void *remote_be_stage_d2h(struct gvs_call *call, size_t len,
-                          const struct gvs_remote_pinner *pn);
+                          const struct gvs_remote_piece *p,
+                          const struct gvs_remote_pinner *pn, int *read,
+                          int32_t *result);
+void remote_be_stage_d2h_next(struct gvs_call *call,
+                              const struct gvs_remote_piece *p,
+                              const void *buf,
+                              const struct gvs_remote_pinner *pn);
 void remote_be_stage_release(const struct gvs_remote_pinner *pn);
 
 #endif
