@@ -29,8 +29,10 @@ slow spell then falls on every column alike.  libs is a cuBLAS SGEMM loop
 and cuFFT plans and transforms (bench/libs.cu): the libraries reach the
 GPU by the driver frontend at either level.  The row
 socket_bulk_256MiB is each transport's own bulk rate (bench/sockbulk.c,
-no GPU, no gvsd): the mean of its two directions, client to server (c2s)
-and back (s2c).  The copy rates of unix, tcp and tls are also given as a
+no GPU, no gvsd), measured in each round after the transport's copies:
+the mean of its two directions, client to server (c2s) and back (s2c),
+each the median of sockbulk's rounds and then of the rounds, as every
+cell (the best round is kept as _best, not shown).  The copy rates of unix, tcp and tls are also given as a
 share of the direction they use ("of socket": h2d of c2s, d2h of s2c), the
 part of the socket a copy through gvs achieves.
 
@@ -216,9 +218,11 @@ def run(target, prog):
     return parse(out)
 
 
-def socket_bulk(target, bench_dir, repeat):
-    """The transport's own rates, on an address of its own: the best of
-    each direction over the runs, and their mean (SOCKET_ROW)."""
+def socket_bulk(target, bench_dir):
+    """The transport's own rates, on an address of its own, run once a
+    round beside the target's copies: each direction's median round (the
+    statistic of a copy's cell) and their mean (SOCKET_ROW), and each
+    direction's best round (_best)."""
     name, env = target.name, native_env()
     if name in ("tcp", "tls"):
         uri = "%s://127.0.0.1:0" % name
@@ -231,18 +235,14 @@ def socket_bulk(target, bench_dir, repeat):
         env.update({"GVS_TLS_CA": certs["ca"],
                     "GVS_TLS_CERT": certs["server_cert"],
                     "GVS_TLS_KEY": certs["server_key"]})
-    best = {SOCKET_ROW + "_c2s": 0.0, SOCKET_ROW + "_s2c": 0.0}
-    for _ in range(repeat):
-        p = subprocess.run([os.path.join(bench_dir, "sockbulk"), uri],
-                           capture_output=True, timeout=600, env=env)
-        if p.returncode != 0:
-            sys.exit("sockbulk over %s failed: %s" % (name, p.stderr.decode()))
-        out = parse(p.stdout)
-        for k in best:
-            best[k] = max(best[k], out[k][0])
-    res = {k: (v, "GB/s") for k, v in best.items()}
-    res[SOCKET_ROW] = (sum(best.values()) / 2, "GB/s")
-    return res
+    p = subprocess.run([os.path.join(bench_dir, "sockbulk"), uri],
+                       capture_output=True, timeout=600, env=env)
+    if p.returncode != 0:
+        sys.exit("sockbulk over %s failed: %s" % (name, p.stderr.decode()))
+    out = parse(p.stdout)
+    return {k: out[k] for k in (SOCKET_ROW, SOCKET_ROW + "_c2s",
+                                SOCKET_ROW + "_s2c", SOCKET_ROW + "_c2s_best",
+                                SOCKET_ROW + "_s2c_best")}
 
 
 def socket_share(metric, res):
@@ -405,12 +405,12 @@ def main():
         for _ in range(a.repeat):
             for t in targets:
                 rounds[t.name].append(measure_round(t, bench_dir, mode))
+                if t.name != "native" and mode in ("all", "sweep"):
+                    rounds[t.name][-1].update(socket_bulk(t, sock_dir))
                 # Each round as it ends, for a run cut short.
                 print(t.name, rounds[t.name][-1], file=sys.stderr, flush=True)
         for t in targets:
             results[t.name] = medians(rounds[t.name])
-            if t.name != "native" and mode in ("all", "sweep"):
-                results[t.name].update(socket_bulk(t, sock_dir, a.repeat))
             if mode in ("all", "quick"):
                 results[t.name].update(idle_cost(t, bench_dir))
             print(t.name, results[t.name], file=sys.stderr, flush=True)
