@@ -18,6 +18,7 @@ import gvsd_start  # noqa: E402  (tests/gvsd_start.py)
 import run  # noqa: E402  (bench/run.py: its parser of "metric value unit")
 import sweep_table  # noqa: E402
 import sweep_targets  # noqa: E402
+import tls_certs  # noqa: E402
 
 MAX = 1 << 20
 
@@ -42,16 +43,24 @@ def main(argv):
     ap.add_argument("frontend_dir", help="gvs's frontend libraries")
     ap.add_argument("sweep", help="bench/sweep.cu built")
     ap.add_argument("--transport", default="unix",
-                    choices=("unix", "tcp", "shm", "ivshmem"))
+                    choices=("unix", "tcp", "tls", "shm", "ivshmem"))
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
+        # tls: throwaway certificates, gvsd's in its config, the client's
+        # in its environment.
+        config, tls_env = "", {}
+        if a.transport == "tls":
+            certs = tls_certs.make(tmp)
+            config = tls_certs.gvsd_config(certs)
+            tls_env = tls_certs.client_env(certs)
         uri = gvsd_start.endpoint(a.transport, tmp)
-        gvsd = gvsd_start.start(a.gvsd, uri, tmp, ["--plugin-dir", a.plugin_dir])
+        gvsd = gvsd_start.start(a.gvsd, uri, tmp, ["--plugin-dir", a.plugin_dir],
+                                config)
         if gvsd is None:
             print("FAILED: gvsd did not start on %s" % uri)
             return 1
         env = dict(os.environ, GVS_SERVER=uri, LD_LIBRARY_PATH=a.frontend_dir,
-                   GVS_BENCH_SERVER_PID=str(gvsd.pid))
+                   GVS_BENCH_SERVER_PID=str(gvsd.pid), **tls_env)
         try:
             p = subprocess.run([a.sweep, "--max", "1M", "--bytes", "256K",
                                 "--min-reps", "1"], env=env,

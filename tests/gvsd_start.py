@@ -7,12 +7,12 @@ import subprocess
 
 
 def endpoint(transport, tmp):
-    """A URI of transport to listen on: a free loopback port for tcp, a
-    socket in the directory tmp otherwise."""
-    if transport == "tcp":
+    """A URI of transport to listen on: a free loopback port for tcp and
+    tls, a socket in the directory tmp otherwise."""
+    if transport in ("tcp", "tls"):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            return "tcp://127.0.0.1:%d" % s.getsockname()[1]
+            return "%s://127.0.0.1:%d" % (transport, s.getsockname()[1])
     return "%s://%s/gvsd.sock" % (transport, tmp)
 
 
