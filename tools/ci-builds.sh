@@ -6,7 +6,8 @@
 #     programs and benchmarks too), for -DCMAKE_CUDA_ARCHITECTURES=80;
 #     vector_add must then hold machine code and PTX for sm_80 and
 #     nothing else (cuobjdump): the user's architectures are honoured.
-#  2. build-clang: Debug, clang, GVS_WERROR=ON, every target.
+#  2. build-clang: Debug, clang (C, and C++ for the driver API's test
+#     programs), GVS_WERROR=ON, every target.
 # One CUDA architecture each keeps them short: each more is one more
 # nvcc pass for each of the ~60 CUDA programs, and the C code, which
 # the warnings are about, is the same for any.  Any warning, build
@@ -29,7 +30,7 @@ python3 tests/gpu/cuda_arch.py --required --expect 80 \
     build-rel/tests/gpu/vector_add
 
 step "Debug build (clang, GVS_WERROR=ON)"
-CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug -DGVS_WERROR=ON \
+CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug -DGVS_WERROR=ON \
     -DCMAKE_CUDA_ARCHITECTURES=80
 cmake --build build-clang -j"$jobs"
 step "builds done"
